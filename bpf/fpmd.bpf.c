@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fpmd's XDP router: parse, check, look the destination up in the LPM
+ * tries, pick a nexthop (ECMP by flow hash), rewrite and redirect. Anything
+ * it cannot finish exactly as the kernel would goes up with XDP_PASS, and
+ * every packet moves one counter saying why.
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/in.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fpmd_maps.h"
+
+#ifndef IPPROTO_SCTP
+#define IPPROTO_SCTP 132
+#endif
+#define IPV6_NEXTHDR_HOP 0
+#define IPV6_NEXTHDR_FRAGMENT 44
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1fff
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FPMD_MAX_ROUTES_V4);
+	__type(key, struct fpmd_lpm_v4);
+	__type(value, struct fpmd_route_val);
+} routes_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FPMD_MAX_ROUTES_V6);
+	__type(key, struct fpmd_lpm_v6);
+	__type(value, struct fpmd_route_val);
+} routes_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FPMD_MAX_NEXTHOPS);
+	__type(key, __u32);
+	__type(value, struct fpmd_nexthop);
+} nexthops SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FPMD_MAX_GROUPS);
+	__type(key, __u32);
+	__type(value, struct fpmd_nh_group);
+} nh_groups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FPMD_MAX_NEIGH);
+	__type(key, struct fpmd_neigh_v4_key);
+	__type(value, struct fpmd_neigh_val);
+} neigh_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FPMD_MAX_NEIGH);
+	__type(key, struct fpmd_neigh_v6_key);
+	__type(value, struct fpmd_neigh_val);
+} neigh_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
+	__uint(max_entries, FPMD_MAX_IFACES);
+	__type(key, __u32);
+	__type(value, struct bpf_devmap_val);
+} tx_ports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FPMD_MAX_IFACES);
+	__type(key, __u32); /* ifindex */
+	__type(value, struct fpmd_iface);
+} ifaces SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FPMD_MAX_STATS);
+	__type(key, __u32);
+	__type(value, struct fpmd_stat);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fpmd_meta);
+} meta SEC(".maps");
+
+static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
+{
+	__u32 key = FPMD_STAT_INDEX(slot, reason);
+	struct fpmd_stat *s = bpf_map_lookup_elem(&stats, &key);
+
+	if (s) {
+		s->packets++;
+		s->bytes += bytes;
+	}
+}
+
+static __always_inline int verdict(struct xdp_md *ctx, __u32 slot,
+				   __u32 reason, int action)
+{
+	count(slot, reason, ctx->data_end - ctx->data);
+	return action;
+}
+
+static __always_inline __u32 mix(__u32 h, __u32 v)
+{
+	h ^= v;
+	h *= 0x9e3779b1;
+	return h ^ (h >> 15);
+}
+
+/* Sum of the 20-byte IPv4 header as 16-bit words; 0xffff when valid. */
+static __always_inline __u16 ipv4_csum_fold(const struct iphdr *iph)
+{
+	const __u16 *w = (const __u16 *)iph;
+	__u32 sum = 0;
+
+#pragma unroll
+	for (int i = 0; i < 10; i++)
+		sum += w[i];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* RFC 1624 incremental update for TTL - 1 (as the kernel's ip_decrease_ttl). */
+static __always_inline void ipv4_decrease_ttl(struct iphdr *iph)
+{
+	__u32 check = iph->check;
+
+	check += bpf_htons(0x0100);
+	iph->check = (__u16)(check + (check >= 0xffff));
+	iph->ttl--;
+}
+
+static __always_inline int mac_equal(const __u8 *a, const __u8 *b)
+{
+	return ((const __u16 *)a)[0] == ((const __u16 *)b)[0] &&
+	       ((const __u16 *)a)[1] == ((const __u16 *)b)[1] &&
+	       ((const __u16 *)a)[2] == ((const __u16 *)b)[2];
+}
+
+/* Reverse-path check: does the route back to the source qualify? */
+static __always_inline int rpf_ok(__u32 rv, __u32 flags, __u32 ifindex)
+{
+	__u32 type = FPMD_RT_TYPE(rv), idx = FPMD_RT_INDEX(rv);
+
+	if (type == FPMD_RT_NEXTHOP) {
+		struct fpmd_nexthop *nh = bpf_map_lookup_elem(&nexthops, &idx);
+
+		if (!nh)
+			return 0;
+		return !(flags & FPMD_IF_F_RPF_STRICT) || nh->ifindex == ifindex;
+	}
+	if (type == FPMD_RT_GROUP) {
+		struct fpmd_nh_group *g = bpf_map_lookup_elem(&nh_groups, &idx);
+
+		if (!g || !g->nbuckets)
+			return 0;
+		if (!(flags & FPMD_IF_F_RPF_STRICT))
+			return 1;
+		for (int i = 0; i < FPMD_GROUP_BUCKETS; i++) {
+			struct fpmd_nexthop *nh;
+			__u32 n;
+
+			if (i >= g->nbuckets)
+				break;
+			n = g->bucket[i];
+			nh = bpf_map_lookup_elem(&nexthops, &n);
+			if (nh && nh->ifindex == ifindex)
+				return 1;
+		}
+		return 0;
+	}
+	/* Local, blackhole, unreachable: the kernel decides. */
+	return 0;
+}
+
+/*
+ * Resolve the route value to a nexthop, pick the ECMP member by flow hash,
+ * and fill in the destination MAC for connected routes. Returns a reason
+ * (FPMD_R_FORWARDED when nh and dmac are usable).
+ */
+static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
+				   int v6, struct fpmd_nexthop **nhp,
+				   const __u8 **dmacp)
+{
+	__u32 type = FPMD_RT_TYPE(rv), idx = FPMD_RT_INDEX(rv);
+	struct fpmd_nexthop *nh;
+
+	switch (type) {
+	case FPMD_RT_NEXTHOP:
+		break;
+	case FPMD_RT_GROUP: {
+		struct fpmd_nh_group *g = bpf_map_lookup_elem(&nh_groups, &idx);
+		__u32 b;
+
+		if (!g || !g->nbuckets)
+			return FPMD_R_PASS_UNRESOLVED;
+		b = hash % g->nbuckets;
+		if (b >= FPMD_GROUP_BUCKETS)
+			return FPMD_R_PASS_UNRESOLVED;
+		idx = g->bucket[b];
+		break;
+	}
+	case FPMD_RT_LOCAL:
+		return FPMD_R_PASS_LOCAL;
+	case FPMD_RT_BLACKHOLE:
+		return FPMD_R_DROP_BLACKHOLE;
+	case FPMD_RT_UNREACHABLE:
+	case FPMD_RT_PROHIBIT:
+	case FPMD_RT_KERNEL:
+		return FPMD_R_PASS_UNREACHABLE;
+	default:
+		return FPMD_R_PASS_NO_ROUTE;
+	}
+
+	nh = bpf_map_lookup_elem(&nexthops, &idx);
+	if (!nh || !(nh->flags & FPMD_NH_F_VALID) ||
+	    (nh->flags & FPMD_NH_F_IFDOWN))
+		return FPMD_R_PASS_UNRESOLVED;
+	*nhp = nh;
+
+	if (nh->flags & FPMD_NH_F_CONNECTED) {
+		struct fpmd_neigh_val *n;
+
+		if (v6) {
+			struct fpmd_neigh_v6_key k = { .ifindex = nh->ifindex };
+
+			__builtin_memcpy(k.addr, dst, 16);
+			n = bpf_map_lookup_elem(&neigh_v6, &k);
+		} else {
+			struct fpmd_neigh_v4_key k = { .ifindex = nh->ifindex };
+
+			__builtin_memcpy(k.addr, dst, 4);
+			n = bpf_map_lookup_elem(&neigh_v4, &k);
+		}
+		if (!n)
+			return FPMD_R_PASS_UNRESOLVED;
+		*dmacp = n->mac;
+		return FPMD_R_FORWARDED;
+	}
+	if (!(nh->flags & FPMD_NH_F_RESOLVED))
+		return FPMD_R_PASS_UNRESOLVED;
+	*dmacp = nh->dmac;
+	return FPMD_R_FORWARDED;
+}
+
+/* Egress checks, rewrite and redirect, shared by both families. */
+static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
+				   struct fpmd_iface *in,
+				   struct fpmd_nexthop *nh, const __u8 *dmac,
+				   __u32 l3len, void *l3, int v6)
+{
+	__u32 oif = nh->ifindex;
+	__u64 bytes = ctx->data_end - ctx->data;
+
+	if (!bpf_map_lookup_elem(&tx_ports, &oif))
+		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
+	if (l3len > nh->mtu)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MTU, XDP_PASS);
+
+	if (v6)
+		((struct ipv6hdr *)l3)->hop_limit--;
+	else
+		ipv4_decrease_ttl(l3);
+	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
+
+	count(in->slot, FPMD_R_FORWARDED, bytes);
+	count(nh->oslot, FPMD_R_TX, bytes);
+	return bpf_redirect_map(&tx_ports, oif, 0);
+}
+
+static __always_inline int ipv4_martian(__u32 a)
+{
+	__u32 h = bpf_ntohl(a);
+
+	return (h >> 24) == 0 || (h >> 24) == 127;
+}
+
+static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
+				       struct fpmd_iface *in)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct iphdr *iph = (void *)(eth + 1);
+	struct fpmd_nexthop *nh = 0;
+	const __u8 *dmac = 0;
+	struct fpmd_lpm_v4 key;
+	struct fpmd_route_val *rt;
+	__u32 saddr, daddr, hash, tot_len, sh, dh;
+	int reason;
+
+	if ((void *)(iph + 1) > data_end)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	if (iph->version != 4 || iph->ihl < 5)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	tot_len = bpf_ntohs(iph->tot_len);
+	if (tot_len < (__u32)iph->ihl * 4 ||
+	    (void *)iph + tot_len > data_end)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	if (iph->ihl != 5)
+		return verdict(ctx, in->slot, FPMD_R_PASS_OPTIONS, XDP_PASS);
+	if (ipv4_csum_fold(iph) != 0xffff)
+		return verdict(ctx, in->slot, FPMD_R_PASS_BAD_CSUM, XDP_PASS);
+	if (!(in->flags & FPMD_IF_F_FWD_V4))
+		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
+	if (in->flags & FPMD_IF_F_KERNEL_V4)
+		return verdict(ctx, in->slot, FPMD_R_PASS_POLICY, XDP_PASS);
+
+	saddr = iph->saddr;
+	daddr = iph->daddr;
+	sh = bpf_ntohl(saddr);
+	dh = bpf_ntohl(daddr);
+	if ((dh >> 28) == 0xe || dh == 0xffffffff)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MCAST, XDP_PASS);
+	if (ipv4_martian(saddr) || ipv4_martian(daddr) || (sh >> 28) == 0xe ||
+	    sh == 0xffffffff)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
+	if ((sh >> 16) == 0xa9fe || (dh >> 16) == 0xa9fe)
+		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
+	if (iph->ttl <= 1)
+		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
+
+	key.prefixlen = 32;
+	__builtin_memcpy(key.addr, &daddr, 4);
+	rt = bpf_map_lookup_elem(&routes_v4, &key);
+	if (!rt)
+		return verdict(ctx, in->slot, FPMD_R_PASS_NO_ROUTE, XDP_PASS);
+
+	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
+		struct fpmd_lpm_v4 skey = { .prefixlen = 32 };
+		struct fpmd_route_val *srt;
+
+		__builtin_memcpy(skey.addr, &saddr, 4);
+		srt = bpf_map_lookup_elem(&routes_v4, &skey);
+		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
+			return verdict(ctx, in->slot, FPMD_R_PASS_RPF,
+				       XDP_PASS);
+	}
+
+	hash = mix(mix(mix(0, saddr), daddr), iph->protocol);
+	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
+	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
+	     iph->protocol == IPPROTO_SCTP)) {
+		__u32 *ports = (void *)(iph + 1);
+
+		if ((void *)(ports + 1) <= data_end)
+			hash = mix(hash, *ports);
+	}
+
+	reason = resolve(rt->val, hash, &daddr, 0, &nh, &dmac);
+	if (reason == FPMD_R_DROP_BLACKHOLE)
+		return verdict(ctx, in->slot, reason, XDP_DROP);
+	if (reason != FPMD_R_FORWARDED || !nh || !dmac)
+		return verdict(ctx, in->slot, reason, XDP_PASS);
+	return forward(ctx, eth, in, nh, dmac, tot_len, iph, 0);
+}
+
+static __always_inline int ipv6_is_martian(const struct in6_addr *a)
+{
+	__u32 w0 = a->in6_u.u6_addr32[0], w1 = a->in6_u.u6_addr32[1],
+	      w2 = a->in6_u.u6_addr32[2], w3 = a->in6_u.u6_addr32[3];
+
+	/* :: and ::1 */
+	if (!w0 && !w1 && !w2 && (!w3 || w3 == bpf_htonl(1)))
+		return 1;
+	/* ::ffff:0:0/96, IPv4-mapped (RFC 4291 2.5.5.2) */
+	return !w0 && !w1 && w2 == bpf_htonl(0xffff);
+}
+
+static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
+				       struct fpmd_iface *in)
+{
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ipv6hdr *ip6h = (void *)(eth + 1);
+	struct fpmd_nexthop *nh = 0;
+	const __u8 *dmac = 0;
+	struct fpmd_lpm_v6 key;
+	struct fpmd_route_val *rt;
+	__u32 hash, l3len;
+	__u8 nexthdr;
+	int reason;
+
+	if ((void *)(ip6h + 1) > data_end)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	if (ip6h->version != 6)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
+	/* payload_len 0 is a jumbogram, which needs a hop-by-hop header. */
+	if ((void *)ip6h + l3len > data_end)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	nexthdr = ip6h->nexthdr;
+	if (nexthdr == IPV6_NEXTHDR_HOP)
+		return verdict(ctx, in->slot, FPMD_R_PASS_OPTIONS, XDP_PASS);
+	if (!(in->flags & FPMD_IF_F_FWD_V6))
+		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
+	if (in->flags & FPMD_IF_F_KERNEL_V6)
+		return verdict(ctx, in->slot, FPMD_R_PASS_POLICY, XDP_PASS);
+
+	if (ip6h->daddr.in6_u.u6_addr8[0] == 0xff)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MCAST, XDP_PASS);
+	if (ip6h->saddr.in6_u.u6_addr8[0] == 0xff ||
+	    ipv6_is_martian(&ip6h->saddr) || ipv6_is_martian(&ip6h->daddr))
+		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
+	if ((ip6h->saddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
+		    bpf_htons(0xfe80) ||
+	    (ip6h->daddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
+		    bpf_htons(0xfe80))
+		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
+	if (ip6h->hop_limit <= 1)
+		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
+
+	key.prefixlen = 128;
+	__builtin_memcpy(key.addr, &ip6h->daddr, 16);
+	rt = bpf_map_lookup_elem(&routes_v6, &key);
+	if (!rt)
+		return verdict(ctx, in->slot, FPMD_R_PASS_NO_ROUTE, XDP_PASS);
+
+	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
+		struct fpmd_lpm_v6 skey = { .prefixlen = 128 };
+		struct fpmd_route_val *srt;
+
+		__builtin_memcpy(skey.addr, &ip6h->saddr, 16);
+		srt = bpf_map_lookup_elem(&routes_v6, &skey);
+		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
+			return verdict(ctx, in->slot, FPMD_R_PASS_RPF,
+				       XDP_PASS);
+	}
+
+	hash = 0;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		hash = mix(hash, ip6h->saddr.in6_u.u6_addr32[i]);
+		hash = mix(hash, ip6h->daddr.in6_u.u6_addr32[i]);
+	}
+	hash = mix(hash, nexthdr);
+	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
+	    nexthdr == IPPROTO_SCTP) {
+		__u32 *ports = (void *)(ip6h + 1);
+
+		if ((void *)(ports + 1) <= data_end)
+			hash = mix(hash, *ports);
+	}
+
+	reason = resolve(rt->val, hash, &ip6h->daddr, 1, &nh, &dmac);
+	if (reason == FPMD_R_DROP_BLACKHOLE)
+		return verdict(ctx, in->slot, reason, XDP_DROP);
+	if (reason != FPMD_R_FORWARDED || !nh || !dmac)
+		return verdict(ctx, in->slot, reason, XDP_PASS);
+	return forward(ctx, eth, in, nh, dmac, l3len, ip6h, 1);
+}
+
+SEC("xdp")
+int fpmd_xdp(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct ethhdr *eth = data;
+	__u32 ifindex = ctx->ingress_ifindex;
+	struct fpmd_iface *in;
+
+	in = bpf_map_lookup_elem(&ifaces, &ifindex);
+	if (!in)
+		return XDP_PASS; /* not ours (yet): no slot to count on */
+	if ((void *)(eth + 1) > data_end)
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	if (!(in->flags & FPMD_IF_F_ENABLED))
+		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
+
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		if (!mac_equal(eth->h_dest, in->mac))
+			return verdict(ctx, in->slot, FPMD_R_PASS_L2_OTHER,
+				       XDP_PASS);
+		return handle_ipv4(ctx, eth, in);
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		if (!mac_equal(eth->h_dest, in->mac))
+			return verdict(ctx, in->slot, FPMD_R_PASS_L2_OTHER,
+				       XDP_PASS);
+		return handle_ipv6(ctx, eth, in);
+	}
+	return verdict(ctx, in->slot, FPMD_R_PASS_NOT_IP, XDP_PASS);
+}
+
+/*
+ * Attached to the peer side of a veth when nothing else is, so that
+ * frames redirected into the veth are delivered (veth only runs its NAPI
+ * receive path when the peer has an XDP program or GRO).
+ */
+SEC("xdp")
+int fpmd_xdp_pass(struct xdp_md *ctx)
+{
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "GPL";

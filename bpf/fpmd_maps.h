@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The one contract between the XDP program and user space: every map's key
+ * and value layout, the route value encoding, counter reasons and flags.
+ * Included by bpf/fpmd.bpf.c, by fpmd, fpmctl and the tests.
+ */
+#ifndef FPMD_MAPS_H
+#define FPMD_MAPS_H
+
+#ifdef __BPF__
+#include <linux/types.h>
+#else
+#include <linux/types.h>
+#endif
+
+/*
+ * Bumped whenever a layout below changes. fpmd stamps it into the pinned
+ * "meta" map and refuses to adopt pinned maps carrying another version.
+ */
+#define FPMD_LAYOUT_VERSION 1
+
+/* Default table sizes; fpmd can resize most of them before load. */
+#define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
+#define FPMD_MAX_ROUTES_V4 1100000
+#define FPMD_MAX_ROUTES_V6 300000
+#define FPMD_MAX_NEXTHOPS 65536
+#define FPMD_MAX_GROUPS 8192
+#define FPMD_MAX_NEIGH 65536
+
+/*
+ * Buckets per nexthop group. Weights are spread over the buckets in
+ * proportion (at least one bucket per member), so a power of two keeps
+ * the member pick a mask and gives 1/64 weight resolution.
+ */
+#define FPMD_GROUP_BUCKETS 64
+
+/*
+ * Route value: route type in the top 8 bits, nexthop or group index in the
+ * low 24 bits. 24 bits is what a packed DIR-24-8 entry can carry, so the
+ * same encoding serves the LPM trie now and array tables later.
+ */
+#define FPMD_RT_INDEX_BITS 24
+#define FPMD_RT_INDEX_MASK ((1u << FPMD_RT_INDEX_BITS) - 1)
+#define FPMD_RT_ENCODE(type, idx) \
+	(((__u32)(type) << FPMD_RT_INDEX_BITS) | ((__u32)(idx) & FPMD_RT_INDEX_MASK))
+#define FPMD_RT_TYPE(v) ((__u32)(v) >> FPMD_RT_INDEX_BITS)
+#define FPMD_RT_INDEX(v) ((__u32)(v) & FPMD_RT_INDEX_MASK)
+
+enum fpmd_route_type {
+	FPMD_RT_NONE = 0,        /* never written; a lookup miss */
+	FPMD_RT_NEXTHOP = 1,     /* index is a nexthops slot */
+	FPMD_RT_GROUP = 2,       /* index is an nh_groups slot */
+	FPMD_RT_LOCAL = 3,       /* the router's own address or broadcast */
+	FPMD_RT_BLACKHOLE = 4,   /* drop in XDP */
+	FPMD_RT_UNREACHABLE = 5, /* kernel answers with ICMP */
+	FPMD_RT_PROHIBIT = 6,    /* kernel answers with ICMP */
+	FPMD_RT_KERNEL = 7,      /* kept on the kernel path (unsupported) */
+};
+
+struct fpmd_lpm_v4 {
+	__u32 prefixlen;
+	__u8 addr[4];
+};
+
+struct fpmd_lpm_v6 {
+	__u32 prefixlen;
+	__u8 addr[16];
+};
+
+struct fpmd_route_val {
+	__u32 val; /* FPMD_RT_ENCODE() */
+};
+
+/* Nexthop flags. */
+#define FPMD_NH_F_VALID 0x1     /* slot in use */
+#define FPMD_NH_F_RESOLVED 0x2  /* dmac is the gateway's MAC */
+#define FPMD_NH_F_CONNECTED 0x4 /* no gateway: dmac from neigh_v4/v6 */
+#define FPMD_NH_F_IFDOWN 0x8    /* egress down: pass to the kernel */
+#define FPMD_NH_F_V6 0x10       /* gateway is IPv6 */
+
+/*
+ * A nexthop: where to send and how to rewrite. gw is not read by the
+ * fast path; it is there so a restarted fpmd can rebuild its tables from
+ * the pinned maps.
+ */
+struct fpmd_nexthop {
+	__u32 ifindex;
+	__u16 mtu;   /* egress L3 MTU */
+	__u16 flags; /* FPMD_NH_F_* */
+	__u8 dmac[6];
+	__u8 smac[6];
+	__u16 oslot; /* egress interface slot, for tx counters */
+	__u16 pad;
+	__u8 gw[16]; /* IPv4 in the first 4 bytes */
+};
+
+struct fpmd_nh_group {
+	__u32 nbuckets; /* 0 means empty group: pass to the kernel */
+	__u32 bucket[FPMD_GROUP_BUCKETS]; /* nexthop indices */
+};
+
+struct fpmd_neigh_v4_key {
+	__u32 ifindex;
+	__u8 addr[4];
+};
+
+struct fpmd_neigh_v6_key {
+	__u32 ifindex;
+	__u8 addr[16];
+};
+
+struct fpmd_neigh_val {
+	__u8 mac[6];
+	__u16 pad;
+};
+
+/* Interface flags. */
+#define FPMD_IF_F_ENABLED 0x1     /* forward packets received here */
+#define FPMD_IF_F_FWD_V4 0x2      /* net.ipv4.conf.IF.forwarding */
+#define FPMD_IF_F_FWD_V6 0x4      /* net.ipv6.conf.IF.forwarding */
+#define FPMD_IF_F_RPF_STRICT 0x8  /* rp_filter 1 */
+#define FPMD_IF_F_RPF_LOOSE 0x10  /* rp_filter 2 */
+#define FPMD_IF_F_KERNEL_V4 0x20  /* policy routing/xfrm: IPv4 to kernel */
+#define FPMD_IF_F_KERNEL_V6 0x40  /* policy routing/xfrm: IPv6 to kernel */
+
+struct fpmd_iface {
+	__u32 slot;  /* counters index */
+	__u32 flags; /* FPMD_IF_F_* */
+	__u8 mac[6];
+	__u16 mtu;
+};
+
+/*
+ * Counter reasons. Every packet the program sees moves exactly one rx-side
+ * reason on its ingress slot; a forwarded packet also moves TX on its
+ * egress slot. Names and meanings are listed once in fpmd_reason_names
+ * (user space) and in the README.
+ */
+enum fpmd_reason {
+	FPMD_R_FORWARDED = 0,    /* rewritten and redirected */
+	FPMD_R_TX,               /* egress side of FORWARDED */
+	FPMD_R_DROP_BLACKHOLE,   /* blackhole route */
+	FPMD_R_PASS_NOT_IP,      /* not IPv4/IPv6 (ARP, LLDP, ...) */
+	FPMD_R_PASS_L2_OTHER,    /* not addressed to the interface's MAC */
+	FPMD_R_PASS_MALFORMED,   /* truncated or invalid IP header */
+	FPMD_R_PASS_BAD_CSUM,    /* IPv4 header checksum wrong */
+	FPMD_R_PASS_TTL,         /* TTL / hop limit <= 1 */
+	FPMD_R_PASS_OPTIONS,     /* IPv4 options, IPv6 hop-by-hop */
+	FPMD_R_PASS_LOCAL,       /* to the router itself (local route) */
+	FPMD_R_PASS_MCAST,       /* multicast or broadcast destination */
+	FPMD_R_PASS_LINKLOCAL,   /* link-local source or destination */
+	FPMD_R_PASS_MARTIAN,     /* martian source or destination */
+	FPMD_R_PASS_NO_ROUTE,    /* no route in the fast path */
+	FPMD_R_PASS_UNREACHABLE, /* unreachable / prohibit / kernel route */
+	FPMD_R_PASS_UNRESOLVED,  /* neighbor unresolved or egress down */
+	FPMD_R_PASS_EGRESS,      /* egress not in the fast path (tx_ports) */
+	FPMD_R_PASS_MTU,         /* larger than the egress MTU */
+	FPMD_R_PASS_RPF,         /* failed the rp_filter check */
+	FPMD_R_PASS_POLICY,      /* policy routing / xfrm on this interface */
+	FPMD_R_PASS_DISABLED,    /* interface not enabled or not forwarding */
+	FPMD_R_MAX
+};
+
+struct fpmd_stat {
+	__u64 packets;
+	__u64 bytes;
+};
+
+#define FPMD_STAT_INDEX(slot, reason) ((slot) * FPMD_R_MAX + (reason))
+#define FPMD_MAX_STATS (FPMD_MAX_IFACES * FPMD_R_MAX)
+
+/* Written by fpmd into the "meta" map (key 0) when it creates the maps. */
+struct fpmd_meta {
+	__u32 layout_version;
+	__u32 flags;
+	__u64 created_ns; /* CLOCK_REALTIME ns when the maps were created */
+};
+
+#endif /* FPMD_MAPS_H */

@@ -1,0 +1,24 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Installs every Debian 12 package needed to build, test and demo fpmd.
+set -eu
+
+PKGS="
+autoconf automake libtool pkg-config make gcc clang llvm
+bpftool libbpf-dev libelf-dev zlib1g-dev libmnl-dev
+libprotobuf-c-dev protobuf-c-compiler libyang2-dev linux-libc-dev
+iproute2 iputils-ping iperf3 ethtool nftables procps
+python3 python3-pytest python3-scapy
+frr
+"
+
+export DEBIAN_FRONTEND=noninteractive
+# Do not let package installation start services (frr) on the host.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $PKGS
