@@ -1,1 +1,619 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fpmd: options, start-up, the event loop and a clean stop.
+ *
+ * One thread does everything (control socket, link events, guard timer),
+ * so the maps have a single writer and no locks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <linux/rtnetlink.h>
+
+#include "ctl.h"
+#include "fpmd.h"
+#include "guard.h"
+#include "iface.h"
+#include "log.h"
+#include "maps.h"
+#include "nl.h"
+#include "rib.h"
+#include "xdp.h"
+
+struct fpmd_config cfg = {
+	.pin_dir = FPMD_DEFAULT_PIN_DIR,
+	.socket_path = FPMD_DEFAULT_SOCKET,
+	.socket_group = FPMD_SOCKET_GROUP,
+	.log_target = "stderr",
+	.xdp_mode = XDP_MODE_AUTO,
+	.guard_interval_ms = 1000,
+	.max_routes_v4 = FPMD_MAX_ROUTES_V4,
+	.max_routes_v6 = FPMD_MAX_ROUTES_V6,
+	.max_nexthops = FPMD_MAX_NEXTHOPS,
+	.max_groups = FPMD_MAX_GROUPS,
+	.max_neigh = FPMD_MAX_NEIGH,
+};
+
+enum {
+	OPT_KEEP = 256,
+	OPT_NF_BYPASS,
+	OPT_XDP_MODE,
+	OPT_SOCK_GROUP,
+	OPT_GUARD_MS,
+	OPT_MAX_V4,
+	OPT_MAX_V6,
+	OPT_MAX_NH,
+	OPT_MAX_GRP,
+	OPT_MAX_NEIGH,
+};
+
+struct opt_doc {
+	struct option o;
+	int shortopt;
+	const char *arg, *help;
+};
+
+/* The single table of options: getopt's and --help's. */
+static const struct opt_doc opts[] = {
+	{ { "interface", required_argument, NULL, 'i' }, 'i', "IFNAME",
+	  "route on IFNAME (repeat for each interface; none by default)" },
+	{ { "netns", required_argument, NULL, 'N' }, 'N', "NAME",
+	  "run in network namespace /run/netns/NAME (keeps bpffs visible)" },
+	{ { "bpffs-dir", required_argument, NULL, 'b' }, 'b', "DIR",
+	  "pin maps under DIR (default " FPMD_DEFAULT_PIN_DIR ")" },
+	{ { "socket", required_argument, NULL, 's' }, 's', "PATH",
+	  "control socket (default " FPMD_DEFAULT_SOCKET ")" },
+	{ { "socket-group", required_argument, NULL, OPT_SOCK_GROUP }, 0,
+	  "GROUP", "group owning the control socket (default " FPMD_SOCKET_GROUP ")" },
+	{ { "keep-forwarding", no_argument, NULL, OPT_KEEP }, 0, NULL,
+	  "on exit leave XDP attached and maps pinned (restart without loss)" },
+	{ { "allow-netfilter-bypass", no_argument, NULL, OPT_NF_BYPASS }, 0,
+	  NULL, "attach even though netfilter rules act on forwarded traffic" },
+	{ { "xdp-mode", required_argument, NULL, OPT_XDP_MODE }, 0,
+	  "native|generic|auto", "XDP attach mode (default auto: native, "
+	  "generic with a warning if refused)" },
+	{ { "guard-interval", required_argument, NULL, OPT_GUARD_MS }, 0, "MS",
+	  "re-check netfilter, sysctls, rules, tc, veth peers every MS (1000)" },
+	{ { "max-routes-v4", required_argument, NULL, OPT_MAX_V4 }, 0, "N",
+	  "IPv4 route table size" },
+	{ { "max-routes-v6", required_argument, NULL, OPT_MAX_V6 }, 0, "N",
+	  "IPv6 route table size" },
+	{ { "max-nexthops", required_argument, NULL, OPT_MAX_NH }, 0, "N",
+	  "nexthop table size" },
+	{ { "max-groups", required_argument, NULL, OPT_MAX_GRP }, 0, "N",
+	  "nexthop group table size" },
+	{ { "max-neighbors", required_argument, NULL, OPT_MAX_NEIGH }, 0, "N",
+	  "neighbor table size (per family)" },
+	{ { "log", required_argument, NULL, 'l' }, 'l', "TARGET",
+	  "stderr (default), syslog or file:PATH" },
+	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL, "debug logging" },
+	{ { "version", no_argument, NULL, 'v' }, 'v', NULL, "print version" },
+	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: fpmd [OPTIONS]\nXDP routing fast path for FRR.\n\n");
+	for (size_t i = 0; i < N_OPTS; i++) {
+		char left[64];
+
+		if (opts[i].shortopt)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s",
+				 opts[i].shortopt, opts[i].o.name,
+				 opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s",
+				 opts[i].o.name, opts[i].arg ? " " : "",
+				 opts[i].arg ? opts[i].arg : "");
+		fprintf(f, "  %-34s %s\n", left, opts[i].help);
+	}
+}
+
+static int parse_u32(const char *opt, const char *s, uint32_t min,
+		     uint32_t *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v < min || v > UINT32_MAX) {
+		fprintf(stderr, "fpmd: --%s: '%s' is not a number >= %u\n", opt,
+			s, min);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_args(int argc, char **argv)
+{
+	struct option lo[N_OPTS + 1];
+	char so[64] = "";
+	int c;
+
+	for (size_t i = 0; i < N_OPTS; i++) {
+		lo[i] = opts[i].o;
+		if (opts[i].shortopt) {
+			size_t l = strlen(so);
+
+			so[l] = (char)opts[i].shortopt;
+			so[l + 1] = '\0';
+			if (opts[i].arg)
+				strcat(so, ":");
+		}
+	}
+	memset(&lo[N_OPTS], 0, sizeof(lo[N_OPTS]));
+	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		uint32_t v;
+
+		switch (c) {
+		case 'i':
+			if (cfg.n_ifnames >= FPMD_MAX_CFG_IFACES) {
+				fprintf(stderr, "fpmd: at most %d interfaces\n",
+					FPMD_MAX_CFG_IFACES);
+				return -1;
+			}
+			if (strlen(optarg) >= IF_NAMESIZE) {
+				fprintf(stderr, "fpmd: interface name '%s' too "
+						"long\n", optarg);
+				return -1;
+			}
+			cfg.ifnames[cfg.n_ifnames++] = optarg;
+			break;
+		case 'N': cfg.netns = optarg; break;
+		case 'b': cfg.pin_dir = optarg; break;
+		case 's': cfg.socket_path = optarg; break;
+		case 'l': cfg.log_target = optarg; break;
+		case 'd': cfg.debug = true; break;
+		case OPT_SOCK_GROUP: cfg.socket_group = optarg; break;
+		case OPT_KEEP: cfg.keep_forwarding = true; break;
+		case OPT_NF_BYPASS: cfg.allow_nf_bypass = true; break;
+		case OPT_XDP_MODE:
+			if (!strcmp(optarg, "native"))
+				cfg.xdp_mode = XDP_MODE_NATIVE;
+			else if (!strcmp(optarg, "generic"))
+				cfg.xdp_mode = XDP_MODE_GENERIC;
+			else if (!strcmp(optarg, "auto"))
+				cfg.xdp_mode = XDP_MODE_AUTO;
+			else {
+				fprintf(stderr, "fpmd: --xdp-mode: '%s' is not "
+						"native, generic or auto\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case OPT_GUARD_MS:
+			if (parse_u32("guard-interval", optarg, 10, &v))
+				return -1;
+			cfg.guard_interval_ms = v;
+			break;
+		case OPT_MAX_V4:
+			if (parse_u32("max-routes-v4", optarg, 1, &cfg.max_routes_v4))
+				return -1;
+			break;
+		case OPT_MAX_V6:
+			if (parse_u32("max-routes-v6", optarg, 1, &cfg.max_routes_v6))
+				return -1;
+			break;
+		case OPT_MAX_NH:
+			if (parse_u32("max-nexthops", optarg, 1, &cfg.max_nexthops))
+				return -1;
+			if (cfg.max_nexthops > FPMD_RT_INDEX_MASK + 1u) {
+				fprintf(stderr, "fpmd: --max-nexthops: at most %u\n",
+					FPMD_RT_INDEX_MASK + 1u);
+				return -1;
+			}
+			break;
+		case OPT_MAX_GRP:
+			if (parse_u32("max-groups", optarg, 1, &cfg.max_groups))
+				return -1;
+			if (cfg.max_groups > FPMD_RT_INDEX_MASK + 1u) {
+				fprintf(stderr, "fpmd: --max-groups: at most %u\n",
+					FPMD_RT_INDEX_MASK + 1u);
+				return -1;
+			}
+			break;
+		case OPT_MAX_NEIGH:
+			if (parse_u32("max-neighbors", optarg, 1, &cfg.max_neigh))
+				return -1;
+			break;
+		case 'v':
+			printf("fpmd %s (map layout %d)\n", PACKAGE_VERSION,
+			       FPMD_LAYOUT_VERSION);
+			exit(0);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "fpmd: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+static int enter_netns(const char *name)
+{
+	char path[300];
+	int fd;
+
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		log_err("netns: cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (setns(fd, CLONE_NEWNET) < 0) {
+		log_err("netns: cannot enter %s: %s", name, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	log_info("netns: running in network namespace %s", name);
+	return 0;
+}
+
+/* ---- kernel links -------------------------------------------------------- */
+
+static int prog_fd = -1;
+
+static void link_changed(const struct nl_link *l, void *arg)
+{
+	struct iface *i = iface_by_name(l->name);
+	struct iface *old = iface_by_ifindex(l->ifindex);
+
+	/* A rename away from a managed name. */
+	if (old && old != i)
+		iface_gone(old);
+	if (!i)
+		return;
+	if (i->ifindex && i->ifindex != l->ifindex)
+		iface_gone(i);
+	if (!iface_update(i, l) && i->attached)
+		return;
+	if (!i->attached) {
+		if (iface_attach(i, prog_fd))
+			return;
+		fpmd_request_recheck();
+	}
+	log_info("iface %s: ifindex %u, mtu %u, %s", i->name, i->ifindex, i->mtu,
+		 i->up ? "up" : "down");
+	iface_sync(i);
+	rib_iface_changed(i->ifindex);
+}
+
+static void link_learn(const struct nl_link *l, void *arg)
+{
+	struct iface *i = iface_by_name(l->name);
+
+	if (i)
+		iface_update(i, l);
+}
+
+static void link_gone(uint32_t ifindex)
+{
+	struct iface *i = iface_by_ifindex(ifindex);
+
+	if (i)
+		iface_gone(i);
+}
+
+/* ---- the router's own addresses: local routes ---------------------------- */
+
+struct local_set {
+	struct prefix *p;
+	size_t n, cap;
+};
+
+static void local_route_cb(const struct nl_route *r, void *arg)
+{
+	struct local_set *s = arg;
+
+	if (r->type != RTN_LOCAL && r->type != RTN_BROADCAST &&
+	    r->type != RTN_ANYCAST)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct prefix *np = realloc(s->p, cap * sizeof(*np));
+
+		if (!np)
+			return;
+		s->p = np;
+		s->cap = cap;
+	}
+	s->p[s->n] = r->p;
+	prefix_mask(&s->p[s->n]);
+	s->n++;
+}
+
+static int cmp_prefix(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct prefix));
+}
+
+/*
+ * Mirror the kernel's local table (own addresses, subnet broadcasts) as
+ * "pass" routes: a packet for the router must never be forwarded, even
+ * when a covering route would match. Unchanged entries are not rewritten.
+ */
+static void local_routes_refresh(void)
+{
+	struct local_set s = { 0 };
+	struct hnode *n, *tmp;
+	const char *err;
+	size_t i;
+
+	if (nl_dump_routes(AF_INET, RT_TABLE_LOCAL, local_route_cb, &s) ||
+	    nl_dump_routes(AF_INET6, RT_TABLE_LOCAL, local_route_cb, &s)) {
+		log_warn("kernel: cannot read the local table: keeping the "
+			 "previous local routes");
+		free(s.p);
+		return;
+	}
+	qsort(s.p, s.n, sizeof(*s.p), cmp_prefix);
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+
+		if (r->e[SRC_KERNEL_LOCAL].present &&
+		    !bsearch(&r->p, s.p, s.n, sizeof(*s.p), cmp_prefix))
+			rib_route_del(SRC_KERNEL_LOCAL, &r->p, &err);
+	}
+	for (i = 0; i < s.n; i++)
+		rib_route_add(SRC_KERNEL_LOCAL, &s.p[i], RT_LOCAL, 0, 0, NULL, 0,
+			      &err);
+	free(s.p);
+}
+
+/* ---- event loop ----------------------------------------------------------- */
+
+enum ev_kind { EV_SIGNAL, EV_TIMER, EV_CTL_LISTEN, EV_CTL_CLIENT, EV_NL };
+
+static int epfd = -1;
+static bool recheck;
+
+void fpmd_request_recheck(void)
+{
+	recheck = true;
+}
+
+static int ev_add(int fd, enum ev_kind kind)
+{
+	struct epoll_event e = { .events = EPOLLIN };
+
+	e.data.u64 = ((uint64_t)kind << 32) | (uint32_t)fd;
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+static void periodic(void)
+{
+	if (guard_check() && !cfg.allow_nf_bypass)
+		log_debug("guard: netfilter still refuses the fast path");
+	local_routes_refresh();
+	recheck = false;
+}
+
+static int run(int sfd)
+{
+	struct epoll_event evs[16];
+
+	for (;;) {
+		int n = epoll_wait(epfd, evs, 16, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err("epoll: %s", strerror(errno));
+			return -1;
+		}
+		for (int k = 0; k < n; k++) {
+			enum ev_kind kind = (enum ev_kind)(evs[k].data.u64 >> 32);
+			int fd = (int)(uint32_t)evs[k].data.u64;
+
+			switch (kind) {
+			case EV_SIGNAL: {
+				struct signalfd_siginfo si;
+
+				if (read(sfd, &si, sizeof(si)) != sizeof(si))
+					break;
+				if (si.ssi_signo == SIGHUP) {
+					log_info("SIGHUP: re-checking guards");
+					periodic();
+					break;
+				}
+				log_info("%s: stopping",
+					 strsignal((int)si.ssi_signo));
+				return 0;
+			}
+			case EV_TIMER: {
+				uint64_t exp;
+
+				if (read(fd, &exp, sizeof(exp)) == sizeof(exp))
+					periodic();
+				break;
+			}
+			case EV_CTL_LISTEN: {
+				int cfd = ctl_accept();
+
+				if (cfd >= 0)
+					ev_add(cfd, EV_CTL_CLIENT);
+				break;
+			}
+			case EV_CTL_CLIENT:
+				/* A closed fd leaves epoll by itself. */
+				ctl_client_io(fd);
+				break;
+			case EV_NL: {
+				int ret = nl_events_read(link_changed, link_gone);
+
+				if (ret == -ENOBUFS) {
+					log_warn("kernel: link events overrun; "
+						 "re-reading all links");
+					nl_dump_links(link_changed, NULL);
+				}
+				break;
+			}
+			}
+		}
+		if (recheck)
+			periodic();
+	}
+}
+
+static void stop(void)
+{
+	ctl_close();
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		struct iface *i = &iface_tab[s];
+
+		if (!i->used || !i->attached)
+			continue;
+		if (cfg.keep_forwarding)
+			log_info("iface %s: XDP left attached (--keep-forwarding)",
+				 i->name);
+		else
+			iface_detach(i);
+	}
+	if (cfg.keep_forwarding)
+		log_info("bpffs: maps stay pinned in %s; a new fpmd adopts them",
+			 cfg.pin_dir);
+	else
+		xdp_unpin();
+	xdp_close();
+	nl_close();
+}
+
+int main(int argc, char **argv)
+{
+	struct itimerspec its = { 0 };
+	sigset_t mask;
+	int sfd, tfd, nlfd, lfd, ret;
+	bool adopted;
+
+	if (parse_args(argc, argv))
+		return 2;
+	if (log_open(cfg.log_target, cfg.debug)) {
+		fprintf(stderr, "fpmd: --log: '%s' is not stderr, syslog or "
+				"file:PATH (or the file cannot be opened)\n",
+			cfg.log_target);
+		return 2;
+	}
+	if (cfg.netns && enter_netns(cfg.netns))
+		return 1;
+	if (!cfg.n_ifnames)
+		log_warn("no interface given (-i): fpmd attaches to nothing "
+			 "until one is");
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ret = nl_open();
+	if (ret) {
+		log_err("netlink: %s", strerror(-ret));
+		return 1;
+	}
+	if (rib_init(cfg.max_nexthops, cfg.max_groups)) {
+		log_err("out of memory");
+		return 1;
+	}
+	if (xdp_load(&adopted))
+		return 1;
+	prog_fd = xdp_prog_fd();
+	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
+		log_warn("adopt: out of memory; starting with empty tables");
+
+	for (int k = 0; k < cfg.n_ifnames; k++)
+		if (!iface_add(cfg.ifnames[k])) {
+			log_err("too many interfaces");
+			return 1;
+		}
+	nlfd = nl_events_open();
+	if (nlfd < 0) {
+		log_err("netlink: events: %s", strerror(-nlfd));
+		return 1;
+	}
+	/* Guards run before anything is attached: refuse, or attach with
+	 * the right flags from the first packet on. */
+	{
+		char nf[512];
+
+		if (netfilter_scan(nf, sizeof(nf)) > 0 && !cfg.allow_nf_bypass) {
+			log_err("netfilter: %s. XDP would bypass these rules for "
+				"forwarded traffic, so fpmd refuses to attach. "
+				"Remove them, or start fpmd with "
+				"--allow-netfilter-bypass if forwarded traffic "
+				"may skip them.",
+				nf);
+			if (!adopted)
+				xdp_unpin();
+			xdp_close();
+			return 1;
+		}
+	}
+	nl_dump_links(link_learn, NULL);
+	guard_check();
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		struct iface *i = &iface_tab[s];
+
+		if (!i->used)
+			continue;
+		if (!i->ifindex) {
+			log_warn("iface %s: not present; attaching when it "
+				 "appears", i->name);
+			continue;
+		}
+		if (iface_attach(i, prog_fd))
+			continue;
+		iface_sync(i);
+		rib_iface_changed(i->ifindex);
+	}
+	periodic();
+
+	lfd = ctl_open(cfg.socket_path, cfg.socket_group);
+	if (lfd < 0) {
+		log_err("ctl: cannot listen on %s: %s", cfg.socket_path,
+			strerror(-lfd));
+		stop();
+		return 1;
+	}
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	its.it_interval.tv_sec = cfg.guard_interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(cfg.guard_interval_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	timerfd_settime(tfd, 0, &its, NULL);
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sfd < 0 || tfd < 0 || epfd < 0 || ev_add(sfd, EV_SIGNAL) ||
+	    ev_add(tfd, EV_TIMER) || ev_add(lfd, EV_CTL_LISTEN) ||
+	    ev_add(nlfd, EV_NL)) {
+		log_err("event loop: %s", strerror(errno));
+		stop();
+		return 1;
+	}
+	log_info("fpmd %s started: %d interface(s), control socket %s%s",
+		 PACKAGE_VERSION, cfg.n_ifnames, cfg.socket_path,
+		 adopted ? ", maps adopted" : "");
+	ret = run(sfd);
+	stop();
+	return ret ? 1 : 0;
+}

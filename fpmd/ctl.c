@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Control socket: a unix stream socket (root:frr 0660) speaking the
+ * protobuf API in proto/fpmd.proto. Each connection starts with a Hello
+ * carrying the API version; a peer of another version is refused with
+ * ERR_VERSION and disconnected.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "ctl.h"
+#include "fpmd.h"
+#include "fpmd.pb-c.h"
+#include "guard.h"
+#include "iface.h"
+#include "log.h"
+#include "maps.h"
+#include "rib.h"
+#include "wire.h"
+
+#define CTL_MAX_CLIENTS 32
+
+struct client {
+	int fd;
+	bool hello;
+	struct wire_buf in;
+};
+
+static struct client clients[CTL_MAX_CLIENTS];
+static int listen_fd = -1;
+static char sock_path[108];
+
+int ctl_open(const char *path, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct group *gr;
+	char dir[108], *slash;
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 16) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	gr = getgrnam(group);
+	if (gr) {
+		if (chown(path, 0, gr->gr_gid))
+			log_warn("ctl: chown %s to group %s: %s", path, group,
+				 strerror(errno));
+	} else {
+		log_warn("ctl: group %s does not exist; %s stays root-only",
+			 group, path);
+	}
+	chmod(path, gr ? 0660 : 0600);
+	snprintf(sock_path, sizeof(sock_path), "%s", path);
+	listen_fd = fd;
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+		clients[i].fd = -1;
+	return fd;
+}
+
+void ctl_close(void)
+{
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (clients[i].fd >= 0)
+			ctl_client_close(clients[i].fd);
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		unlink(sock_path);
+	}
+	listen_fd = -1;
+}
+
+int ctl_accept(void)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct timeval tv = { .tv_sec = 5 };
+
+	if (fd < 0)
+		return -errno;
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++) {
+		if (clients[i].fd < 0) {
+			clients[i].fd = fd;
+			clients[i].hello = false;
+			memset(&clients[i].in, 0, sizeof(clients[i].in));
+			/* A client that stops reading cannot stall us long. */
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+			return fd;
+		}
+	}
+	log_warn("ctl: too many clients (%d), refusing one", CTL_MAX_CLIENTS);
+	close(fd);
+	return -EMFILE;
+}
+
+static struct client *client_of(int fd)
+{
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (clients[i].fd == fd)
+			return &clients[i];
+	return NULL;
+}
+
+void ctl_client_close(int fd)
+{
+	struct client *c = client_of(fd);
+
+	if (!c)
+		return;
+	wire_buf_free(&c->in);
+	close(fd);
+	c->fd = -1;
+}
+
+/* ---- request handling ---------------------------------------------------- */
+
+static int status_of(int err)
+{
+	switch (err) {
+	case 0: return FPMD__STATUS__OK;
+	case -ENOENT: return FPMD__STATUS__ERR_NOT_FOUND;
+	case -EEXIST: return FPMD__STATUS__ERR_EXISTS;
+	case -ENOSPC:
+	case -E2BIG: return FPMD__STATUS__ERR_FULL;
+	case -EBUSY: return FPMD__STATUS__ERR_IN_USE;
+	case -EINVAL: return FPMD__STATUS__ERR_INVALID;
+	default: return FPMD__STATUS__ERR_INTERNAL;
+	}
+}
+
+static int get_prefix(const Fpmd__Prefix *in, struct prefix *p,
+		      const char **err)
+{
+	if (!in || (in->addr.len != 4 && in->addr.len != 16)) {
+		*err = "prefix must be 4 or 16 bytes";
+		return -EINVAL;
+	}
+	memset(p, 0, sizeof(*p));
+	p->family = in->addr.len == 4 ? AF_INET : AF_INET6;
+	if (in->len > in->addr.len * 8u) {
+		*err = "prefix length too long";
+		return -EINVAL;
+	}
+	p->len = (uint8_t)in->len;
+	memcpy(p->addr, in->addr.data, in->addr.len);
+	return 0;
+}
+
+static int get_ifindex(const char *name, uint32_t *ifindex, const char **err)
+{
+	*ifindex = 0;
+	if (!name || !name[0])
+		return 0;
+	*ifindex = if_nametoindex(name);
+	if (!*ifindex) {
+		*err = "no such interface";
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int do_route(const Fpmd__Route *r, bool add, const char **err)
+{
+	static const enum rib_rtype types[] = {
+		[FPMD__ROUTE_TYPE__RT_UNSPEC] = RT_UNICAST,
+		[FPMD__ROUTE_TYPE__RT_UNICAST] = RT_UNICAST,
+		[FPMD__ROUTE_TYPE__RT_BLACKHOLE] = RT_BLACKHOLE,
+		[FPMD__ROUTE_TYPE__RT_UNREACHABLE] = RT_UNREACHABLE,
+		[FPMD__ROUTE_TYPE__RT_PROHIBIT] = RT_PROHIBIT,
+		[FPMD__ROUTE_TYPE__RT_LOCAL] = RT_LOCAL,
+	};
+	struct prefix p;
+	uint32_t ifindex;
+	int gw_family = AF_UNSPEC, ret;
+
+	ret = get_prefix(r->prefix, &p, err);
+	if (ret)
+		return ret;
+	if (!add)
+		return rib_route_del(SRC_STATIC, &p, err);
+	if (r->type < 0 || r->type > FPMD__ROUTE_TYPE__RT_LOCAL) {
+		*err = "unknown route type";
+		return -EINVAL;
+	}
+	ret = get_ifindex(r->ifname, &ifindex, err);
+	if (ret)
+		return ret;
+	if (r->gateway.len) {
+		if (r->gateway.len != 4 && r->gateway.len != 16) {
+			*err = "gateway must be 4 or 16 bytes";
+			return -EINVAL;
+		}
+		gw_family = r->gateway.len == 4 ? AF_INET : AF_INET6;
+		if (!ifindex) {
+			*err = "a gateway needs an interface (dev)";
+			return -EINVAL;
+		}
+	}
+	return rib_route_add(SRC_STATIC, &p, types[r->type], r->nhid, gw_family,
+			     r->gateway.len ? r->gateway.data : NULL, ifindex,
+			     err);
+}
+
+static int do_nexthop(const Fpmd__Nexthop *n, bool add, const char **err)
+{
+	uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS], ifindex;
+	int ret;
+
+	if (!add)
+		return rib_nexthop_del(n->id, err);
+	if (n->n_members) {
+		if (n->n_members > NH_MAX_MEMBERS) {
+			*err = "too many group members (max 64)";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n->n_members; i++) {
+			ids[i] = n->members[i]->nhid;
+			w[i] = n->members[i]->weight;
+		}
+		return rib_group_add(n->id, ids, w, (int)n->n_members, err);
+	}
+	ret = get_ifindex(n->ifname, &ifindex, err);
+	if (ret)
+		return ret;
+	if (n->gateway.len && n->gateway.len != 4 && n->gateway.len != 16) {
+		*err = "gateway must be 4 or 16 bytes";
+		return -EINVAL;
+	}
+	return rib_nexthop_add(n->id, n->gateway.len == 16 ? AF_INET6 : AF_INET,
+			       n->gateway.len ? n->gateway.data : NULL, ifindex,
+			       err);
+}
+
+static int do_neigh(const Fpmd__Neighbor *n, bool add, const char **err)
+{
+	uint32_t ifindex;
+	int ret, family;
+
+	if (n->addr.len != 4 && n->addr.len != 16) {
+		*err = "neighbor address must be 4 or 16 bytes";
+		return -EINVAL;
+	}
+	family = n->addr.len == 4 ? AF_INET : AF_INET6;
+	ret = get_ifindex(n->ifname, &ifindex, err);
+	if (ret)
+		return ret;
+	if (!ifindex) {
+		*err = "neighbor needs an interface (dev)";
+		return -EINVAL;
+	}
+	if (!add)
+		return rib_neigh_del(family, n->addr.data, ifindex, err);
+	if (n->mac.len != 6) {
+		*err = "lladdr must be 6 bytes";
+		return -EINVAL;
+	}
+	return rib_neigh_add(family, n->addr.data, ifindex, n->mac.data, err);
+}
+
+/* ---- show ---------------------------------------------------------------- */
+
+/* Everything allocated for one response, freed after sending. */
+struct arena {
+	void **p;
+	size_t n, cap;
+};
+
+static void *arena_alloc(struct arena *a, size_t sz)
+{
+	void *m = calloc(1, sz);
+
+	if (!m)
+		return NULL;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 64;
+		void **np = realloc(a->p, cap * sizeof(*np));
+
+		if (!np) {
+			free(m);
+			return NULL;
+		}
+		a->p = np;
+		a->cap = cap;
+	}
+	a->p[a->n++] = m;
+	return m;
+}
+
+static char *arena_str(struct arena *a, const char *s)
+{
+	char *d = arena_alloc(a, strlen(s) + 1);
+
+	if (d)
+		strcpy(d, s);
+	return d;
+}
+
+static void arena_free(struct arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		free(a->p[i]);
+	free(a->p);
+}
+
+static ProtobufCBinaryData bytes(struct arena *a, const void *d, size_t len)
+{
+	ProtobufCBinaryData b = { 0, NULL };
+
+	b.data = arena_alloc(a, len ? len : 1);
+	if (b.data) {
+		memcpy(b.data, d, len);
+		b.len = len;
+	}
+	return b;
+}
+
+static const char *ifname_of(uint32_t ifindex, char *buf)
+{
+	struct iface *i = iface_by_ifindex(ifindex);
+
+	if (i)
+		return i->name;
+	if (!ifindex || !if_indextoname(ifindex, buf))
+		snprintf(buf, IF_NAMESIZE, "%s", ifindex ? "?" : "");
+	return buf;
+}
+
+static const char *route_state(const struct route *r, int src)
+{
+	const struct route_entry *e = &r->e[src];
+
+	if (src != r->selected)
+		return "not-selected";
+	if (!r->programmed)
+		return route_state_name(r->state);
+	switch (e->type) {
+	case RT_BLACKHOLE: return "blackhole";
+	case RT_UNICAST:
+		if (e->nh->index == NO_INDEX)
+			return "nexthop-map-full";
+		return nexthop_state(e->nh);
+	default: return "kernel-path";
+	}
+}
+
+static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
+{
+	static const int types[] = {
+		[RT_UNICAST] = FPMD__ROUTE_TYPE__RT_UNICAST,
+		[RT_BLACKHOLE] = FPMD__ROUTE_TYPE__RT_BLACKHOLE,
+		[RT_UNREACHABLE] = FPMD__ROUTE_TYPE__RT_UNREACHABLE,
+		[RT_PROHIBIT] = FPMD__ROUTE_TYPE__RT_PROHIBIT,
+		[RT_LOCAL] = FPMD__ROUTE_TYPE__RT_LOCAL,
+	};
+	static const int sources[] = {
+		[SRC_KERNEL_LOCAL] = FPMD__SOURCE__SRC_KERNEL,
+		[SRC_PLUGIN] = FPMD__SOURCE__SRC_PLUGIN,
+		[SRC_FPM] = FPMD__SOURCE__SRC_FPM,
+		[SRC_STATIC] = FPMD__SOURCE__SRC_STATIC,
+	};
+	const struct route_entry *e = &r->e[src];
+	Fpmd__Route *o = arena_alloc(a, sizeof(*o));
+	Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+	char ifn[IF_NAMESIZE];
+
+	if (!o || !p)
+		return NULL;
+	fpmd__route__init(o);
+	fpmd__prefix__init(p);
+	p->addr = bytes(a, r->p.addr, (size_t)addr_len(r->p.family));
+	p->len = r->p.len;
+	o->prefix = p;
+	o->type = types[e->type];
+	o->source = sources[src];
+	o->selected = src == r->selected;
+	o->programmed = o->selected && r->programmed;
+	o->state = arena_str(a, route_state(r, src));
+	if (e->type == RT_UNICAST && e->nh) {
+		o->nhid = e->nh->id;
+		o->index = e->nh->index == NO_INDEX ? 0 : e->nh->index;
+		o->is_group = e->nh->is_group;
+		if (!e->nh->is_group) {
+			if (e->nh->has_gw)
+				o->gateway = bytes(a, e->nh->gw,
+						   (size_t)addr_len(e->nh->family));
+			o->ifname = arena_str(a, ifname_of(e->nh->ifindex, ifn));
+		}
+	}
+	return o;
+}
+
+static int cmp_route(const void *a, const void *b)
+{
+	const Fpmd__Route *x = *(Fpmd__Route *const *)a,
+			  *y = *(Fpmd__Route *const *)b;
+	int c;
+
+	if (x->prefix->addr.len != y->prefix->addr.len)
+		return x->prefix->addr.len < y->prefix->addr.len ? -1 : 1;
+	c = memcmp(x->prefix->addr.data, y->prefix->addr.data,
+		   x->prefix->addr.len);
+	if (c)
+		return c;
+	if (x->prefix->len != y->prefix->len)
+		return x->prefix->len < y->prefix->len ? -1 : 1;
+	return (int)x->source - (int)y->source;
+}
+
+static int show_routes(struct arena *a, Fpmd__Response *rsp,
+		       const Fpmd__ShowRequest *s, const char **err)
+{
+	struct hnode *n, *tmp;
+	struct prefix want;
+	bool filter = false;
+	size_t i, cap = rib_routes.count * SRC_MAX + 1, k = 0;
+
+	if (s->prefix && s->prefix->addr.len) {
+		if (get_prefix(s->prefix, &want, err))
+			return -EINVAL;
+		prefix_mask(&want);
+		filter = true;
+	}
+	rsp->routes = arena_alloc(a, cap * sizeof(*rsp->routes));
+	if (!rsp->routes)
+		return -ENOMEM;
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+
+		if (filter && memcmp(&r->p, &want, sizeof(want)))
+			continue;
+		for (int src = 0; src < SRC_MAX && k < cap; src++)
+			if (r->e[src].present)
+				rsp->routes[k++] = show_route(a, r, src);
+	}
+	qsort(rsp->routes, k, sizeof(*rsp->routes), cmp_route);
+	rsp->n_routes = k;
+	if (filter && !k) {
+		*err = "no such route";
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static Fpmd__Nexthop *show_nexthop(struct arena *a, const struct nexthop *nh)
+{
+	Fpmd__Nexthop *o = arena_alloc(a, sizeof(*o));
+	char ifn[IF_NAMESIZE];
+
+	if (!o)
+		return NULL;
+	fpmd__nexthop__init(o);
+	o->id = nh->id;
+	o->index = nh->index == NO_INDEX ? 0 : nh->index;
+	o->refcnt = nh->refcnt;
+	o->state = arena_str(a, nexthop_state(nh));
+	if (nh->is_group) {
+		o->members = arena_alloc(a, sizeof(*o->members) *
+					       (size_t)nh->nmembers);
+		for (int m = 0; o->members && m < nh->nmembers; m++) {
+			Fpmd__GroupMember *gm = arena_alloc(a, sizeof(*gm));
+
+			if (!gm)
+				break;
+			fpmd__group_member__init(gm);
+			gm->nhid = nh->members[m].nh->id;
+			gm->weight = nh->members[m].weight;
+			o->members[o->n_members++] = gm;
+		}
+		o->buckets = nh->nbuckets;
+		o->resolved = nh->nbuckets > 0;
+		return o;
+	}
+	if (nh->has_gw)
+		o->gateway = bytes(a, nh->gw, (size_t)addr_len(nh->family));
+	o->ifindex = nh->ifindex;
+	o->ifname = arena_str(a, ifname_of(nh->ifindex, ifn));
+	o->resolved = !nh->has_gw || nh->resolved;
+	if (nh->has_gw && nh->resolved)
+		o->mac = bytes(a, nh->mac, 6);
+	return o;
+}
+
+static int cmp_nh(const void *a, const void *b)
+{
+	const Fpmd__Nexthop *x = *(Fpmd__Nexthop *const *)a,
+			    *y = *(Fpmd__Nexthop *const *)b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int show_nexthops(struct arena *a, Fpmd__Response *rsp)
+{
+	size_t cap = rib_nh_by_id.count + rib_nh_by_key.count + 1, k = 0, i;
+	struct hnode *n, *tmp;
+
+	rsp->nexthops = arena_alloc(a, cap * sizeof(*rsp->nexthops));
+	if (!rsp->nexthops)
+		return -ENOMEM;
+	/* Explicit groups (only in by_id) and every single (in by_key). */
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, id_node);
+
+		if (nh->is_group && k < cap)
+			rsp->nexthops[k++] = show_nexthop(a, nh);
+	}
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, key_node);
+
+		if (k < cap)
+			rsp->nexthops[k++] = show_nexthop(a, nh);
+	}
+	qsort(rsp->nexthops, k, sizeof(*rsp->nexthops), cmp_nh);
+	rsp->n_nexthops = k;
+	return 0;
+}
+
+static int show_neighbors(struct arena *a, Fpmd__Response *rsp)
+{
+	size_t k = 0, i;
+	struct hnode *n, *tmp;
+	char ifn[IF_NAMESIZE];
+
+	rsp->neighbors =
+		arena_alloc(a, (rib_neigh.count + 1) * sizeof(*rsp->neighbors));
+	if (!rsp->neighbors)
+		return -ENOMEM;
+	ht_for_each(&rib_neigh, n, tmp, i)
+	{
+		struct neighbor *ne = container_of(n, struct neighbor, node);
+		Fpmd__Neighbor *o = arena_alloc(a, sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		fpmd__neighbor__init(o);
+		o->addr = bytes(a, ne->addr, (size_t)addr_len(ne->family));
+		o->mac = bytes(a, ne->mac, 6);
+		o->ifindex = ne->ifindex;
+		o->ifname = arena_str(a, ifname_of(ne->ifindex, ifn));
+		rsp->neighbors[k++] = o;
+	}
+	rsp->n_neighbors = k;
+	return 0;
+}
+
+static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)
+{
+	o->flags[o->n_flags++] = arena_str(a, f);
+}
+
+static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
+{
+	size_t k = 0;
+
+	rsp->interfaces =
+		arena_alloc(a, FPMD_MAX_IFACES * sizeof(*rsp->interfaces));
+	if (!rsp->interfaces)
+		return -ENOMEM;
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+		Fpmd__Interface *o;
+		uint32_t f;
+
+		if (!i->used)
+			continue;
+		o = arena_alloc(a, sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		fpmd__interface__init(o);
+		f = iface_map_flags(i);
+		o->name = arena_str(a, i->name);
+		o->ifindex = i->ifindex;
+		o->slot = i->slot;
+		o->mac = bytes(a, i->mac, 6);
+		o->mtu = i->mtu;
+		o->xdp_mode = arena_str(a, !i->attached ? "none" :
+					   i->mode == XDP_MODE_NATIVE ? "native" :
+									"generic");
+		o->oper_up = i->up;
+		o->tx_port = i->attached && i->up && i->tx_port && !i->suspended;
+		o->tx_reason = arena_str(a, o->tx_port ? "" :
+					    i->suspended ? "suspended: netfilter" :
+					    !i->attached ? "XDP not attached" :
+					    !i->up ? "down" : i->tx_reason);
+		o->flags = arena_alloc(a, 12 * sizeof(*o->flags));
+		if (!o->flags)
+			return -ENOMEM;
+		if (f & FPMD_IF_F_ENABLED)
+			add_flag(a, o, "enabled");
+		if (i->suspended)
+			add_flag(a, o, "suspended");
+		if (f & FPMD_IF_F_FWD_V4)
+			add_flag(a, o, "forwarding-ipv4");
+		if (f & FPMD_IF_F_FWD_V6)
+			add_flag(a, o, "forwarding-ipv6");
+		if (f & FPMD_IF_F_RPF_STRICT)
+			add_flag(a, o, "rp-filter-strict");
+		if (f & FPMD_IF_F_RPF_LOOSE)
+			add_flag(a, o, "rp-filter-loose");
+		if (f & FPMD_IF_F_KERNEL_V4)
+			add_flag(a, o, "kernel-path-ipv4");
+		if (f & FPMD_IF_F_KERNEL_V6)
+			add_flag(a, o, "kernel-path-ipv6");
+		rsp->interfaces[k++] = o;
+	}
+	rsp->n_interfaces = k;
+	return 0;
+}
+
+static int show_counters(struct arena *a, Fpmd__Response *rsp)
+{
+	size_t k = 0;
+
+	rsp->counters = arena_alloc(a, FPMD_MAX_STATS * sizeof(*rsp->counters));
+	if (!rsp->counters)
+		return -ENOMEM;
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+
+		if (!i->used)
+			continue;
+		for (uint32_t r = 0; r < FPMD_R_MAX; r++) {
+			Fpmd__Counter *o = arena_alloc(a, sizeof(*o));
+			struct fpmd_stat st;
+
+			if (!o)
+				return -ENOMEM;
+			if (maps_stat_read(i->slot, r, &st))
+				memset(&st, 0, sizeof(st));
+			fpmd__counter__init(o);
+			o->ifname = arena_str(a, i->name);
+			o->slot = i->slot;
+			o->reason = (char *)fpmd_reason_names[r];
+			o->packets = st.packets;
+			o->bytes = st.bytes;
+			rsp->counters[k++] = o;
+		}
+	}
+	rsp->n_counters = k;
+	return 0;
+}
+
+static int show_guards(struct arena *a, Fpmd__Response *rsp)
+{
+	rsp->guards = arena_alloc(a, GUARD_MAX * sizeof(*rsp->guards));
+	if (!rsp->guards)
+		return -ENOMEM;
+	for (int g = 0; g < GUARD_MAX; g++) {
+		Fpmd__Guard *o = arena_alloc(a, sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		fpmd__guard__init(o);
+		o->name = (char *)guards[g].name;
+		o->state = arena_str(a, guards[g].state[0] ? guards[g].state :
+							     "unchecked");
+		o->detail = arena_str(a, guards[g].detail);
+		rsp->guards[rsp->n_guards++] = o;
+	}
+	return 0;
+}
+
+static int do_show(struct arena *a, Fpmd__Response *rsp,
+		   const Fpmd__ShowRequest *s, const char **err)
+{
+	switch (s->what) {
+	case FPMD__SHOW__SHOW_ROUTES: return show_routes(a, rsp, s, err);
+	case FPMD__SHOW__SHOW_NEXTHOPS: return show_nexthops(a, rsp);
+	case FPMD__SHOW__SHOW_NEIGHBORS: return show_neighbors(a, rsp);
+	case FPMD__SHOW__SHOW_INTERFACES: return show_interfaces(a, rsp);
+	case FPMD__SHOW__SHOW_COUNTERS: return show_counters(a, rsp);
+	case FPMD__SHOW__SHOW_GUARDS: return show_guards(a, rsp);
+	default:
+		*err = "unknown show request";
+		return -EINVAL;
+	}
+}
+
+static void log_change(const char *what, int ret, const char *err)
+{
+	if (ret)
+		log_warn("ctl: %s refused: %s", what, err ? err : strerror(-ret));
+	else
+		log_debug("ctl: %s", what);
+}
+
+static int handle(struct client *c, const uint8_t *buf, size_t len)
+{
+	Fpmd__Response rsp = FPMD__RESPONSE__INIT;
+	Fpmd__Hello hello = FPMD__HELLO__INIT;
+	struct arena a = { 0 };
+	Fpmd__Request *req;
+	const char *err = NULL;
+	int ret = 0, keep = 0;
+
+	req = fpmd__request__unpack(NULL, len, buf);
+	if (!req) {
+		log_warn("ctl: malformed request (%zu bytes), closing the "
+			 "connection",
+			 len);
+		rsp.status = FPMD__STATUS__ERR_INVALID;
+		rsp.error = "malformed protobuf request";
+		wire_send(c->fd, &rsp.base);
+		return -EINVAL;
+	}
+	if (!c->hello && req->req_case != FPMD__REQUEST__REQ_HELLO) {
+		rsp.status = FPMD__STATUS__ERR_VERSION;
+		rsp.error = "expected a Hello first";
+		wire_send(c->fd, &rsp.base);
+		fpmd__request__free_unpacked(req, NULL);
+		return -EPROTO;
+	}
+	switch (req->req_case) {
+	case FPMD__REQUEST__REQ_HELLO:
+		hello.version = FPMD__API_VERSION__API_VERSION_CURRENT;
+		hello.peer = "fpmd " PACKAGE_VERSION;
+		rsp.hello = &hello;
+		if (req->hello->version != FPMD__API_VERSION__API_VERSION_CURRENT) {
+			log_warn("ctl: peer '%s' speaks API version %u, we speak "
+				 "%u: refused",
+				 req->hello->peer, req->hello->version,
+				 FPMD__API_VERSION__API_VERSION_CURRENT);
+			rsp.status = FPMD__STATUS__ERR_VERSION;
+			rsp.error = "API version mismatch";
+			keep = -EPROTO;
+			break;
+		}
+		c->hello = true;
+		break;
+	case FPMD__REQUEST__REQ_ROUTE_ADD:
+	case FPMD__REQUEST__REQ_ROUTE_DEL:
+		ret = do_route(req->route_add ? req->route_add : req->route_del,
+			       req->req_case == FPMD__REQUEST__REQ_ROUTE_ADD,
+			       &err);
+		log_change(req->route_add ? "route add" : "route del", ret, err);
+		break;
+	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
+	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
+		ret = do_nexthop(req->nexthop_add ? req->nexthop_add :
+						    req->nexthop_del,
+				 req->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD,
+				 &err);
+		log_change(req->nexthop_add ? "nexthop add" : "nexthop del", ret,
+			   err);
+		break;
+	case FPMD__REQUEST__REQ_NEIGH_ADD:
+	case FPMD__REQUEST__REQ_NEIGH_DEL:
+		ret = do_neigh(req->neigh_add ? req->neigh_add : req->neigh_del,
+			       req->req_case == FPMD__REQUEST__REQ_NEIGH_ADD,
+			       &err);
+		log_change(req->neigh_add ? "neighbor add" : "neighbor del", ret,
+			   err);
+		break;
+	case FPMD__REQUEST__REQ_SHOW:
+		ret = do_show(&a, &rsp, req->show, &err);
+		break;
+	case FPMD__REQUEST__REQ_CLEAR_COUNTERS:
+		for (int s = 0; s < FPMD_MAX_IFACES; s++)
+			if (iface_tab[s].used)
+				maps_stats_clear_slot(iface_tab[s].slot);
+		log_info("ctl: counters cleared");
+		break;
+	default:
+		ret = -EINVAL;
+		err = "unknown request";
+		break;
+	}
+	if (ret) {
+		rsp.status = status_of(ret);
+		rsp.error = (char *)(err ? err : strerror(-ret));
+	}
+	if (wire_send(c->fd, &rsp.base))
+		keep = -EPIPE;
+	arena_free(&a);
+	fpmd__request__free_unpacked(req, NULL);
+	return keep;
+}
+
+int ctl_client_io(int fd)
+{
+	struct client *c = client_of(fd);
+	const uint8_t *msg;
+	size_t len;
+	long n;
+	int r;
+
+	if (!c)
+		return -EBADF;
+	for (;;) {
+		n = wire_fill(fd, &c->in);
+		if (n == -EAGAIN)
+			break;
+		if (n <= 0) {
+			ctl_client_close(fd);
+			return -ECONNRESET;
+		}
+	}
+	while ((r = wire_frame(&c->in, WIRE_MAX_REQUEST, &msg, &len)) == 1) {
+		int ret = handle(c, msg, len);
+
+		wire_consume(&c->in, WIRE_HDR + len);
+		if (ret) {
+			ctl_client_close(fd);
+			return ret;
+		}
+	}
+	if (r < 0) {
+		log_warn("ctl: request larger than %u bytes, closing the "
+			 "connection",
+			 WIRE_MAX_REQUEST);
+		ctl_client_close(fd);
+		return r;
+	}
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The control socket: protobuf requests from fpmctl and tests. */
+#ifndef FPMD_CTL_H
+#define FPMD_CTL_H
+
+#include <stdint.h>
+
+/* Returns the listening fd, or -errno. */
+int ctl_open(const char *path, const char *group);
+void ctl_close(void);
+/* Event loop callbacks: the listener, and a client fd. */
+int ctl_accept(void);
+/* Returns <0 when the client is gone (the fd is closed). */
+int ctl_client_io(int fd);
+void ctl_client_close(int fd);
+
+#endif

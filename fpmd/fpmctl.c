@@ -1,0 +1,814 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * fpmctl: the command-line client of fpmd's control socket. Commands are
+ * declared in one table; each builds a protobuf Request and prints the
+ * Response as text or, with --json, as JSON shaped like FRR's show output.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "config.h"
+#include "fpmd.pb-c.h"
+#include "util.h"
+#include "wire.h"
+
+#define DEFAULT_SOCKET FPMD_RUNSTATEDIR "/fpmd.sock"
+
+static bool json;
+static bool show_all;
+static const char *sock_path = DEFAULT_SOCKET;
+
+/* ---- talking to fpmd ----------------------------------------------------- */
+
+static int conn = -1;
+
+static Fpmd__Response *transact(Fpmd__Request *req)
+{
+	uint8_t *buf = NULL;
+	Fpmd__Response *rsp;
+	long n;
+	int ret;
+
+	ret = wire_send(conn, &req->base);
+	if (ret) {
+		fprintf(stderr, "fpmctl: send: %s\n", strerror(-ret));
+		exit(1);
+	}
+	n = wire_recv(conn, &buf, WIRE_MAX_RESPONSE);
+	if (n < 0) {
+		fprintf(stderr, "fpmctl: receive: %s\n", strerror((int)-n));
+		exit(1);
+	}
+	rsp = fpmd__response__unpack(NULL, (size_t)n, buf);
+	free(buf);
+	if (!rsp) {
+		fprintf(stderr, "fpmctl: malformed response from fpmd\n");
+		exit(1);
+	}
+	return rsp;
+}
+
+static void connect_fpmd(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__Hello hello = FPMD__HELLO__INIT;
+	Fpmd__Response *rsp;
+
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "fpmctl: socket path too long\n");
+		exit(1);
+	}
+	strcpy(sa.sun_path, sock_path);
+	conn = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (conn < 0 || connect(conn, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "fpmctl: cannot connect to fpmd at %s: %s\n",
+			sock_path, strerror(errno));
+		exit(1);
+	}
+	hello.version = FPMD__API_VERSION__API_VERSION_CURRENT;
+	hello.peer = "fpmctl " PACKAGE_VERSION;
+	req.req_case = FPMD__REQUEST__REQ_HELLO;
+	req.hello = &hello;
+	rsp = transact(&req);
+	if (rsp->status != FPMD__STATUS__OK) {
+		fprintf(stderr, "fpmctl: fpmd refused us: %s (fpmd speaks API "
+				"version %u, we speak %u)\n",
+			rsp->error, rsp->hello ? rsp->hello->version : 0,
+			FPMD__API_VERSION__API_VERSION_CURRENT);
+		exit(1);
+	}
+	fpmd__response__free_unpacked(rsp, NULL);
+}
+
+static int check(Fpmd__Response *rsp)
+{
+	if (rsp->status == FPMD__STATUS__OK)
+		return 0;
+	fprintf(stderr, "fpmctl: %s\n", rsp->error && rsp->error[0] ?
+						rsp->error :
+						"request failed");
+	return 1;
+}
+
+/* ---- argument helpers ---------------------------------------------------- */
+
+static void die(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "fpmctl: ");
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static Fpmd__Prefix *prefix_arg(const char *s, uint8_t *store)
+{
+	static Fpmd__Prefix p;
+	struct prefix pf;
+	const char *err;
+
+	if (parse_prefix(s, &pf, &err)) {
+		fprintf(stderr, "fpmctl: bad prefix '%s': %s\n", s, err);
+		exit(2);
+	}
+	fpmd__prefix__init(&p);
+	memcpy(store, pf.addr, 16);
+	p.addr.data = store;
+	p.addr.len = (size_t)addr_len(pf.family);
+	p.len = pf.len;
+	return &p;
+}
+
+static ProtobufCBinaryData addr_arg(const char *s, uint8_t *store)
+{
+	ProtobufCBinaryData b;
+	uint8_t fam;
+
+	if (parse_addr(s, &fam, store))
+		die("bad address '%s'", s);
+	b.data = store;
+	b.len = (size_t)addr_len(fam);
+	return b;
+}
+
+static uint32_t u32_arg(const char *s, const char *what)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || !*s || *end || v > UINT32_MAX)
+		die(what, s);
+	return (uint32_t)v;
+}
+
+/* ---- output helpers ------------------------------------------------------ */
+
+static void jstr(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static const char *bin_addr(ProtobufCBinaryData b, char *buf)
+{
+	if (b.len != 4 && b.len != 16)
+		return "";
+	return fmt_addr(b.len == 4 ? AF_INET : AF_INET6, b.data, buf);
+}
+
+static const char *bin_prefix(const Fpmd__Prefix *p, char *buf)
+{
+	char a[ADDR_STRLEN];
+
+	snprintf(buf, PREFIX_STRLEN, "%s/%u", bin_addr(p->addr, a), p->len);
+	return buf;
+}
+
+static const char *bin_mac(ProtobufCBinaryData b, char *buf)
+{
+	if (b.len != 6)
+		return "";
+	return fmt_mac(b.data, buf);
+}
+
+static const char *source_name(Fpmd__Source s)
+{
+	switch (s) {
+	case FPMD__SOURCE__SRC_PLUGIN: return "plugin";
+	case FPMD__SOURCE__SRC_FPM: return "fpm";
+	case FPMD__SOURCE__SRC_STATIC: return "static";
+	case FPMD__SOURCE__SRC_KERNEL: return "kernel";
+	default: return "unknown";
+	}
+}
+
+static const char *rtype_name(Fpmd__RouteType t)
+{
+	switch (t) {
+	case FPMD__ROUTE_TYPE__RT_BLACKHOLE: return "blackhole";
+	case FPMD__ROUTE_TYPE__RT_UNREACHABLE: return "unreachable";
+	case FPMD__ROUTE_TYPE__RT_PROHIBIT: return "prohibit";
+	case FPMD__ROUTE_TYPE__RT_LOCAL: return "local";
+	default: return "unicast";
+	}
+}
+
+/* ---- show ------------------------------------------------------------------ */
+
+static Fpmd__Response *show(Fpmd__Show what, Fpmd__Prefix *p)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__ShowRequest s = FPMD__SHOW_REQUEST__INIT;
+
+	s.what = what;
+	s.prefix = p;
+	req.req_case = FPMD__REQUEST__REQ_SHOW;
+	req.show = &s;
+	return transact(&req);
+}
+
+static int print_routes(Fpmd__Response *rsp)
+{
+	char pb[PREFIX_STRLEN], prev[PREFIX_STRLEN], ab[ADDR_STRLEN];
+
+	if (json) {
+		/* { "PREFIX": [ {entry per source} ] }, as FRR's show ip route json */
+		printf("{");
+		for (size_t i = 0; i < rsp->n_routes; i++) {
+			Fpmd__Route *r = rsp->routes[i];
+			bool first = !i || strcmp(bin_prefix(rsp->routes[i - 1]->prefix, prev),
+						  bin_prefix(r->prefix, pb));
+
+			bin_prefix(r->prefix, pb);
+			if (first) {
+				printf("%s\n  ", i ? "\n  ]," : "");
+				jstr(pb);
+				printf(": [");
+			} else {
+				printf(",");
+			}
+			printf("\n    {\"prefix\": ");
+			jstr(pb);
+			printf(", \"prefixLen\": %u, \"protocol\": \"%s\", "
+			       "\"type\": \"%s\", \"selected\": %s, "
+			       "\"installed\": %s, \"state\": ",
+			       r->prefix->len, source_name(r->source),
+			       rtype_name(r->type), r->selected ? "true" : "false",
+			       r->programmed ? "true" : "false");
+			jstr(r->state);
+			if (r->nhid)
+				printf(", \"nexthopGroupId\": %u", r->nhid);
+			if (r->type == FPMD__ROUTE_TYPE__RT_UNICAST) {
+				printf(", \"fpmdIndex\": %u, \"isGroup\": %s, "
+				       "\"nexthops\": [",
+				       r->index, r->is_group ? "true" : "false");
+				if (!r->is_group) {
+					printf("{");
+					if (r->gateway.len) {
+						printf("\"ip\": ");
+						jstr(bin_addr(r->gateway, ab));
+						printf(", \"afi\": \"%s\", ",
+						       r->gateway.len == 4 ? "ipv4" : "ipv6");
+					} else {
+						printf("\"directlyConnected\": true, ");
+					}
+					printf("\"interfaceName\": ");
+					jstr(r->ifname);
+					printf("}");
+				}
+				printf("]");
+			}
+			printf("}");
+		}
+		printf("%s}\n", rsp->n_routes ? "\n  ]\n" : "");
+		return 0;
+	}
+	printf("%-24s %-7s %-11s %-3s %-16s %s\n", "Prefix", "Source", "Type",
+	       "Sel", "State", "Nexthop");
+	for (size_t i = 0; i < rsp->n_routes; i++) {
+		Fpmd__Route *r = rsp->routes[i];
+		char nh[128] = "";
+
+		if (r->type == FPMD__ROUTE_TYPE__RT_UNICAST) {
+			if (r->is_group)
+				snprintf(nh, sizeof(nh), "group %u", r->nhid);
+			else if (r->gateway.len)
+				snprintf(nh, sizeof(nh), "via %s dev %s%s",
+					 bin_addr(r->gateway, ab), r->ifname,
+					 r->nhid ? "" : "");
+			else
+				snprintf(nh, sizeof(nh), "dev %s (connected)",
+					 r->ifname);
+			if (r->nhid && !r->is_group) {
+				size_t l = strlen(nh);
+
+				snprintf(nh + l, sizeof(nh) - l, " (nhid %u)",
+					 r->nhid);
+			}
+		}
+		printf("%-24s %-7s %-11s %-3s %-16s %s\n",
+		       bin_prefix(r->prefix, pb), source_name(r->source),
+		       rtype_name(r->type), r->selected ? "*" : "", r->state, nh);
+	}
+	return 0;
+}
+
+static int print_nexthops(Fpmd__Response *rsp)
+{
+	char ab[ADDR_STRLEN], mb[MAC_STRLEN];
+
+	if (json) {
+		printf("{");
+		for (size_t i = 0; i < rsp->n_nexthops; i++) {
+			Fpmd__Nexthop *n = rsp->nexthops[i];
+			char key[32];
+
+			if (n->id)
+				snprintf(key, sizeof(key), "%u", n->id);
+			else
+				snprintf(key, sizeof(key), "implicit-%u", n->index);
+			printf("%s\n  ", i ? "," : "");
+			jstr(key);
+			printf(": {\"id\": %u, \"fpmdIndex\": %u, \"refCount\": %u, "
+			       "\"state\": ",
+			       n->id, n->index, n->refcnt);
+			jstr(n->state);
+			if (n->n_members) {
+				printf(", \"group\": true, \"buckets\": %u, "
+				       "\"nexthops\": [",
+				       n->buckets);
+				for (size_t m = 0; m < n->n_members; m++)
+					printf("%s{\"id\": %u, \"weight\": %u}",
+					       m ? ", " : "", n->members[m]->nhid,
+					       n->members[m]->weight);
+				printf("]}");
+				continue;
+			}
+			printf(", \"group\": false, \"interfaceName\": ");
+			jstr(n->ifname);
+			printf(", \"ifindex\": %u", n->ifindex);
+			if (n->gateway.len) {
+				printf(", \"ip\": ");
+				jstr(bin_addr(n->gateway, ab));
+			} else {
+				printf(", \"directlyConnected\": true");
+			}
+			printf(", \"resolved\": %s", n->resolved ? "true" : "false");
+			if (n->mac.len) {
+				printf(", \"mac\": ");
+				jstr(bin_mac(n->mac, mb));
+			}
+			printf("}");
+		}
+		printf("%s}\n", rsp->n_nexthops ? "\n" : "");
+		return 0;
+	}
+	printf("%-8s %-6s %-4s %-15s %s\n", "ID", "Index", "Refs", "State",
+	       "Nexthop");
+	for (size_t i = 0; i < rsp->n_nexthops; i++) {
+		Fpmd__Nexthop *n = rsp->nexthops[i];
+		char id[16], what[256] = "";
+
+		snprintf(id, sizeof(id), n->id ? "%u" : "-", n->id);
+		if (n->n_members) {
+			size_t l = (size_t)snprintf(what, sizeof(what),
+						    "group (%u buckets):",
+						    n->buckets);
+
+			for (size_t m = 0; m < n->n_members && l < sizeof(what); m++)
+				l += (size_t)snprintf(what + l, sizeof(what) - l,
+						      " %u,%u", n->members[m]->nhid,
+						      n->members[m]->weight);
+		} else if (n->gateway.len) {
+			snprintf(what, sizeof(what), "via %s dev %s%s%s",
+				 bin_addr(n->gateway, ab), n->ifname,
+				 n->mac.len ? " lladdr " : "", bin_mac(n->mac, mb));
+		} else {
+			snprintf(what, sizeof(what), "dev %s (connected)",
+				 n->ifname);
+		}
+		printf("%-8s %-6u %-4u %-15s %s\n", id, n->index, n->refcnt,
+		       n->state, what);
+	}
+	return 0;
+}
+
+static int print_neighbors(Fpmd__Response *rsp)
+{
+	char ab[ADDR_STRLEN], mb[MAC_STRLEN];
+
+	if (json) {
+		printf("[");
+		for (size_t i = 0; i < rsp->n_neighbors; i++) {
+			Fpmd__Neighbor *n = rsp->neighbors[i];
+
+			printf("%s\n  {\"ip\": ", i ? "," : "");
+			jstr(bin_addr(n->addr, ab));
+			printf(", \"interfaceName\": ");
+			jstr(n->ifname);
+			printf(", \"ifindex\": %u, \"mac\": ", n->ifindex);
+			jstr(bin_mac(n->mac, mb));
+			printf("}");
+		}
+		printf("%s]\n", rsp->n_neighbors ? "\n" : "");
+		return 0;
+	}
+	printf("%-40s %-16s %s\n", "Address", "Interface", "MAC");
+	for (size_t i = 0; i < rsp->n_neighbors; i++) {
+		Fpmd__Neighbor *n = rsp->neighbors[i];
+
+		printf("%-40s %-16s %s\n", bin_addr(n->addr, ab), n->ifname,
+		       bin_mac(n->mac, mb));
+	}
+	return 0;
+}
+
+static int print_interfaces(Fpmd__Response *rsp)
+{
+	char mb[MAC_STRLEN];
+
+	if (json) {
+		printf("{");
+		for (size_t i = 0; i < rsp->n_interfaces; i++) {
+			Fpmd__Interface *f = rsp->interfaces[i];
+
+			printf("%s\n  ", i ? "," : "");
+			jstr(f->name);
+			printf(": {\"ifindex\": %u, \"slot\": %u, \"mac\": ",
+			       f->ifindex, f->slot);
+			jstr(bin_mac(f->mac, mb));
+			printf(", \"mtu\": %u, \"xdpMode\": ", f->mtu);
+			jstr(f->xdp_mode);
+			printf(", \"operUp\": %s, \"txPort\": %s, \"txReason\": ",
+			       f->oper_up ? "true" : "false",
+			       f->tx_port ? "true" : "false");
+			jstr(f->tx_reason);
+			printf(", \"flags\": [");
+			for (size_t k = 0; k < f->n_flags; k++) {
+				printf("%s", k ? ", " : "");
+				jstr(f->flags[k]);
+			}
+			printf("]}");
+		}
+		printf("%s}\n", rsp->n_interfaces ? "\n" : "");
+		return 0;
+	}
+	printf("%-16s %-7s %-4s %-17s %-5s %-7s %-4s %-4s %s\n", "Interface",
+	       "Ifindex", "Slot", "MAC", "MTU", "XDP", "Up", "Tx", "Flags");
+	for (size_t i = 0; i < rsp->n_interfaces; i++) {
+		Fpmd__Interface *f = rsp->interfaces[i];
+		char flags[256] = "";
+
+		for (size_t k = 0; k < f->n_flags; k++) {
+			strncat(flags, f->flags[k], sizeof(flags) - strlen(flags) - 2);
+			if (k + 1 < f->n_flags)
+				strcat(flags, ",");
+		}
+		printf("%-16s %-7u %-4u %-17s %-5u %-7s %-4s %-4s %s\n", f->name,
+		       f->ifindex, f->slot, bin_mac(f->mac, mb), f->mtu,
+		       f->xdp_mode, f->oper_up ? "yes" : "no",
+		       f->tx_port ? "yes" : "no", flags);
+		if (!f->tx_port && f->tx_reason[0])
+			printf("%16s   not a tx port: %s\n", "", f->tx_reason);
+	}
+	return 0;
+}
+
+static int print_counters(Fpmd__Response *rsp)
+{
+	if (json) {
+		/* { "IFNAME": { "REASON": {"packets": N, "bytes": N}, ... } } */
+		printf("{");
+		for (size_t i = 0; i < rsp->n_counters; i++) {
+			Fpmd__Counter *c = rsp->counters[i];
+			bool first = !i || strcmp(rsp->counters[i - 1]->ifname,
+						  c->ifname);
+
+			if (first) {
+				printf("%s\n  ", i ? "\n  }," : "");
+				jstr(c->ifname);
+				printf(": {");
+			} else {
+				printf(",");
+			}
+			printf("\n    ");
+			jstr(c->reason);
+			printf(": {\"packets\": %llu, \"bytes\": %llu}",
+			       (unsigned long long)c->packets,
+			       (unsigned long long)c->bytes);
+		}
+		printf("%s}\n", rsp->n_counters ? "\n  }\n" : "");
+		return 0;
+	}
+	printf("%-16s %-20s %14s %16s\n", "Interface", "Counter", "Packets",
+	       "Bytes");
+	for (size_t i = 0; i < rsp->n_counters; i++) {
+		Fpmd__Counter *c = rsp->counters[i];
+
+		if (!show_all && !c->packets)
+			continue;
+		printf("%-16s %-20s %14llu %16llu\n", c->ifname, c->reason,
+		       (unsigned long long)c->packets,
+		       (unsigned long long)c->bytes);
+	}
+	return 0;
+}
+
+static int print_guards(Fpmd__Response *rsp)
+{
+	if (json) {
+		printf("{");
+		for (size_t i = 0; i < rsp->n_guards; i++) {
+			printf("%s\n  ", i ? "," : "");
+			jstr(rsp->guards[i]->name);
+			printf(": {\"state\": ");
+			jstr(rsp->guards[i]->state);
+			printf(", \"detail\": ");
+			jstr(rsp->guards[i]->detail);
+			printf("}");
+		}
+		printf("%s}\n", rsp->n_guards ? "\n" : "");
+		return 0;
+	}
+	for (size_t i = 0; i < rsp->n_guards; i++)
+		printf("%-14s %-12s %s\n", rsp->guards[i]->name,
+		       rsp->guards[i]->state, rsp->guards[i]->detail);
+	return 0;
+}
+
+/* ---- commands -------------------------------------------------------------- */
+
+static int run_show(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		Fpmd__Show what;
+		int (*print)(Fpmd__Response *);
+	} shows[] = {
+		{ "routes", FPMD__SHOW__SHOW_ROUTES, print_routes },
+		{ "nexthops", FPMD__SHOW__SHOW_NEXTHOPS, print_nexthops },
+		{ "neighbors", FPMD__SHOW__SHOW_NEIGHBORS, print_neighbors },
+		{ "interfaces", FPMD__SHOW__SHOW_INTERFACES, print_interfaces },
+		{ "counters", FPMD__SHOW__SHOW_COUNTERS, print_counters },
+		{ "guards", FPMD__SHOW__SHOW_GUARDS, print_guards },
+	};
+	uint8_t store[16];
+
+	if (argc < 1)
+		die("show what? %s", "routes|nexthops|neighbors|interfaces|counters|guards");
+	for (size_t i = 0; i < sizeof(shows) / sizeof(shows[0]); i++) {
+		Fpmd__Prefix *p = NULL;
+		Fpmd__Response *rsp;
+		int ret;
+
+		if (strcmp(argv[0], shows[i].name))
+			continue;
+		if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_ROUTES)
+			p = prefix_arg(argv[1], store);
+		else if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_COUNTERS &&
+			 !strcmp(argv[1], "all"))
+			show_all = true;
+		else if (argc > 1)
+			die("unexpected argument '%s'", argv[1]);
+		rsp = show(shows[i].what, p);
+		ret = check(rsp) ? 1 : shows[i].print(rsp);
+		fpmd__response__free_unpacked(rsp, NULL);
+		return ret;
+	}
+	die("unknown show '%s'", argv[0]);
+	return 2;
+}
+
+static int simple(Fpmd__Request *req)
+{
+	Fpmd__Response *rsp = transact(req);
+	int ret = check(rsp);
+
+	fpmd__response__free_unpacked(rsp, NULL);
+	return ret;
+}
+
+/* route add PREFIX {via GW dev IF | dev IF | nhid N | blackhole | ...} */
+static int run_route(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__Route r = FPMD__ROUTE__INIT;
+	uint8_t pstore[16], gstore[16];
+	bool add;
+
+	if (argc < 2)
+		die("usage: route add|del PREFIX ...%s", "");
+	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
+	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
+		die("route: unknown action '%s' (add, replace, del)", argv[0]);
+	r.prefix = prefix_arg(argv[1], pstore);
+	r.type = FPMD__ROUTE_TYPE__RT_UNICAST;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "blackhole"))
+			r.type = FPMD__ROUTE_TYPE__RT_BLACKHOLE;
+		else if (!strcmp(argv[i], "unreachable"))
+			r.type = FPMD__ROUTE_TYPE__RT_UNREACHABLE;
+		else if (!strcmp(argv[i], "prohibit"))
+			r.type = FPMD__ROUTE_TYPE__RT_PROHIBIT;
+		else if (!strcmp(argv[i], "via") && i + 1 < argc)
+			r.gateway = addr_arg(argv[++i], gstore);
+		else if (!strcmp(argv[i], "dev") && i + 1 < argc)
+			r.ifname = argv[++i];
+		else if (!strcmp(argv[i], "nhid") && i + 1 < argc)
+			r.nhid = u32_arg(argv[++i], "bad nexthop id '%s'");
+		else
+			die("route: unexpected '%s'", argv[i]);
+	}
+	if (add && r.type == FPMD__ROUTE_TYPE__RT_UNICAST && !r.nhid &&
+	    !r.ifname[0])
+		die("route add: give 'via GW dev IF', 'dev IF', 'nhid ID' or a "
+		    "type (blackhole, unreachable, prohibit)%s", "");
+	req.req_case = add ? FPMD__REQUEST__REQ_ROUTE_ADD :
+			     FPMD__REQUEST__REQ_ROUTE_DEL;
+	if (add)
+		req.route_add = &r;
+	else
+		req.route_del = &r;
+	return simple(&req);
+}
+
+/* nexthop add ID {via GW dev IF | dev IF | group ID[,W]/ID[,W]...} */
+static int run_nexthop(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__Nexthop n = FPMD__NEXTHOP__INIT;
+	Fpmd__GroupMember mem[64], *memp[64];
+	uint8_t gstore[16];
+	bool add;
+
+	if (argc < 2)
+		die("usage: nexthop add|del ID ...%s", "");
+	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
+	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
+		die("nexthop: unknown action '%s' (add, replace, del)", argv[0]);
+	n.id = u32_arg(argv[1], "bad nexthop id '%s'");
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "via") && i + 1 < argc) {
+			n.gateway = addr_arg(argv[++i], gstore);
+		} else if (!strcmp(argv[i], "dev") && i + 1 < argc) {
+			n.ifname = argv[++i];
+		} else if (!strcmp(argv[i], "group") && i + 1 < argc) {
+			char *list = argv[++i], *tok, *save = NULL;
+
+			for (tok = strtok_r(list, "/", &save); tok;
+			     tok = strtok_r(NULL, "/", &save)) {
+				char *comma = strchr(tok, ',');
+
+				if (n.n_members == 64)
+					die("group: at most 64 members%s", "");
+				fpmd__group_member__init(&mem[n.n_members]);
+				if (comma)
+					*comma = '\0';
+				mem[n.n_members].nhid =
+					u32_arg(tok, "bad member id '%s'");
+				mem[n.n_members].weight =
+					comma ? u32_arg(comma + 1, "bad weight '%s'") : 1;
+				memp[n.n_members] = &mem[n.n_members];
+				n.n_members++;
+			}
+			n.members = memp;
+		} else {
+			die("nexthop: unexpected '%s'", argv[i]);
+		}
+	}
+	if (add && !n.n_members && !n.ifname[0])
+		die("nexthop add: give 'via GW dev IF', 'dev IF' or 'group "
+		    "ID[,WEIGHT]/...'%s", "");
+	req.req_case = add ? FPMD__REQUEST__REQ_NEXTHOP_ADD :
+			     FPMD__REQUEST__REQ_NEXTHOP_DEL;
+	if (add)
+		req.nexthop_add = &n;
+	else
+		req.nexthop_del = &n;
+	return simple(&req);
+}
+
+/* neighbor add ADDR lladdr MAC dev IF | neighbor del ADDR dev IF */
+static int run_neighbor(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__Neighbor n = FPMD__NEIGHBOR__INIT;
+	uint8_t astore[16], mac[6];
+	bool add;
+
+	if (argc < 2)
+		die("usage: neighbor add|del ADDR ...%s", "");
+	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
+	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
+		die("neighbor: unknown action '%s' (add, replace, del)", argv[0]);
+	n.addr = addr_arg(argv[1], astore);
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "lladdr") && i + 1 < argc) {
+			if (parse_mac(argv[++i], mac))
+				die("bad MAC '%s'", argv[i]);
+			n.mac.data = mac;
+			n.mac.len = 6;
+		} else if (!strcmp(argv[i], "dev") && i + 1 < argc) {
+			n.ifname = argv[++i];
+		} else {
+			die("neighbor: unexpected '%s'", argv[i]);
+		}
+	}
+	if (!n.ifname[0] || (add && !n.mac.len))
+		die("neighbor %s", add ? "add: give 'lladdr MAC dev IF'" :
+					 "del: give 'dev IF'");
+	req.req_case = add ? FPMD__REQUEST__REQ_NEIGH_ADD :
+			     FPMD__REQUEST__REQ_NEIGH_DEL;
+	if (add)
+		req.neigh_add = &n;
+	else
+		req.neigh_del = &n;
+	return simple(&req);
+}
+
+static int run_clear(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+
+	if (argc < 1 || strcmp(argv[0], "counters"))
+		die("usage: clear counters%s", "");
+	req.req_case = FPMD__REQUEST__REQ_CLEAR_COUNTERS;
+	req.clear_counters = true;
+	return simple(&req);
+}
+
+static const struct {
+	const char *name, *alias, *usage;
+	int (*run)(int argc, char **argv);
+} commands[] = {
+	{ "show", NULL,
+	  "show routes [PREFIX] | nexthops | neighbors | interfaces | "
+	  "counters [all] | guards",
+	  run_show },
+	{ "route", "routes",
+	  "route add PREFIX {via GW dev IF | dev IF | nhid ID | blackhole | "
+	  "unreachable | prohibit}\n      route del PREFIX",
+	  run_route },
+	{ "nexthop", "nexthops",
+	  "nexthop add ID {via GW dev IF | dev IF | group ID[,W]/ID[,W]...}\n"
+	  "      nexthop del ID",
+	  run_nexthop },
+	{ "neighbor", "neigh",
+	  "neighbor add ADDR lladdr MAC dev IF\n      neighbor del ADDR dev IF",
+	  run_neighbor },
+	{ "clear", NULL, "clear counters", run_clear },
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: fpmctl [-s SOCKET] [-j|--json] COMMAND\n\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %s\n", commands[i].usage);
+	fprintf(f, "\nSee fpmctl(8).\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+s:jhv", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': sock_path = optarg; break;
+		case 'j': json = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'v': printf("fpmctl %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	/* --json also accepted at the end, as in "show routes --json". */
+	if (argc && !strcmp(argv[argc - 1], "--json")) {
+		json = true;
+		argc--;
+	} else if (argc && !strcmp(argv[argc - 1], "json")) {
+		json = true;
+		argc--;
+	}
+	if (argc < 1) {
+		usage(stderr);
+		return 2;
+	}
+	for (size_t i = 0; i < N_COMMANDS; i++) {
+		if (strcmp(argv[0], commands[i].name) &&
+		    (!commands[i].alias || strcmp(argv[0], commands[i].alias)))
+			continue;
+		connect_fpmd();
+		return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "fpmctl: unknown command '%s'\n", argv[0]);
+	usage(stderr);
+	return 2;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Logging to stderr, syslog or a file, with FRR-like level words. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "log.h"
+
+static FILE *log_file;
+static bool log_syslog;
+static bool log_debug_on;
+
+int log_open(const char *target, bool debug)
+{
+	log_debug_on = debug;
+	if (!target || !strcmp(target, "stderr")) {
+		log_file = NULL;
+		return 0;
+	}
+	if (!strcmp(target, "syslog")) {
+		openlog("fpmd", LOG_PID, LOG_DAEMON);
+		log_syslog = true;
+		return 0;
+	}
+	if (!strncmp(target, "file:", 5)) {
+		FILE *f = fopen(target + 5, "a");
+
+		if (!f)
+			return -1;
+		setvbuf(f, NULL, _IOLBF, 0);
+		log_file = f;
+		return 0;
+	}
+	return -1;
+}
+
+void log_msg(enum log_level lvl, const char *fmt, ...)
+{
+	static const char *const words[] = { "error", "warning", "notice",
+					     "debug" };
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE,
+				    LOG_DEBUG };
+	FILE *out = log_file ? log_file : stderr;
+	char ts[32];
+	struct timespec now;
+	struct tm tm;
+	va_list ap;
+
+	if (lvl == LOG_LVL_DEBUG && !log_debug_on)
+		return;
+	va_start(ap, fmt);
+	if (log_syslog) {
+		vsyslog(prio[lvl], fmt, ap);
+		va_end(ap);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	localtime_r(&now.tv_sec, &tm);
+	strftime(ts, sizeof(ts), "%Y/%m/%d %H:%M:%S", &tm);
+	fprintf(out, "%s.%03ld fpmd %s: ", ts, now.tv_nsec / 1000000,
+		words[lvl]);
+	vfprintf(out, fmt, ap);
+	fputc('\n', out);
+	fflush(out);
+	va_end(ap);
+}

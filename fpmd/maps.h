@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Writes to the fast path's BPF maps. fpmd is their only writer; every
+ * function returns 0 or -errno and never logs (callers know the object).
+ */
+#ifndef FPMD_MAPS_WRITE_H
+#define FPMD_MAPS_WRITE_H
+
+#include <stdint.h>
+
+#include "fpmd_maps.h"
+#include "util.h"
+
+struct fpmd_map_fds {
+	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
+		tx_ports, ifaces, stats, meta;
+};
+
+extern struct fpmd_map_fds mapfd;
+
+int maps_route_write(const struct prefix *p, uint32_t val);
+int maps_route_delete(const struct prefix *p);
+int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh);
+int maps_nexthop_clear(uint32_t index);
+int maps_group_write(uint32_t index, const struct fpmd_nh_group *g);
+int maps_group_clear(uint32_t index);
+int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
+		     const uint8_t mac[6]);
+int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr);
+int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
+int maps_iface_delete(uint32_t ifindex);
+int maps_txport_add(uint32_t ifindex);
+int maps_txport_delete(uint32_t ifindex);
+/* Sum of all CPUs for one counter. */
+int maps_stat_read(uint32_t slot, uint32_t reason, struct fpmd_stat *out);
+int maps_stats_clear_slot(uint32_t slot);
+
+extern const char *const fpmd_reason_names[FPMD_R_MAX];
+extern const char *const fpmd_reason_help[FPMD_R_MAX];
+
+#endif

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* rtnetlink (and xfrm, nfnetlink) requests with libmnl. */
+#ifndef FPMD_NL_H
+#define FPMD_NL_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <libmnl/libmnl.h>
+
+#include "util.h"
+
+#define NL_RX_BUF 65536 /* a dump part of many messages */
+#define NL_TX_BUF 8192
+#ifndef IFF_LOWER_UP
+#define IFF_LOWER_UP 0x10000 /* linux/if.h, which clashes with net/if.h */
+#endif
+
+struct nl_link {
+	uint32_t ifindex;
+	char name[IF_NAMESIZE];
+	uint8_t mac[6];
+	bool has_mac;
+	uint32_t mtu;
+	bool admin_up, lower_up;
+	char kind[16];      /* "veth", ... */
+	uint32_t link;      /* IFLA_LINK: veth peer ifindex */
+	int link_netnsid;   /* -1: same namespace */
+	uint32_t xdp_prog_id;
+	uint8_t xdp_attached; /* XDP_ATTACHED_* */
+};
+
+struct nl_route {
+	struct prefix p;
+	uint8_t type;   /* RTN_* */
+	uint32_t table;
+	uint32_t oif;
+};
+
+struct nl_rule {
+	uint8_t family;
+	uint32_t priority;
+	uint32_t table;
+	char iifname[IF_NAMESIZE];
+	bool has_selector; /* from/to/fwmark/... beyond "from all" */
+};
+
+typedef void (*nl_link_cb)(const struct nl_link *l, void *arg);
+typedef void (*nl_route_cb)(const struct nl_route *r, void *arg);
+typedef void (*nl_rule_cb)(const struct nl_rule *r, void *arg);
+
+/* One socket for requests; dumps are synchronous. */
+int nl_open(void);
+void nl_close(void);
+
+int nl_dump_links(nl_link_cb cb, void *arg);
+/* The link ifindex inside the namespace known to us as nsid. */
+int nl_get_link_in_netns(int nsid, uint32_t ifindex, struct nl_link *out);
+int nl_dump_routes(int family, uint32_t table, nl_route_cb cb, void *arg);
+int nl_dump_rules(int family, nl_rule_cb cb, void *arg);
+/* Number of xfrm policies per family. */
+int nl_xfrm_policies(int *v4, int *v6);
+/* Describe what on ifindex's egress XDP would bypass (tc filters,
+ * shaping qdisc) into why; returns 1 if anything, 0 if none, -errno. */
+int nl_tc_egress(uint32_t ifindex, char *why, size_t len);
+
+/* Link event socket (RTNLGRP_LINK); fd for the event loop. */
+int nl_events_open(void);
+/* Read pending events; calls cb for each link added/changed, gone for
+ * each removed (ifindex). */
+int nl_events_read(nl_link_cb changed, void (*gone)(uint32_t ifindex));
+
+int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l);
+/* The id our namespace has for the namespace behind nsfd, or -1. */
+int nl_get_nsid(int nsfd);
+
+#endif

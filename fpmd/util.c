@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+int addr_len(int family)
+{
+	return family == AF_INET6 ? 16 : 4;
+}
+
+int parse_addr(const char *s, uint8_t *family, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, s, addr) == 1) {
+		*family = AF_INET;
+		return 0;
+	}
+	if (inet_pton(AF_INET6, s, addr) == 1) {
+		*family = AF_INET6;
+		return 0;
+	}
+	return -1;
+}
+
+void prefix_mask(struct prefix *p)
+{
+	int bytes = addr_len(p->family);
+
+	for (int i = 0; i < bytes; i++) {
+		int bits = p->len - i * 8;
+
+		if (bits >= 8)
+			continue;
+		p->addr[i] &= bits <= 0 ? 0 : (uint8_t)(0xff << (8 - bits));
+	}
+}
+
+int parse_prefix(const char *s, struct prefix *p, const char **err)
+{
+	char buf[PREFIX_STRLEN + 8];
+	char *slash, *end;
+	struct prefix m;
+	long len;
+
+	*err = NULL;
+	if (strlen(s) >= sizeof(buf)) {
+		*err = "too long";
+		return -1;
+	}
+	strcpy(buf, s);
+	slash = strchr(buf, '/');
+	if (slash)
+		*slash = '\0';
+	if (parse_addr(buf, &p->family, p->addr)) {
+		*err = "not an IPv4 or IPv6 address";
+		return -1;
+	}
+	len = addr_len(p->family) * 8;
+	if (slash) {
+		long max = len;
+
+		len = strtol(slash + 1, &end, 10);
+		if (!slash[1] || *end || len < 0 || len > max) {
+			*err = "bad prefix length";
+			return -1;
+		}
+	}
+	p->len = (uint8_t)len;
+	m = *p;
+	prefix_mask(&m);
+	if (memcmp(m.addr, p->addr, 16)) {
+		*err = "host bits set";
+		return -1;
+	}
+	return 0;
+}
+
+int parse_mac(const char *s, uint8_t mac[6])
+{
+	unsigned int b[6];
+	char tail;
+
+	if (sscanf(s, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
+		   &b[4], &b[5], &tail) != 6)
+		return -1;
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)b[i];
+	return 0;
+}
+
+const char *fmt_addr(int family, const void *addr, char *buf)
+{
+	if (!inet_ntop(family, addr, buf, ADDR_STRLEN))
+		strcpy(buf, "?");
+	return buf;
+}
+
+const char *fmt_prefix(const struct prefix *p, char *buf)
+{
+	char a[ADDR_STRLEN];
+
+	snprintf(buf, PREFIX_STRLEN, "%s/%u", fmt_addr(p->family, p->addr, a),
+		 p->len);
+	return buf;
+}
+
+const char *fmt_mac(const uint8_t mac[6], char *buf)
+{
+	snprintf(buf, MAC_STRLEN, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+		 mac[1], mac[2], mac[3], mac[4], mac[5]);
+	return buf;
+}
+
+/* FNV-1a: tables here are keyed by small fixed-size keys. */
+uint32_t hash_bytes(const void *data, size_t len, uint32_t seed)
+{
+	const uint8_t *p = data;
+	uint32_t h = 2166136261u ^ seed;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 16777619u;
+	}
+	return h;
+}

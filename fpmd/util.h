@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Address, prefix and MAC parsing and formatting, shared by fpmd and fpmctl. */
+#ifndef FPMD_UTIL_H
+#define FPMD_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ADDR_STRLEN 46
+#define PREFIX_STRLEN 50
+#define MAC_STRLEN 18
+
+struct prefix {
+	uint8_t family; /* AF_INET / AF_INET6 */
+	uint8_t len;
+	uint8_t addr[16];
+};
+
+int parse_addr(const char *s, uint8_t *family, uint8_t addr[16]);
+/* "A.B.C.D/N", "X::/N", or a bare address (full length). Host bits are
+ * an error so that typos do not silently widen a route. */
+int parse_prefix(const char *s, struct prefix *p, const char **err);
+int parse_mac(const char *s, uint8_t mac[6]);
+const char *fmt_addr(int family, const void *addr, char *buf);
+const char *fmt_prefix(const struct prefix *p, char *buf);
+const char *fmt_mac(const uint8_t mac[6], char *buf);
+int addr_len(int family);
+void prefix_mask(struct prefix *p);
+
+uint32_t hash_bytes(const void *data, size_t len, uint32_t seed);
+
+#endif

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The skeleton lifecycle: open -> size maps -> pin paths -> load. Pinned
+ * maps from a previous run are adopted when their layout stamp matches,
+ * so a restart (or upgrade with the same layout) forwards throughout.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fpmd.h"
+#include "fpmd.skel.h"
+#include "log.h"
+#include "maps.h"
+#include "xdp.h"
+
+struct fpmd_bpf *skel;
+
+/* libbpf's own messages (verifier logs, pin conflicts) go to our log. */
+static int libbpf_log(enum libbpf_print_level lvl, const char *fmt,
+		      va_list ap)
+{
+	char buf[1024];
+	size_t n;
+
+	/* libbpf's debug level is a relocation-by-relocation trace. */
+	if (lvl == LIBBPF_DEBUG || (lvl == LIBBPF_INFO && !cfg.debug))
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	if (lvl == LIBBPF_WARN)
+		log_warn("%s", buf);
+	else
+		log_debug("%s", buf);
+	return 0;
+}
+
+static void pin_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", cfg.pin_dir, name);
+}
+
+static void unpin_all(struct bpf_object *obj)
+{
+	struct bpf_map *m;
+	char path[PATH_MAX];
+
+	bpf_object__for_each_map(m, obj) {
+		pin_path(path, sizeof(path), bpf_map__name(m));
+		unlink(path);
+	}
+}
+
+/* Layout stamp of the pinned maps: version, or -1 if none pinned. */
+static long pinned_layout(void)
+{
+	char path[PATH_MAX];
+	struct fpmd_meta m = { 0 };
+	uint32_t k = 0;
+	int fd;
+
+	pin_path(path, sizeof(path), "meta");
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return -1;
+	if (bpf_map_lookup_elem(fd, &k, &m))
+		m.layout_version = 0;
+	close(fd);
+	return m.layout_version;
+}
+
+static int open_and_size(void)
+{
+	struct bpf_map *m;
+	char path[PATH_MAX];
+
+	skel = fpmd_bpf__open();
+	if (!skel)
+		return -errno;
+	bpf_map__set_max_entries(skel->maps.routes_v4, cfg.max_routes_v4);
+	bpf_map__set_max_entries(skel->maps.routes_v6, cfg.max_routes_v6);
+	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
+	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
+	bpf_map__set_max_entries(skel->maps.neigh_v4, cfg.max_neigh);
+	bpf_map__set_max_entries(skel->maps.neigh_v6, cfg.max_neigh);
+	bpf_object__for_each_map(m, skel->obj) {
+		/* .rodata/.bss of the program are not state: not pinned. */
+		if (strchr(bpf_map__name(m), '.'))
+			continue;
+		pin_path(path, sizeof(path), bpf_map__name(m));
+		if (bpf_map__set_pin_path(m, path))
+			return -errno;
+	}
+	return 0;
+}
+
+int xdp_load(bool *adopted)
+{
+	long layout;
+	int ret;
+
+	*adopted = false;
+	libbpf_set_print(libbpf_log);
+	if (mkdir(cfg.pin_dir, 0700) && errno != EEXIST) {
+		ret = -errno;
+		log_err("bpffs: cannot create %s: %s (is bpffs mounted, and "
+			"was fpmd started with 'ip netns exec'? use --netns)",
+			cfg.pin_dir, strerror(errno));
+		return ret;
+	}
+	layout = pinned_layout();
+	ret = open_and_size();
+	if (ret)
+		return ret;
+	if (layout >= 0 && layout != FPMD_LAYOUT_VERSION) {
+		log_warn("bpffs: maps pinned in %s have layout %ld, this fpmd "
+			 "uses %d: not adopting them; starting empty (traffic "
+			 "takes the kernel path until routes are re-entered)",
+			 cfg.pin_dir, layout, FPMD_LAYOUT_VERSION);
+		unpin_all(skel->obj);
+		layout = -1;
+	}
+	ret = fpmd_bpf__load(skel);
+	if (ret && layout >= 0) {
+		/* Same layout, other sizes: libbpf refuses to reuse them. */
+		log_warn("bpffs: maps pinned in %s do not match the configured "
+			 "table sizes: recreating them empty (traffic takes "
+			 "the kernel path until routes are re-entered)",
+			 cfg.pin_dir);
+		unpin_all(skel->obj);
+		fpmd_bpf__destroy(skel);
+		layout = -1;
+		ret = open_and_size();
+		if (!ret)
+			ret = fpmd_bpf__load(skel);
+	}
+	if (ret) {
+		log_err("bpf: loading the XDP program failed: %s",
+			strerror(-ret));
+		return ret;
+	}
+	mapfd.routes_v4 = bpf_map__fd(skel->maps.routes_v4);
+	mapfd.routes_v6 = bpf_map__fd(skel->maps.routes_v6);
+	mapfd.nexthops = bpf_map__fd(skel->maps.nexthops);
+	mapfd.nh_groups = bpf_map__fd(skel->maps.nh_groups);
+	mapfd.neigh_v4 = bpf_map__fd(skel->maps.neigh_v4);
+	mapfd.neigh_v6 = bpf_map__fd(skel->maps.neigh_v6);
+	mapfd.tx_ports = bpf_map__fd(skel->maps.tx_ports);
+	mapfd.ifaces = bpf_map__fd(skel->maps.ifaces);
+	mapfd.stats = bpf_map__fd(skel->maps.stats);
+	mapfd.meta = bpf_map__fd(skel->maps.meta);
+	if (layout < 0) {
+		struct fpmd_meta m = { .layout_version = FPMD_LAYOUT_VERSION };
+		struct timespec ts;
+		uint32_t k = 0;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		m.created_ns = (uint64_t)ts.tv_sec * 1000000000ull +
+			       (uint64_t)ts.tv_nsec;
+		bpf_map_update_elem(mapfd.meta, &k, &m, BPF_ANY);
+		log_info("bpffs: maps created and pinned in %s", cfg.pin_dir);
+	} else {
+		*adopted = true;
+		log_info("bpffs: adopted the maps pinned in %s", cfg.pin_dir);
+	}
+	return 0;
+}
+
+int xdp_prog_fd(void)
+{
+	return bpf_program__fd(skel->progs.fpmd_xdp);
+}
+
+void xdp_unpin(void)
+{
+	if (!skel)
+		return;
+	unpin_all(skel->obj);
+	if (rmdir(cfg.pin_dir) && errno != ENOENT)
+		log_warn("bpffs: %s not removed: %s", cfg.pin_dir,
+			 strerror(errno));
+}
+
+void xdp_close(void)
+{
+	if (skel)
+		fpmd_bpf__destroy(skel);
+	skel = NULL;
+}
