@@ -79,9 +79,9 @@ struct fpmd_route_val {
 #define FPMD_NH_F_V6 0x10       /* gateway is IPv6 */
 
 /*
- * A nexthop: where to send and how to rewrite. gw is not read by the
- * fast path; it is there so a restarted fpmd can rebuild its tables from
- * the pinned maps.
+ * A nexthop: where to send and how to rewrite. gw and id are not read by
+ * the fast path; they are there so a restarted fpmd can rebuild its tables
+ * from the pinned maps.
  */
 struct fpmd_nexthop {
 	__u32 ifindex;
@@ -92,10 +92,12 @@ struct fpmd_nexthop {
 	__u16 oslot; /* egress interface slot, for tx counters */
 	__u16 pad;
 	__u8 gw[16]; /* IPv4 in the first 4 bytes */
+	__u32 id;    /* fpmd's external nexthop id (0: implicit) */
 };
 
 struct fpmd_nh_group {
 	__u32 nbuckets; /* 0 means empty group: pass to the kernel */
+	__u32 id;       /* external group id, for adoption after restart */
 	__u32 bucket[FPMD_GROUP_BUCKETS]; /* nexthop indices */
 };
 
