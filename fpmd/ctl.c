@@ -543,6 +543,18 @@ static int show_nexthops(struct arena *a, Fpmd__Response *rsp)
 	return 0;
 }
 
+static int cmp_neigh(const void *a, const void *b)
+{
+	const Fpmd__Neighbor *x = *(Fpmd__Neighbor *const *)a,
+			     *y = *(Fpmd__Neighbor *const *)b;
+
+	if (x->addr.len != y->addr.len)
+		return x->addr.len < y->addr.len ? -1 : 1;
+	if (x->ifindex != y->ifindex)
+		return x->ifindex < y->ifindex ? -1 : 1;
+	return memcmp(x->addr.data, y->addr.data, x->addr.len);
+}
+
 static int show_neighbors(struct arena *a, Fpmd__Response *rsp)
 {
 	size_t k = 0, i;
@@ -567,6 +579,7 @@ static int show_neighbors(struct arena *a, Fpmd__Response *rsp)
 		o->ifname = arena_str(a, ifname_of(ne->ifindex, ifn));
 		rsp->neighbors[k++] = o;
 	}
+	qsort(rsp->neighbors, k, sizeof(*rsp->neighbors), cmp_neigh);
 	rsp->n_neighbors = k;
 	return 0;
 }

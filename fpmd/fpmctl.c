@@ -282,7 +282,15 @@ static int print_routes(Fpmd__Response *rsp)
 		printf("%s}\n", rsp->n_routes ? "\n  ]\n" : "");
 		return 0;
 	}
-	printf("%-24s %-7s %-11s %-3s %-16s %s\n", "Prefix", "Source", "Type",
+	int w = 18;
+
+	for (size_t i = 0; i < rsp->n_routes; i++) {
+		int l = (int)strlen(bin_prefix(rsp->routes[i]->prefix, pb));
+
+		if (l > w)
+			w = l;
+	}
+	printf("%-*s %-7s %-11s %-3s %-16s %s\n", w, "Prefix", "Source", "Type",
 	       "Sel", "State", "Nexthop");
 	for (size_t i = 0; i < rsp->n_routes; i++) {
 		Fpmd__Route *r = rsp->routes[i];
@@ -305,7 +313,7 @@ static int print_routes(Fpmd__Response *rsp)
 					 r->nhid);
 			}
 		}
-		printf("%-24s %-7s %-11s %-3s %-16s %s\n",
+		printf("%-*s %-7s %-11s %-3s %-16s %s\n", w,
 		       bin_prefix(r->prefix, pb), source_name(r->source),
 		       rtype_name(r->type), r->selected ? "*" : "", r->state, nh);
 	}

@@ -497,6 +497,7 @@ static void stop(void)
 		xdp_unpin();
 	xdp_close();
 	nl_close();
+	rib_free();
 }
 
 int main(int argc, char **argv)

@@ -519,16 +519,11 @@ static int route_selected(const struct route *r)
  * would not change the map is skipped: a replay must not touch a route
  * that is already right.
  */
-static uint32_t route_cur_val(const struct route *r)
-{
-	return r->selected >= 0 ? route_value(&r->e[r->selected]) : 0;
-}
-
-static void route_program(struct route *r, bool force)
+static void route_program(struct route *r)
 {
 	char pb[PREFIX_STRLEN];
 	int sel = route_selected(r);
-	uint32_t old = r->programmed ? route_cur_val(r) : 0;
+	uint32_t val;
 	int ret;
 
 	if (sel < 0) {
@@ -543,14 +538,20 @@ static void route_program(struct route *r, bool force)
 		return;
 	}
 	r->selected = sel;
-	if (r->programmed && !force && route_value(&r->e[sel]) == old)
+	val = route_value(&r->e[sel]);
+	if (r->programmed && val == r->val)
 		return;
-	ret = maps_route_write(&r->p, route_value(&r->e[sel]));
+	ret = maps_route_write(&r->p, val);
 	if (!ret) {
 		r->programmed = true;
+		r->val = val;
 		r->state = RS_FORWARDING;
 		return;
 	}
+	/* The old value may still be in the map: take it out rather than
+	 * leave a stale nexthop forwarding. */
+	if (r->programmed)
+		maps_route_delete(&r->p);
 	r->programmed = false;
 	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
 		r->state = RS_MAP_FULL;
@@ -571,7 +572,7 @@ int rib_route_add(enum rib_source src, const struct prefix *p,
 		  enum rib_rtype type, uint32_t nhid, int gw_family,
 		  const uint8_t *gw, uint32_t ifindex, const char **err)
 {
-	struct nexthop *nh = NULL;
+	struct nexthop *nh = NULL, *old_nh;
 	struct route *r;
 	struct prefix m = *p;
 
@@ -608,24 +609,15 @@ int rib_route_add(enum rib_source src, const struct prefix *p,
 		r->selected = -1;
 		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
 	}
-	/* The old entry's value is needed to skip unchanged writes. */
-	{
-		uint32_t old = r->programmed ? route_cur_val(r) : 0;
-		struct nexthop *old_nh = r->e[src].present ? r->e[src].nh : NULL;
-		bool was_prog = r->programmed;
-
-		r->e[src].present = true;
-		r->e[src].type = type;
-		r->e[src].nh = nh;
-		if (was_prog && route_selected(r) == r->selected &&
-		    route_value(&r->e[r->selected]) == old) {
-			nh_put(old_nh);
-			return 0;
-		}
-		route_program(r, true);
-		nh_put(old_nh);
-	}
-	if (r->state == RS_MAP_FULL) {
+	old_nh = r->e[src].present ? r->e[src].nh : NULL;
+	r->e[src].present = true;
+	r->e[src].type = type;
+	r->e[src].nh = nh;
+	route_program(r);
+	/* After the map points at the new nexthop: an implicit old one may
+	 * be freed (and its slot cleared) only now. */
+	nh_put(old_nh);
+	if (r->state == RS_MAP_FULL && !r->programmed) {
 		*err = "route table full";
 		return -ENOSPC;
 	}
@@ -647,7 +639,7 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 	}
 	old_nh = r->e[src].nh;
 	memset(&r->e[src], 0, sizeof(r->e[src]));
-	route_program(r, false);
+	route_program(r);
 	nh_put(old_nh);
 	return 0;
 }
@@ -799,7 +791,7 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	struct fpmd_lpm_v4 k4, *pk4 = NULL;
 	struct fpmd_neigh_v4_key n4, *pn4 = NULL;
 	struct fpmd_neigh_v6_key n6, *pn6 = NULL;
-	uint32_t nroutes = 0, nnh = 0, ngrp = 0, nneigh = 0;
+	uint32_t nroutes = 0, nnh = 0, ngrp = 0, nneigh = 0, ndropped = 0;
 	struct hnode *n, *tmp;
 	size_t it;
 
@@ -945,10 +937,17 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			case FPMD_RT_BLACKHOLE: rt = RT_BLACKHOLE; break;
 			case FPMD_RT_UNREACHABLE: rt = RT_UNREACHABLE; break;
 			case FPMD_RT_PROHIBIT: rt = RT_PROHIBIT; break;
-			default: continue; /* "kernel" entries are re-derived */
+			default:
+				nh = NULL; /* "kernel" entries are re-derived */
+				break;
 			}
-			if (rt == RT_UNICAST && !nh)
+			if (rt == RT_UNICAST && !nh) {
+				/* Nothing to rebuild it from: its source must
+				 * give it again; the kernel routes it till then. */
+				maps_route_write(&p, FPMD_RT_ENCODE(FPMD_RT_KERNEL, 0));
+				ndropped++;
 				continue;
+			}
 			r = calloc(1, sizeof(*r));
 			if (!r)
 				break;
@@ -960,6 +959,7 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 				nh->refcnt++;
 			r->selected = src;
 			r->programmed = true;
+			r->val = v.val;
 			r->state = RS_FORWARDING;
 			ht_insert(&rib_routes, &r->node, prefix_hash(&p));
 			nroutes++;
@@ -978,5 +978,39 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	log_info("adopt: %u routes, %u nexthops, %u groups, %u neighbors "
 		 "from the pinned maps",
 		 nroutes, nnh, ngrp, nneigh);
+	if (ndropped)
+		log_warn("adopt: %u routes had no usable nexthop in the maps; "
+			 "they stay on the kernel path until given again",
+			 ndropped);
 	return 0;
+}
+
+/* Free every table (at exit; the maps are left as they are). */
+void rib_free(void)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&rib_routes, n, tmp, i)
+		free(container_of(n, struct route, node));
+	ht_for_each(&rib_neigh, n, tmp, i)
+		free(container_of(n, struct neighbor, node));
+	/* Groups live only in by_id; singles are all in by_key. */
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, id_node);
+
+		if (nh->is_group)
+			free(nh);
+	}
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+		free(container_of(n, struct nexthop, key_node));
+	ht_free(&rib_routes);
+	ht_free(&rib_neigh);
+	ht_free(&rib_nh_by_id);
+	ht_free(&rib_nh_by_key);
+	free(nh_pool.free);
+	free(group_pool.free);
+	memset(&nh_pool, 0, sizeof(nh_pool));
+	memset(&group_pool, 0, sizeof(group_pool));
 }

@@ -82,6 +82,7 @@ struct route {
 	struct route_entry e[SRC_MAX];
 	int selected;      /* source programmed, or -1 */
 	bool programmed;
+	uint32_t val;      /* the value in the map when programmed */
 	enum route_state state;
 };
 
@@ -129,6 +130,7 @@ void rib_iface_changed(uint32_t ifindex);
 void rib_flush_source(enum rib_source src);
 /* Rebuild the tables from adopted pinned maps (after a restart). */
 int rib_adopt(uint32_t max_nexthops, uint32_t max_groups);
+void rib_free(void);
 
 const char *rib_source_name(int src);
 const char *rib_rtype_name(enum rib_rtype t);

@@ -1,0 +1,280 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Test topology helpers: namespaces, veths, fpmd processes, fpmctl.
+
+Every name is unique per run (prefix from the pid and a counter), so
+parallel runs never collide, and Lab.cleanup() removes namespaces, the
+daemon, pins and temporary files on every exit path.
+"""
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
+FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
+FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
+
+_counter = itertools.count()
+
+
+def sh(cmd, check=True, timeout=60, **kw):
+    """Run a shell command on the host; returns CompletedProcess."""
+    r = subprocess.run(cmd, shell=True, capture_output=True, text=True,
+                       timeout=timeout, **kw)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"command failed ({r.returncode}): {cmd}\n"
+                           f"stdout: {r.stdout}\nstderr: {r.stderr}")
+    return r
+
+
+def unique_prefix():
+    return f"fp{os.getpid() % 100000}x{next(_counter)}"
+
+
+class Netns:
+    def __init__(self, name):
+        self.name = name
+        sh(f"ip netns add {name}")
+        self.run("ip link set lo up")
+
+    def run(self, cmd, check=True, timeout=60):
+        return sh(f"ip netns exec {self.name} sh -c {shquote(cmd)}",
+                  check=check, timeout=timeout)
+
+    def popen(self, cmd, **kw):
+        return subprocess.Popen(["ip", "netns", "exec", self.name, "sh", "-c",
+                                 cmd], **kw)
+
+    def sysctl(self, key, value):
+        self.run(f"sysctl -qw {key}={value}")
+
+    def mac(self, ifname):
+        out = self.run(f"cat /sys/class/net/{ifname}/address").stdout
+        return out.strip()
+
+    def ifindex(self, ifname):
+        return int(self.run(f"cat /sys/class/net/{ifname}/ifindex").stdout)
+
+    def snmp(self, proto, field):
+        """A counter from /proc/net/snmp (Ip ForwDatagrams, ...)."""
+        text = self.run("cat /proc/net/snmp").stdout.splitlines()
+        for i in range(0, len(text) - 1, 2):
+            names, values = text[i].split(), text[i + 1].split()
+            if names[0] == proto + ":":
+                return int(values[names.index(field)])
+        raise KeyError(f"{proto} {field}")
+
+    def snmp6(self, field):
+        for line in self.run("cat /proc/net/snmp6").stdout.splitlines():
+            k, v = line.split()
+            if k == field:
+                return int(v)
+        raise KeyError(field)
+
+    def delete(self):
+        sh(f"ip netns del {self.name}", check=False)
+
+
+def shquote(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+class Fpmd:
+    """One fpmd process running inside a namespace (via --netns)."""
+
+    def __init__(self, lab, ns, ifnames, extra=()):
+        self.lab = lab
+        self.ns = ns
+        self.sock = os.path.join(lab.tmp, "fpmd.sock")
+        self.log = os.path.join(lab.tmp, "fpmd.log")
+        self.pin = lab.pin
+        args = [FPMD, "--netns", ns.name, "-b", self.pin, "-s", self.sock,
+                "--log", "file:" + self.log, "-d", "--guard-interval", "200"]
+        for i in ifnames:
+            args += ["-i", i]
+        args += list(extra)
+        self.args = args
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True)
+
+    def wait_ready(self, timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"fpmd exited with {self.proc.returncode}:\n"
+                    f"{self.output()}\n{self.logtext()}")
+            if "started:" in self.logtext():
+                return self
+            time.sleep(0.05)
+        raise RuntimeError("fpmd did not start:\n" + self.logtext())
+
+    def logtext(self):
+        try:
+            with open(self.log) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def output(self):
+        if self.proc.poll() is None:
+            return ""
+        return self.proc.stdout.read() if self.proc.stdout else ""
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+    def ctl(self, *args, check=True):
+        r = subprocess.run([FPMCTL, "-s", self.sock] + [str(a) for a in args],
+                           capture_output=True, text=True, timeout=30)
+        if check and r.returncode != 0:
+            raise RuntimeError(f"fpmctl {' '.join(map(str, args))} failed "
+                               f"({r.returncode}): {r.stderr}")
+        return r
+
+    def show(self, what, *args):
+        r = self.ctl("--json", "show", what, *args)
+        return json.loads(r.stdout)
+
+    def counters(self):
+        """{ifname: {reason: packets}}"""
+        return {i: {k: v["packets"] for k, v in c.items()}
+                for i, c in self.show("counters").items()}
+
+    def counter(self, ifname, reason):
+        return self.counters()[ifname][reason]
+
+
+class Lab:
+    """h1 -- r1 -- h2, addresses from the project's lab plan."""
+
+    H1_V4, R1_V4_0, R1_V4_1, H2_V4 = ("172.16.101.1", "172.16.101.2",
+                                      "172.16.102.3", "172.16.102.1")
+    H1_V6, R1_V6_0, R1_V6_1, H2_V6 = ("2001:db8:101::1", "2001:db8:101::2",
+                                      "2001:db8:102::3", "2001:db8:102::1")
+
+    def __init__(self, receiver_gro=True):
+        self.prefix = unique_prefix()
+        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
+        self.pin = f"/sys/fs/bpf/{self.prefix}"
+        self.ns = []
+        self.daemons = []
+        try:
+            self._build(receiver_gro)
+        except Exception:
+            self.cleanup()
+            raise
+
+    def _build(self, receiver_gro):
+        p = self.prefix
+        self.h1 = self.add_ns(p + "h1")
+        self.r1 = self.add_ns(p + "r1")
+        self.h2 = self.add_ns(p + "h2")
+        self.link(self.h1, "h1-eth0", self.r1, "r1-eth0")
+        self.link(self.r1, "r1-eth1", self.h2, "h2-eth0")
+        h1, r1, h2 = self.h1, self.r1, self.h2
+        h1.run(f"ip addr add {self.H1_V4}/24 dev h1-eth0 && "
+               f"ip -6 addr add {self.H1_V6}/64 dev h1-eth0 nodad && "
+               f"ip route add default via {self.R1_V4_0} && "
+               f"ip -6 route add default via {self.R1_V6_0}")
+        h2.run(f"ip addr add {self.H2_V4}/24 dev h2-eth0 && "
+               f"ip -6 addr add {self.H2_V6}/64 dev h2-eth0 nodad && "
+               f"ip route add default via {self.R1_V4_1} && "
+               f"ip -6 route add default via {self.R1_V6_1}")
+        r1.run(f"ip addr add {self.R1_V4_0}/24 dev r1-eth0 && "
+               f"ip -6 addr add {self.R1_V6_0}/64 dev r1-eth0 nodad && "
+               f"ip addr add {self.R1_V4_1}/24 dev r1-eth1 && "
+               f"ip -6 addr add {self.R1_V6_1}/64 dev r1-eth1 nodad")
+        r1.sysctl("net.ipv4.ip_forward", 1)
+        r1.sysctl("net.ipv6.conf.all.forwarding", 1)
+        # What a real receiver does anyway: a NIC computes the checksum
+        # (tx off), and GRO lets a veth receive frames redirected by XDP.
+        for ns, ifname in ((h1, "h1-eth0"), (h2, "h2-eth0")):
+            ns.run(f"ethtool -K {ifname} tx off >/dev/null")
+            if receiver_gro:
+                ns.run(f"ethtool -K {ifname} gro on >/dev/null")
+
+    def add_ns(self, name):
+        ns = Netns(name)
+        self.ns.append(ns)
+        return ns
+
+    def link(self, a, aname, b, bname):
+        sh(f"ip link add {aname} netns {a.name} type veth peer name {bname} "
+           f"netns {b.name}")
+        a.run(f"ip link set {aname} up")
+        b.run(f"ip link set {bname} up")
+
+    def fpmd(self, ifnames=("r1-eth0", "r1-eth1"), extra=(), ns=None,
+             wait=True):
+        d = Fpmd(self, ns or self.r1, ifnames, extra)
+        self.daemons.append(d)
+        return d.wait_ready() if wait else d
+
+    def routes_and_neighbors(self, d, v6=True):
+        """Connected routes and resolved neighbors for h1 and h2, by hand."""
+        d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
+        d.ctl("route", "add", "172.16.102.0/24", "dev", "r1-eth1")
+        d.ctl("neighbor", "add", self.H1_V4, "lladdr",
+              self.h1.mac("h1-eth0"), "dev", "r1-eth0")
+        d.ctl("neighbor", "add", self.H2_V4, "lladdr",
+              self.h2.mac("h2-eth0"), "dev", "r1-eth1")
+        if v6:
+            d.ctl("route", "add", "2001:db8:101::/64", "dev", "r1-eth0")
+            d.ctl("route", "add", "2001:db8:102::/64", "dev", "r1-eth1")
+            d.ctl("neighbor", "add", self.H1_V6, "lladdr",
+                  self.h1.mac("h1-eth0"), "dev", "r1-eth0")
+            d.ctl("neighbor", "add", self.H2_V6, "lladdr",
+                  self.h2.mac("h2-eth0"), "dev", "r1-eth1")
+
+    def warm_kernel_neighbors(self):
+        """Resolve ARP/ND in the kernel too, so pings do not wait."""
+        self.h1.run(f"ping -c1 -W1 {self.R1_V4_0} >/dev/null", check=False)
+        self.h2.run(f"ping -c1 -W1 {self.R1_V4_1} >/dev/null", check=False)
+        self.h1.run(f"ping -6 -c1 -W1 {self.R1_V6_0} >/dev/null", check=False)
+        self.h2.run(f"ping -6 -c1 -W1 {self.R1_V6_1} >/dev/null", check=False)
+
+    def cleanup(self):
+        for d in self.daemons:
+            try:
+                d.stop()
+            except Exception:
+                pass
+        for ns in reversed(self.ns):
+            ns.delete()
+        if os.path.isdir(self.pin):
+            shutil.rmtree(self.pin, ignore_errors=True)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def wait_for(fn, timeout=5.0, interval=0.05, what="condition"):
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def ping(ns, dst, count=5, interval=0.2, v6=False, timeout=None):
+    """Returns the number of replies."""
+    flag = "-6 " if v6 else ""
+    r = ns.run(f"ping {flag}-c {count} -i {interval} -W 1 {dst}",
+               check=False, timeout=timeout or count * interval + 10)
+    m = re.search(r"(\d+) received", r.stdout)
+    return int(m.group(1)) if m else 0
