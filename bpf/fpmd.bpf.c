@@ -23,6 +23,19 @@
 #define IP_MF 0x2000
 #define IP_OFFSET 0x1fff
 
+/*
+ * FPMD_FIB_REF builds the benchmark reference (bpf/fpmd_ref.bpf.o): the
+ * same program with the route lookup and nexthop resolution done by the
+ * kernel's bpf_fib_lookup() instead of fpmd's maps. Only lookup_v4() and
+ * lookup_v6() differ; parsing, checks, rewrite and counters are shared.
+ */
+#ifdef FPMD_FIB_REF
+#define AF_INET 2
+#define AF_INET6 10
+/* fpmd's own lookup helpers (resolve(), rpf_ok(), ...) go unused. */
+#pragma clang diagnostic ignored "-Wunused-function"
+#endif
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -66,6 +79,13 @@ struct {
 	__type(key, struct fpmd_neigh_v6_key);
 	__type(value, struct fpmd_neigh_val);
 } neigh_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FPMD_MAX_LOCAL_V4);
+	__type(key, __u32);
+	__type(value, struct fpmd_local_v4_val);
+} local_v4 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
@@ -257,30 +277,92 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 	return FPMD_R_FORWARDED;
 }
 
+/* Where a routed packet leaves and how it is rewritten. */
+struct egress {
+	__u32 ifindex;
+	__u32 mtu;
+	__u32 oslot; /* egress interface slot, for tx counters */
+	const __u8 *smac;
+	const __u8 *dmac;
+#ifdef FPMD_FIB_REF
+	struct bpf_fib_lookup fib; /* smac and dmac point into it */
+#endif
+};
+
 /* Egress checks, rewrite and redirect, shared by both families. */
 static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
 				   struct fpmd_iface *in,
-				   struct fpmd_nexthop *nh, const __u8 *dmac,
-				   __u32 l3len, void *l3, int v6)
+				   const struct egress *e, __u32 l3len,
+				   void *l3, int v6)
 {
-	__u32 oif = nh->ifindex;
+	__u32 oif = e->ifindex;
 	__u64 bytes = ctx->data_end - ctx->data;
 
 	if (!bpf_map_lookup_elem(&tx_ports, &oif))
 		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
-	if (l3len > nh->mtu)
+	if (l3len > e->mtu)
 		return verdict(ctx, in->slot, FPMD_R_PASS_MTU, XDP_PASS);
 
 	if (v6)
 		((struct ipv6hdr *)l3)->hop_limit--;
 	else
 		ipv4_decrease_ttl(l3);
-	__builtin_memcpy(eth->h_dest, dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, nh->smac, ETH_ALEN);
+	__builtin_memcpy(eth->h_dest, e->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, e->smac, ETH_ALEN);
 
 	count(in->slot, FPMD_R_FORWARDED, bytes);
-	count(nh->oslot, FPMD_R_TX, bytes);
+	count(e->oslot, FPMD_R_TX, bytes);
 	return bpf_redirect_map(&tx_ports, oif, 0);
+}
+
+#ifdef FPMD_FIB_REF
+/* Map a bpf_fib_lookup() result to a reason and, on success, an egress. */
+static __always_inline int fib_egress(int rc, struct egress *e)
+{
+	struct fpmd_iface *out;
+
+	switch (rc) {
+	case BPF_FIB_LKUP_RET_SUCCESS:
+		break;
+	case BPF_FIB_LKUP_RET_BLACKHOLE:
+		return FPMD_R_DROP_BLACKHOLE;
+	case BPF_FIB_LKUP_RET_UNREACHABLE:
+	case BPF_FIB_LKUP_RET_PROHIBIT:
+		return FPMD_R_PASS_UNREACHABLE;
+	case BPF_FIB_LKUP_RET_NO_NEIGH:
+		return FPMD_R_PASS_UNRESOLVED;
+	case BPF_FIB_LKUP_RET_FRAG_NEEDED:
+		return FPMD_R_PASS_MTU;
+	default: /* NOT_FWDED (no route, or local), FWD_DISABLED, ... */
+		return FPMD_R_PASS_NO_ROUTE;
+	}
+	/* fpmd keeps the egress slot in the nexthop; the FIB has no slot. */
+	out = bpf_map_lookup_elem(&ifaces, &e->fib.ifindex);
+	if (!out)
+		return FPMD_R_PASS_EGRESS;
+	e->ifindex = e->fib.ifindex;
+	e->mtu = e->fib.mtu_result;
+	e->oslot = out->slot;
+	e->smac = e->fib.smac;
+	e->dmac = e->fib.dmac;
+	return FPMD_R_FORWARDED;
+}
+#endif
+
+/* Fill e from a resolved nexthop (fpmd's maps). */
+static __always_inline int nh_egress(int reason, struct fpmd_nexthop *nh,
+				     const __u8 *dmac, struct egress *e)
+{
+	if (reason != FPMD_R_FORWARDED)
+		return reason;
+	if (!nh || !dmac) /* resolve() never does this */
+		return FPMD_R_PASS_UNRESOLVED;
+	e->ifindex = nh->ifindex;
+	e->mtu = nh->mtu;
+	e->oslot = nh->oslot;
+	e->smac = nh->smac;
+	e->dmac = dmac;
+	return FPMD_R_FORWARDED;
 }
 
 static __always_inline int ipv4_martian(__u32 a)
@@ -290,16 +372,87 @@ static __always_inline int ipv4_martian(__u32 a)
 	return (h >> 24) == 0 || (h >> 24) == 127;
 }
 
+/*
+ * Route the packet: LPM lookup, rp_filter, ECMP pick, nexthop. Returns a
+ * reason; FPMD_R_FORWARDED when e is filled in.
+ */
+#ifndef FPMD_FIB_REF
+static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
+				     struct iphdr *iph, __u32 tot_len,
+				     void *data_end, struct egress *e)
+{
+	__u32 saddr = iph->saddr, daddr = iph->daddr, hash;
+	struct fpmd_nexthop *nh = 0;
+	const __u8 *dmac = 0;
+	struct fpmd_lpm_v4 key;
+	struct fpmd_route_val *rt;
+
+	key.prefixlen = 32;
+	__builtin_memcpy(key.addr, &daddr, 4);
+	rt = bpf_map_lookup_elem(&routes_v4, &key);
+	if (!rt)
+		return FPMD_R_PASS_NO_ROUTE;
+
+	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
+		struct fpmd_lpm_v4 skey = { .prefixlen = 32 };
+		struct fpmd_route_val *srt;
+
+		__builtin_memcpy(skey.addr, &saddr, 4);
+		srt = bpf_map_lookup_elem(&routes_v4, &skey);
+		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
+			return FPMD_R_PASS_RPF;
+	}
+
+	hash = mix(mix(mix(0, saddr), daddr), iph->protocol);
+	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
+	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
+	     iph->protocol == IPPROTO_SCTP)) {
+		__u32 *ports = (void *)(iph + 1);
+
+		if ((void *)(ports + 1) <= data_end)
+			hash = mix(hash, *ports);
+	}
+
+	return nh_egress(resolve(rt->val, hash, &daddr, 0, &nh, &dmac), nh,
+			 dmac, e);
+}
+#else
+/* The kernel FIB instead; like xdp_fwd, no rp_filter check. */
+static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
+				     struct iphdr *iph, __u32 tot_len,
+				     void *data_end, struct egress *e)
+{
+	struct bpf_fib_lookup *fib = &e->fib;
+
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->family = AF_INET;
+	fib->tos = iph->tos;
+	fib->l4_protocol = iph->protocol;
+	fib->tot_len = tot_len;
+	fib->ipv4_src = iph->saddr;
+	fib->ipv4_dst = iph->daddr;
+	fib->ifindex = ctx->ingress_ifindex;
+	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
+	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
+	     iph->protocol == IPPROTO_SCTP)) {
+		__be16 *ports = (void *)(iph + 1);
+
+		if ((void *)(ports + 2) <= data_end) {
+			fib->sport = ports[0];
+			fib->dport = ports[1];
+		}
+	}
+	return fib_egress(bpf_fib_lookup(ctx, fib, sizeof(*fib), 0), e);
+}
+#endif
+
 static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
 				       struct fpmd_iface *in)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct iphdr *iph = (void *)(eth + 1);
-	struct fpmd_nexthop *nh = 0;
-	const __u8 *dmac = 0;
-	struct fpmd_lpm_v4 key;
-	struct fpmd_route_val *rt;
-	__u32 saddr, daddr, hash, tot_len, sh, dh;
+	struct egress e;
+	__u32 saddr, daddr, tot_len, sh, dh;
 	int reason;
 
 	if ((void *)(iph + 1) > data_end)
@@ -330,42 +483,18 @@ static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
 		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
 	if ((sh >> 16) == 0xa9fe || (dh >> 16) == 0xa9fe)
 		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
+	/* Our own address as source: a martian to the kernel. */
+	if (bpf_map_lookup_elem(&local_v4, &saddr))
+		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
 	if (iph->ttl <= 1)
 		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
 
-	key.prefixlen = 32;
-	__builtin_memcpy(key.addr, &daddr, 4);
-	rt = bpf_map_lookup_elem(&routes_v4, &key);
-	if (!rt)
-		return verdict(ctx, in->slot, FPMD_R_PASS_NO_ROUTE, XDP_PASS);
-
-	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
-		struct fpmd_lpm_v4 skey = { .prefixlen = 32 };
-		struct fpmd_route_val *srt;
-
-		__builtin_memcpy(skey.addr, &saddr, 4);
-		srt = bpf_map_lookup_elem(&routes_v4, &skey);
-		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
-			return verdict(ctx, in->slot, FPMD_R_PASS_RPF,
-				       XDP_PASS);
-	}
-
-	hash = mix(mix(mix(0, saddr), daddr), iph->protocol);
-	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
-	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
-	     iph->protocol == IPPROTO_SCTP)) {
-		__u32 *ports = (void *)(iph + 1);
-
-		if ((void *)(ports + 1) <= data_end)
-			hash = mix(hash, *ports);
-	}
-
-	reason = resolve(rt->val, hash, &daddr, 0, &nh, &dmac);
+	reason = lookup_v4(ctx, in, iph, tot_len, data_end, &e);
 	if (reason == FPMD_R_DROP_BLACKHOLE)
 		return verdict(ctx, in->slot, reason, XDP_DROP);
-	if (reason != FPMD_R_FORWARDED || !nh || !dmac)
+	if (reason != FPMD_R_FORWARDED)
 		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, eth, in, nh, dmac, tot_len, iph, 0);
+	return forward(ctx, eth, in, &e, tot_len, iph, 0);
 }
 
 static __always_inline int ipv6_is_martian(const struct in6_addr *a)
@@ -380,16 +509,80 @@ static __always_inline int ipv6_is_martian(const struct in6_addr *a)
 	return !w0 && !w1 && w2 == bpf_htonl(0xffff);
 }
 
+#ifndef FPMD_FIB_REF
+static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
+				     struct ipv6hdr *ip6h, __u32 l3len,
+				     void *data_end, struct egress *e)
+{
+	struct fpmd_nexthop *nh = 0;
+	const __u8 *dmac = 0;
+	struct fpmd_lpm_v6 key;
+	struct fpmd_route_val *rt;
+	__u8 nexthdr = ip6h->nexthdr;
+	__u32 hash;
+
+	key.prefixlen = 128;
+	__builtin_memcpy(key.addr, &ip6h->daddr, 16);
+	rt = bpf_map_lookup_elem(&routes_v6, &key);
+	if (!rt)
+		return FPMD_R_PASS_NO_ROUTE;
+
+	/* Linux has no rp_filter for IPv6 (only netfilter's rpfilter). */
+
+	hash = 0;
+#pragma unroll
+	for (int i = 0; i < 4; i++) {
+		hash = mix(hash, ip6h->saddr.in6_u.u6_addr32[i]);
+		hash = mix(hash, ip6h->daddr.in6_u.u6_addr32[i]);
+	}
+	hash = mix(hash, nexthdr);
+	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
+	    nexthdr == IPPROTO_SCTP) {
+		__u32 *ports = (void *)(ip6h + 1);
+
+		if ((void *)(ports + 1) <= data_end)
+			hash = mix(hash, *ports);
+	}
+
+	return nh_egress(resolve(rt->val, hash, &ip6h->daddr, 1, &nh, &dmac),
+			 nh, dmac, e);
+}
+#else
+static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
+				     struct ipv6hdr *ip6h, __u32 l3len,
+				     void *data_end, struct egress *e)
+{
+	struct bpf_fib_lookup *fib = &e->fib;
+	__u8 nexthdr = ip6h->nexthdr;
+
+	__builtin_memset(fib, 0, sizeof(*fib));
+	fib->family = AF_INET6;
+	fib->flowinfo = *(__be32 *)ip6h & bpf_htonl(0x0fffffff);
+	fib->l4_protocol = nexthdr;
+	fib->tot_len = l3len;
+	__builtin_memcpy(fib->ipv6_src, &ip6h->saddr, 16);
+	__builtin_memcpy(fib->ipv6_dst, &ip6h->daddr, 16);
+	fib->ifindex = ctx->ingress_ifindex;
+	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
+	    nexthdr == IPPROTO_SCTP) {
+		__be16 *ports = (void *)(ip6h + 1);
+
+		if ((void *)(ports + 2) <= data_end) {
+			fib->sport = ports[0];
+			fib->dport = ports[1];
+		}
+	}
+	return fib_egress(bpf_fib_lookup(ctx, fib, sizeof(*fib), 0), e);
+}
+#endif
+
 static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 				       struct fpmd_iface *in)
 {
 	void *data_end = (void *)(long)ctx->data_end;
 	struct ipv6hdr *ip6h = (void *)(eth + 1);
-	struct fpmd_nexthop *nh = 0;
-	const __u8 *dmac = 0;
-	struct fpmd_lpm_v6 key;
-	struct fpmd_route_val *rt;
-	__u32 hash, l3len;
+	struct egress e;
+	__u32 l3len;
 	__u8 nexthdr;
 	int reason;
 
@@ -422,44 +615,12 @@ static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 	if (ip6h->hop_limit <= 1)
 		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
 
-	key.prefixlen = 128;
-	__builtin_memcpy(key.addr, &ip6h->daddr, 16);
-	rt = bpf_map_lookup_elem(&routes_v6, &key);
-	if (!rt)
-		return verdict(ctx, in->slot, FPMD_R_PASS_NO_ROUTE, XDP_PASS);
-
-	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
-		struct fpmd_lpm_v6 skey = { .prefixlen = 128 };
-		struct fpmd_route_val *srt;
-
-		__builtin_memcpy(skey.addr, &ip6h->saddr, 16);
-		srt = bpf_map_lookup_elem(&routes_v6, &skey);
-		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
-			return verdict(ctx, in->slot, FPMD_R_PASS_RPF,
-				       XDP_PASS);
-	}
-
-	hash = 0;
-#pragma unroll
-	for (int i = 0; i < 4; i++) {
-		hash = mix(hash, ip6h->saddr.in6_u.u6_addr32[i]);
-		hash = mix(hash, ip6h->daddr.in6_u.u6_addr32[i]);
-	}
-	hash = mix(hash, nexthdr);
-	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
-	    nexthdr == IPPROTO_SCTP) {
-		__u32 *ports = (void *)(ip6h + 1);
-
-		if ((void *)(ports + 1) <= data_end)
-			hash = mix(hash, *ports);
-	}
-
-	reason = resolve(rt->val, hash, &ip6h->daddr, 1, &nh, &dmac);
+	reason = lookup_v6(ctx, in, ip6h, l3len, data_end, &e);
 	if (reason == FPMD_R_DROP_BLACKHOLE)
 		return verdict(ctx, in->slot, reason, XDP_DROP);
-	if (reason != FPMD_R_FORWARDED || !nh || !dmac)
+	if (reason != FPMD_R_FORWARDED)
 		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, eth, in, nh, dmac, l3len, ip6h, 1);
+	return forward(ctx, eth, in, &e, l3len, ip6h, 1);
 }
 
 SEC("xdp")

@@ -26,6 +26,7 @@
 #define FPMD_MAX_NEXTHOPS 65536
 #define FPMD_MAX_GROUPS 8192
 #define FPMD_MAX_NEIGH 65536
+#define FPMD_MAX_LOCAL_V4 4096      /* the router's own IPv4 addresses */
 
 /*
  * Buckets per nexthop group. Weights are spread over the buckets in
@@ -114,6 +115,15 @@ struct fpmd_neigh_v6_key {
 struct fpmd_neigh_val {
 	__u8 mac[6];
 	__u16 pad;
+};
+
+/*
+ * local_v4: the router's own IPv4 addresses (key: address, network order).
+ * The kernel drops a forwarded packet whose source is one of them (martian
+ * source, unless accept_local), so the fast path passes it up.
+ */
+struct fpmd_local_v4_val {
+	__u8 present;
 };
 
 /* Interface flags. */

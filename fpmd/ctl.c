@@ -773,7 +773,10 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 		ret = do_route(req->route_add ? req->route_add : req->route_del,
 			       req->req_case == FPMD__REQUEST__REQ_ROUTE_ADD,
 			       &err);
-		log_change(req->route_add ? "route add" : "route del", ret, err);
+		/* route_add and route_del share a oneof union: use req_case. */
+		log_change(req->req_case == FPMD__REQUEST__REQ_ROUTE_ADD ?
+				   "route add" : "route del",
+			   ret, err);
 		break;
 	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
 	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
@@ -781,16 +784,18 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 						    req->nexthop_del,
 				 req->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD,
 				 &err);
-		log_change(req->nexthop_add ? "nexthop add" : "nexthop del", ret,
-			   err);
+		log_change(req->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD ?
+				   "nexthop add" : "nexthop del",
+			   ret, err);
 		break;
 	case FPMD__REQUEST__REQ_NEIGH_ADD:
 	case FPMD__REQUEST__REQ_NEIGH_DEL:
 		ret = do_neigh(req->neigh_add ? req->neigh_add : req->neigh_del,
 			       req->req_case == FPMD__REQUEST__REQ_NEIGH_ADD,
 			       &err);
-		log_change(req->neigh_add ? "neighbor add" : "neighbor del", ret,
-			   err);
+		log_change(req->req_case == FPMD__REQUEST__REQ_NEIGH_ADD ?
+				   "neighbor add" : "neighbor del",
+			   ret, err);
 		break;
 	case FPMD__REQUEST__REQ_SHOW:
 		ret = do_show(&a, &rsp, req->show, &err);

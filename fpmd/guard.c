@@ -645,8 +645,10 @@ int guard_check(void)
 		i->guard_flags = f;
 		i->suspended = refused;
 		check_egress(i, tc, sizeof(tc), peer, sizeof(peer));
-		if (oldf != f || old_tx != i->tx_port ||
-		    old_susp != i->suspended) {
+		/* Before attach the maps still serve the program a previous
+		 * fpmd left running (adopted); attaching syncs them. */
+		if (i->attached && (oldf != f || old_tx != i->tx_port ||
+				    old_susp != i->suspended)) {
 			iface_sync(i);
 			rib_iface_changed(i->ifindex);
 		}

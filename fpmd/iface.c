@@ -111,7 +111,7 @@ static bool prog_is_ours(uint32_t id)
 	return ours;
 }
 
-int iface_attach(struct iface *i, int prog_fd)
+static int attach_prog(struct iface *i, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	uint32_t mode_flag;
@@ -170,6 +170,18 @@ ok:
 	return 0;
 }
 
+int iface_attach(struct iface *i, int prog_fd)
+{
+	int ret = attach_prog(i, prog_fd);
+
+	/* Entries adopted for an interface we cannot attach to are stale. */
+	if (ret && i->ifindex) {
+		maps_txport_delete(i->ifindex);
+		maps_iface_delete(i->ifindex);
+	}
+	return ret;
+}
+
 void iface_detach(struct iface *i)
 {
 	if (!i->attached || !i->ifindex)
@@ -198,18 +210,19 @@ void iface_sync(struct iface *i)
 	struct fpmd_iface v = { .slot = i->slot };
 	int ret;
 
-	if (!i->ifindex)
+	/* Not attached yet: entries adopted from a previous fpmd still serve
+	 * the program it left running; deleting them now (the guards run
+	 * before attach) would push traffic to the kernel mid-restart. */
+	if (!i->ifindex || !i->attached)
 		return;
 	v.flags = iface_map_flags(i);
 	memcpy(v.mac, i->mac, 6);
 	v.mtu = (uint16_t)(i->mtu > 0xffff ? 0xffff : i->mtu);
-	if (i->attached) {
-		ret = maps_iface_write(i->ifindex, &v);
-		if (ret)
-			log_err("maps: iface %s: write failed: %s", i->name,
-				strerror(-ret));
-	}
-	if (i->attached && i->up && i->tx_port && !i->suspended)
+	ret = maps_iface_write(i->ifindex, &v);
+	if (ret)
+		log_err("maps: iface %s: write failed: %s", i->name,
+			strerror(-ret));
+	if (i->up && i->tx_port && !i->suspended)
 		ret = maps_txport_add(i->ifindex);
 	else
 		ret = maps_txport_delete(i->ifindex);

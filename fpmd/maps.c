@@ -9,7 +9,7 @@
 
 #include "maps.h"
 
-struct fpmd_map_fds mapfd = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+struct fpmd_map_fds mapfd = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
 
 const char *const fpmd_reason_names[FPMD_R_MAX] = {
 	[FPMD_R_FORWARDED] = "forwarded",
@@ -178,6 +178,27 @@ int maps_iface_delete(uint32_t ifindex)
 {
 	int ret = bpf_map_delete_elem(mapfd.ifaces, &ifindex);
 
+	if (ret < 0 && errno == ENOENT)
+		return 0;
+	return err(ret);
+}
+
+int maps_local_v4_add(const uint8_t addr[4])
+{
+	struct fpmd_local_v4_val v = { 1 };
+	uint32_t k;
+
+	memcpy(&k, addr, 4);
+	return err(bpf_map_update_elem(mapfd.local_v4, &k, &v, BPF_ANY));
+}
+
+int maps_local_v4_delete(const uint8_t addr[4])
+{
+	uint32_t k;
+	int ret;
+
+	memcpy(&k, addr, 4);
+	ret = bpf_map_delete_elem(mapfd.local_v4, &k);
 	if (ret < 0 && errno == ENOENT)
 		return 0;
 	return err(ret);

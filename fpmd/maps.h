@@ -13,7 +13,7 @@
 
 struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
-		tx_ports, ifaces, stats, meta;
+		local_v4, tx_ports, ifaces, stats, meta;
 };
 
 extern struct fpmd_map_fds mapfd;
@@ -29,6 +29,8 @@ int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
 int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr);
 int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
 int maps_iface_delete(uint32_t ifindex);
+int maps_local_v4_add(const uint8_t addr[4]);
+int maps_local_v4_delete(const uint8_t addr[4]);
 int maps_txport_add(uint32_t ifindex);
 int maps_txport_delete(uint32_t ifindex);
 /* Sum of all CPUs for one counter. */

@@ -102,6 +102,37 @@ static int open_and_size(void)
 	return 0;
 }
 
+/*
+ * The kernel adds BPF_F_RDONLY_PROG to every devmap it creates (and
+ * refuses it at creation), so libbpf before its 2025 fix (Debian 12 has
+ * 1.1) finds a pinned tx_ports "incompatible" and adoption fails. Reuse
+ * it here when its shape matches; otherwise leave it to libbpf to refuse
+ * and the caller to recreate.
+ */
+static int reuse_devmap(struct bpf_map *m)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	pin_path(path, sizeof(path), bpf_map__name(m));
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return 0;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    info.type == bpf_map__type(m) &&
+	    info.key_size == bpf_map__key_size(m) &&
+	    info.value_size == bpf_map__value_size(m) &&
+	    info.max_entries == bpf_map__max_entries(m)) {
+		ret = bpf_map__reuse_fd(m, fd);
+		if (!ret)
+			ret = bpf_map__set_pin_path(m, NULL);
+	}
+	close(fd);
+	return ret;
+}
+
 int xdp_load(bool *adopted)
 {
 	long layout;
@@ -128,6 +159,12 @@ int xdp_load(bool *adopted)
 		unpin_all(skel->obj);
 		layout = -1;
 	}
+	if (layout >= 0) {
+		ret = reuse_devmap(skel->maps.tx_ports);
+		if (ret)
+			log_warn("bpffs: cannot reuse the pinned tx_ports: %s",
+				 strerror(-ret));
+	}
 	ret = fpmd_bpf__load(skel);
 	if (ret && layout >= 0) {
 		/* Same layout, other sizes: libbpf refuses to reuse them. */
@@ -153,6 +190,7 @@ int xdp_load(bool *adopted)
 	mapfd.nh_groups = bpf_map__fd(skel->maps.nh_groups);
 	mapfd.neigh_v4 = bpf_map__fd(skel->maps.neigh_v4);
 	mapfd.neigh_v6 = bpf_map__fd(skel->maps.neigh_v6);
+	mapfd.local_v4 = bpf_map__fd(skel->maps.local_v4);
 	mapfd.tx_ports = bpf_map__fd(skel->maps.tx_ports);
 	mapfd.ifaces = bpf_map__fd(skel->maps.ifaces);
 	mapfd.stats = bpf_map__fd(skel->maps.stats);

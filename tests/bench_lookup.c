@@ -1,0 +1,1070 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Lookup micro-benchmark, run by hand as root (not part of make check):
+ *
+ *   tests/bench_lookup [--quick]
+ *
+ * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program (LPM
+ * tries) against bpf/fpmd_ref.bpf.o, the same source built with
+ * bpf_fib_lookup() over the kernel FIB holding the same routes, so only the
+ * lookup differs. Then the route insertion rate into the LPM trie.
+ *
+ * Everything lives in a network namespace of our own (unshare), which the
+ * kernel tears down when the process exits: nothing to clean up.
+ *
+ * Three test_run facts shape the method:
+ * - All repeats of one BPF_PROG_TEST_RUN call run on one buffer, rewritten
+ *   in place. The gateway's MAC is therefore set to the ingress MAC (the
+ *   rewritten frame is again addressed to the router), and a frame is
+ *   repeated at most 250 times (TTL 255 drops by one per repeat).
+ * - One call repeats one frame, so "spread" runs each of many frames, each
+ *   to a different destination, once (repeat 1: no destination warms the
+ *   cache for itself); "hot" repeats one frame.
+ * - A call with repeat > 1 costs ~30 ms of wall time here (the kernel
+ *   swaps the XDP dispatcher in and out around it), repeat 1 a few us, so
+ *   hot uses few calls. Repeat 1 also carries the test run's fixed cost
+ *   (timer, indirect call); the floor line (an XDP_PASS program) shows it
+ *   and the last column takes it out of both programs.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/rtnetlink.h>
+#include <linux/udp.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <libmnl/libmnl.h>
+
+#include "fpmd_maps.h"
+#include "fpmd.skel.h"
+#include "fpmd_ref.skel.h"
+
+#define IF_IN "fpb-in"	 /* frames arrive here (test_run ingress_ifindex) */
+#define IF_OUT "fpb-out" /* every route leaves here, via GW */
+static const uint8_t mac_in[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x01 };
+static const uint8_t mac_out[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x02 };
+static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
+
+#define HOT_REPEAT 250	/* < 255 - 1: TTL drops once per repeat */
+#define FIB_BATCH 1024	/* routes per rtnetlink sendmsg */
+#define MAP_BATCH 65536 /* routes per bpf_map_update_batch */
+#define MAX_ROUNDS 32
+#define OUTLIER_NS 20000 /* a preempted or descheduled sample, not a lookup */
+#define SEED 0x66706d64u /* "fpmd" */
+
+struct route {
+	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
+	uint8_t len;
+};
+
+struct family {
+	const char *name;
+	int af;
+	int alen; /* address bytes */
+	size_t key_size;
+	const char *addr_in, *addr_out, *gw, *src; /* the test's own subnets */
+	struct route *r;
+	size_t n;
+	uint8_t *keys; /* LPM keys of r, key_size each */
+};
+
+struct prog {
+	const char *name;
+	int fd;
+	int stats_fd; /* -1: the program does not count */
+	__u32 want;   /* expected verdict on every frame */
+};
+
+struct frames {
+	uint8_t *buf;
+	size_t n, len;
+	char first[INET6_ADDRSTRLEN]; /* first destination, for messages */
+};
+
+struct result {
+	const char *family;
+	size_t routes;
+	const char *pattern;
+	double ns[2]; /* fpmd, ref */
+	double floor; /* the XDP_PASS program, same method */
+};
+
+static struct {
+	int quick;
+	int rounds;
+	size_t spread_frames;
+	int hot_calls;
+} opt = { 0, 9, 32768, 10 };
+
+static int if_in, if_out;
+static struct mnl_socket *nl;
+static uint32_t nl_seq;
+static double t_start;
+static int ncpus;
+static size_t outliers, samples;
+static double floor_spread[2], floor_hot[2];
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "bench_lookup: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "[%6.1fs] ", now() - t_start);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[512];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc))
+		die("setup failed: %s", cmd);
+}
+
+static void write_file(const char *path, const char *val)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(val, f) < 0 || fclose(f))
+		die("write %s: %s", path, strerror(errno));
+}
+
+/* splitmix64: deterministic, so every run measures the same tables. */
+static uint64_t rng_state = SEED;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static const char *fmt_addr(const struct family *f, const uint8_t *a, char *buf)
+{
+	return inet_ntop(f->af, a, buf, INET6_ADDRSTRLEN);
+}
+
+static const char *fmt_count(size_t n, char *buf)
+{
+	if (n >= 1000000 && n % 1000000 == 0)
+		sprintf(buf, "%zuM", n / 1000000);
+	else if (n >= 1000 && n % 1000 == 0)
+		sprintf(buf, "%zuk", n / 1000);
+	else
+		sprintf(buf, "%zu", n);
+	return buf;
+}
+
+/* --- route sets --- */
+
+/*
+ * Prefix length mix in 1/10000, roughly a full BGP table: ~60% /24,
+ * ~35% /16-/23, the rest shorter. Short lengths are capped at 3/4 of the
+ * prefixes that exist (there are only ~221 unicast /8s), the rest going to
+ * the most common length, so the actual mix is printed.
+ */
+struct len_weight {
+	int len, w;
+};
+
+static const struct len_weight v4_mix[] = {
+	{ 24, 6000 }, { 23, 900 }, { 22, 1100 }, { 21, 500 }, { 20, 450 },
+	{ 19, 250 },  { 18, 130 }, { 17, 70 },	 { 16, 100 }, { 15, 140 },
+	{ 14, 110 },  { 13, 80 },  { 12, 60 },	 { 11, 50 },  { 10, 30 },
+	{ 9, 20 },    { 8, 10 },
+};
+
+static const struct len_weight v6_mix[] = {
+	{ 48, 5000 }, { 32, 1200 }, { 33, 100 }, { 34, 100 },
+	{ 35, 100 },  { 36, 300 },  { 40, 600 }, { 44, 800 },
+	{ 46, 200 },  { 47, 200 },  { 56, 600 }, { 64, 800 },
+};
+
+/* Unicast first octets: not 0/8, 10/8 (the test's subnets), 127/8, 224/3. */
+static int v4_octet_ok(unsigned o)
+{
+	return o >= 1 && o <= 223 && o != 10 && o != 127;
+}
+
+static int v4_first_octet(void)
+{
+	unsigned o;
+
+	do
+		o = rnd() % 224;
+	while (!v4_octet_ok(o));
+	return o;
+}
+
+/* An open-addressing set of (first 64 bits, length): prefixes are unique. */
+static struct {
+	uint64_t *k;
+	size_t mask;
+} seen;
+
+static int seen_add(uint64_t hi, int len)
+{
+	uint64_t k = (hi | (uint64_t)len) + 1; /* a collision costs a retry */
+	size_t i = (k ^ k >> 29) * 0xbf58476d1ce4e5b9ull >> 32 & seen.mask;
+
+	for (; seen.k[i]; i = (i + 1) & seen.mask)
+		if (seen.k[i] == k)
+			return 0;
+	seen.k[i] = k;
+	return 1;
+}
+
+static void put_hi64(uint8_t *a, int alen, uint64_t v)
+{
+	for (int i = 0; i < 8 && i < alen; i++)
+		a[i] = v >> (56 - 8 * i);
+}
+
+static uint64_t prefix_mask(int len)
+{
+	return len ? ~0ull << (64 - len) : 0;
+}
+
+/* 169.254/16 is link-local: no route may cover it or lie inside it. */
+static int v4_overlaps_linklocal(uint64_t hi, int len)
+{
+	int l = len < 16 ? len : 16;
+
+	return (hi & prefix_mask(l)) == (0xa9feull << 48 & prefix_mask(l));
+}
+
+static uint64_t random_prefix(const struct family *f, int len)
+{
+	uint64_t hi;
+
+	if (f->af == AF_INET) {
+		do
+			hi = ((uint64_t)v4_first_octet() << 56 |
+			      (rnd() & 0x00ffffffull) << 32) &
+			     prefix_mask(len);
+		while (v4_overlaps_linklocal(hi, len));
+	} else {
+		/* 2000::/3 */
+		hi = (0x2ull << 60 | (rnd() >> 3)) & prefix_mask(len);
+	}
+	return hi;
+}
+
+static void gen_routes(struct family *f, size_t n, const struct len_weight *mix,
+		       size_t nmix)
+{
+	size_t cnt[nmix], total = 0, k = 0;
+
+	f->r = calloc(n, sizeof(*f->r));
+	seen.mask = 1;
+	while (seen.mask < 2 * n)
+		seen.mask <<= 1;
+	seen.k = calloc(seen.mask, sizeof(*seen.k));
+	seen.mask--;
+	if (!f->r || !seen.k)
+		die("out of memory for %zu routes", n);
+
+	for (size_t i = 0; i < nmix; i++) {
+		size_t avail = (size_t)-1;
+
+		if (f->af == AF_INET && mix[i].len < 24)
+			avail = (size_t)221 << (mix[i].len - 8);
+		cnt[i] = (uint64_t)n * mix[i].w / 10000;
+		if (cnt[i] > avail / 4 * 3)
+			cnt[i] = avail / 4 * 3;
+		total += cnt[i];
+	}
+	cnt[0] += n - total; /* mix[0] is the most common length */
+
+	for (size_t i = 0; i < nmix; i++) {
+		for (size_t c = 0; c < cnt[i]; c++) {
+			uint64_t hi;
+
+			do
+				hi = random_prefix(f, mix[i].len);
+			while (!seen_add(hi, mix[i].len));
+			put_hi64(f->r[k].addr, f->alen, hi);
+			f->r[k++].len = mix[i].len;
+		}
+	}
+	free(seen.k);
+
+	/* BGP sends routes in no particular order; tables grow by prefix. */
+	for (size_t i = n - 1; i > 0; i--) {
+		size_t j = rnd() % (i + 1);
+		struct route t = f->r[i];
+
+		f->r[i] = f->r[j];
+		f->r[j] = t;
+	}
+	f->n = n;
+
+	f->keys = calloc(n, f->key_size);
+	if (!f->keys)
+		die("out of memory for %zu keys", n);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t *key = f->keys + i * f->key_size;
+		__u32 plen = f->r[i].len;
+
+		memcpy(key, &plen, sizeof(plen));
+		memcpy(key + sizeof(plen), f->r[i].addr, f->alen);
+	}
+}
+
+/* "/24 60.1%, /16-/23 35.0%, /8-/15 4.9%" for IPv4, similar for IPv6. */
+static void print_mix(const struct family *f, size_t n)
+{
+	size_t a = 0, b = 0, c = 0;
+	char nb[16];
+
+	for (size_t i = 0; i < n; i++) {
+		int l = f->r[i].len;
+
+		if (f->af == AF_INET)
+			l == 24 ? a++ : l >= 16 ? b++ : c++;
+		else
+			l == 48 ? a++ : l < 48 ? b++ : c++;
+	}
+	if (f->af == AF_INET)
+		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
+		       "%.1f%%\n",
+		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
+		       100.0 * c / n);
+	else
+		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
+		       "%.1f%%\n",
+		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
+		       100.0 * c / n);
+}
+
+/* A host address inside route r. */
+static void random_dest(const struct family *f, const struct route *r,
+			uint8_t *dst)
+{
+	for (int i = 0; i < f->alen; i++) {
+		int bits = r->len - 8 * i;
+		uint8_t pmask = bits >= 8   ? 0xff
+				: bits <= 0 ? 0
+					    : 0xff << (8 - bits);
+
+		dst[i] = (r->addr[i] & pmask) | (rnd() & ~pmask);
+	}
+}
+
+/* --- frames --- */
+
+static uint16_t ip_csum(const void *p, size_t len)
+{
+	const uint16_t *w = p;
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i < len / 2; i++)
+		sum += w[i];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* A UDP frame from the host on IF_IN, addressed to the router's MAC. */
+static size_t build_frame(const struct family *f, const uint8_t *dst,
+			  uint8_t *buf)
+{
+	struct ethhdr *eth = (void *)buf;
+	struct udphdr *udp;
+	size_t l4len = sizeof(*udp) + 16;
+
+	memset(buf, 0, 128);
+	memcpy(eth->h_dest, mac_in, ETH_ALEN);
+	memcpy(eth->h_source, mac_host, ETH_ALEN);
+	if (f->af == AF_INET) {
+		struct iphdr *ip = (void *)(eth + 1);
+
+		eth->h_proto = htons(ETH_P_IP);
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tot_len = htons(sizeof(*ip) + l4len);
+		ip->ttl = 255;
+		ip->protocol = IPPROTO_UDP;
+		inet_pton(AF_INET, f->src, &ip->saddr);
+		memcpy(&ip->daddr, dst, 4);
+		ip->check = ip_csum(ip, sizeof(*ip));
+		udp = (void *)(ip + 1);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+
+		eth->h_proto = htons(ETH_P_IPV6);
+		ip6->version = 6;
+		ip6->payload_len = htons(l4len);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = 255;
+		inet_pton(AF_INET6, f->src, &ip6->saddr);
+		memcpy(&ip6->daddr, dst, 16);
+		udp = (void *)(ip6 + 1);
+	}
+	udp->source = htons(40000);
+	udp->dest = htons(5001);
+	udp->len = htons(l4len);
+	return (uint8_t *)udp + l4len - buf;
+}
+
+/* n frames to destinations spread over the first nroutes routes. */
+static void build_frames(const struct family *f, size_t nroutes, size_t n,
+			 struct frames *fr)
+{
+	uint8_t dst[16];
+
+	fr->buf = realloc(fr->buf, n * 128);
+	if (!fr->buf)
+		die("out of memory for %zu frames", n);
+	fr->n = n;
+	for (size_t i = 0; i < n; i++) {
+		random_dest(f, &f->r[rnd() % nroutes], dst);
+		if (!i)
+			fmt_addr(f, dst, fr->first);
+		fr->len = build_frame(f, dst, fr->buf + i * 128);
+	}
+}
+
+/* --- the namespace and the kernel FIB --- */
+
+static void setup_netns(const struct family *v4, const struct family *v6)
+{
+	char m_in[18], m_out[18];
+
+	if (unshare(CLONE_NEWNET))
+		die("unshare(CLONE_NEWNET): %s", strerror(errno));
+	snprintf(m_in, sizeof(m_in), "%02x:%02x:%02x:%02x:%02x:%02x", mac_in[0],
+		 mac_in[1], mac_in[2], mac_in[3], mac_in[4], mac_in[5]);
+	snprintf(m_out, sizeof(m_out), "%02x:%02x:%02x:%02x:%02x:%02x",
+		 mac_out[0], mac_out[1], mac_out[2], mac_out[3], mac_out[4],
+		 mac_out[5]);
+	sh("ip link add " IF_IN " address %s type veth peer name " IF_OUT
+	   " address %s",
+	   m_in, m_out);
+	sh("ip link set " IF_IN " up && ip link set " IF_OUT " up");
+	sh("ip addr add %s dev " IF_IN " && ip addr add %s dev " IF_OUT,
+	   v4->addr_in, v4->addr_out);
+	sh("ip -6 addr add %s dev " IF_IN " nodad && "
+	   "ip -6 addr add %s dev " IF_OUT " nodad",
+	   v6->addr_in, v6->addr_out);
+	/* The gateway's MAC is the ingress MAC: see the top of the file. */
+	sh("ip neigh add %s lladdr %s nud permanent dev " IF_OUT
+	   " && ip -6 neigh add %s lladdr %s nud permanent dev " IF_OUT,
+	   v4->gw, m_in, v6->gw, m_in);
+	/* After the links exist: "all" is copied to existing devices. */
+	write_file("/proc/sys/net/ipv4/ip_forward", "1");
+	write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1");
+
+	if_in = if_nametoindex(IF_IN);
+	if_out = if_nametoindex(IF_OUT);
+	if (!if_in || !if_out)
+		die("veth pair %s/%s not found", IF_IN, IF_OUT);
+
+	nl = mnl_socket_open(NETLINK_ROUTE);
+	if (!nl || mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0)
+		die("rtnetlink socket: %s", strerror(errno));
+}
+
+/* Wait for the ack of seq last; any error names the route that failed. */
+static void nl_wait(const struct family *f, const struct route *r,
+		    uint32_t first, uint32_t last)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE], a[INET6_ADDRSTRLEN];
+
+	for (;;) {
+		int len = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		struct nlmsghdr *nlh = (void *)buf;
+
+		if (len < 0)
+			die("rtnetlink recv: %s", strerror(errno));
+		for (; mnl_nlmsg_ok(nlh, len);
+		     nlh = mnl_nlmsg_next(nlh, &len)) {
+			struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
+			const struct route *bad = r + (nlh->nlmsg_seq - first);
+
+			if (nlh->nlmsg_type != NLMSG_ERROR)
+				continue;
+			if (e->error)
+				die("kernel FIB: add %s/%u: %s",
+				    fmt_addr(f, bad->addr, a), bad->len,
+				    strerror(-e->error));
+			if (nlh->nlmsg_seq == last)
+				return;
+		}
+	}
+}
+
+/* Add routes [from, to) via the gateway, FIB_BATCH per sendmsg. */
+static void fib_add(const struct family *f, size_t from, size_t to)
+{
+	static char buf[FIB_BATCH * 128];
+	uint8_t gw[16];
+
+	inet_pton(f->af, f->gw, gw);
+	for (size_t i = from; i < to;) {
+		size_t n = to - i < FIB_BATCH ? to - i : FIB_BATCH, off = 0;
+		uint32_t first = nl_seq + 1;
+
+		for (size_t k = 0; k < n; k++) {
+			struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf + off);
+			struct rtmsg *rtm;
+
+			nlh->nlmsg_type = RTM_NEWROUTE;
+			/* Errors come back unasked; one ack closes the batch.
+			 */
+			nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_CREATE |
+					   NLM_F_EXCL |
+					   (k == n - 1 ? NLM_F_ACK : 0);
+			nlh->nlmsg_seq = ++nl_seq;
+			rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+			rtm->rtm_family = f->af;
+			rtm->rtm_dst_len = f->r[i + k].len;
+			rtm->rtm_table = RT_TABLE_MAIN;
+			rtm->rtm_protocol = RTPROT_STATIC;
+			rtm->rtm_scope = RT_SCOPE_UNIVERSE;
+			rtm->rtm_type = RTN_UNICAST;
+			mnl_attr_put(nlh, RTA_DST, f->alen, f->r[i + k].addr);
+			mnl_attr_put(nlh, RTA_GATEWAY, f->alen, gw);
+			mnl_attr_put_u32(nlh, RTA_OIF, if_out);
+			off += nlh->nlmsg_len;
+		}
+		if (mnl_socket_sendto(nl, buf, off) < 0)
+			die("rtnetlink send: %s", strerror(errno));
+		nl_wait(f, f->r + i, first, nl_seq);
+		i += n;
+	}
+}
+
+/* --- maps --- */
+
+static void map_put(int fd, const void *k, const void *v, const char *what)
+{
+	if (bpf_map_update_elem(fd, k, v, BPF_ANY))
+		die("map update %s: %s", what, strerror(errno));
+}
+
+/* ifaces and tx_ports, the same in both programs. */
+static void setup_ports(int ifaces_fd, int tx_fd)
+{
+	__u32 flags = FPMD_IF_F_ENABLED | FPMD_IF_F_FWD_V4 | FPMD_IF_F_FWD_V6;
+	struct fpmd_iface in = { .slot = 0, .flags = flags, .mtu = 1500 };
+	struct fpmd_iface out = { .slot = 1, .flags = flags, .mtu = 1500 };
+	struct bpf_devmap_val tx = { .ifindex = if_out };
+
+	memcpy(in.mac, mac_in, ETH_ALEN);
+	memcpy(out.mac, mac_out, ETH_ALEN);
+	map_put(ifaces_fd, &if_in, &in, "ifaces (ingress)");
+	map_put(ifaces_fd, &if_out, &out, "ifaces (egress)");
+	map_put(tx_fd, &if_out, &tx, "tx_ports");
+}
+
+/* One resolved nexthop, the gateway on IF_OUT, used by every route. */
+static void setup_nexthop(int fd, const struct family *v4)
+{
+	struct fpmd_nexthop nh = {
+		.ifindex = if_out,
+		.mtu = 1500,
+		.flags = FPMD_NH_F_VALID | FPMD_NH_F_RESOLVED,
+		.oslot = 1,
+	};
+	__u32 idx = 0;
+
+	memcpy(nh.dmac, mac_in, ETH_ALEN); /* the gateway's MAC, see top */
+	memcpy(nh.smac, mac_out, ETH_ALEN);
+	inet_pton(AF_INET, v4->gw, nh.gw);
+	map_put(fd, &idx, &nh, "nexthops");
+}
+
+/* Batched update of keys [from, to) in chunks of MAP_BATCH. */
+static void lpm_put_batch(int fd, const struct family *f, size_t from,
+			  size_t to)
+{
+	static struct fpmd_route_val vals[MAP_BATCH];
+
+	if (!vals[0].val)
+		for (size_t i = 0; i < MAP_BATCH; i++)
+			vals[i].val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
+	for (size_t i = from; i < to;) {
+		__u32 n = to - i < MAP_BATCH ? to - i : MAP_BATCH, done = n;
+
+		if (bpf_map_update_batch(fd, f->keys + i * f->key_size, vals,
+					 &done, NULL) ||
+		    done != n)
+			die("%s LPM batch update at route %zu: %s", f->name,
+			    i + done, strerror(errno));
+		i += n;
+	}
+}
+
+/* Routes/s into a fresh LPM trie like routes_v4/v6, one by one or batched. */
+static double lpm_insert_rate(const struct family *f, size_t n, int batched)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
+	struct fpmd_route_val v = { FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0) };
+	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "bench_lpm", f->key_size,
+				sizeof(v), n, &mo);
+	double t;
+
+	if (fd < 0)
+		die("create LPM trie for %zu routes: %s", n, strerror(errno));
+	t = now();
+	if (batched)
+		lpm_put_batch(fd, f, 0, n);
+	else
+		for (size_t i = 0; i < n; i++)
+			map_put(fd, f->keys + i * f->key_size, &v, "LPM trie");
+	t = now() - t;
+	close(fd);
+	return n / t;
+}
+
+/* Per-reason counters of slots 0 (ingress) and 1 (egress), summed over CPUs. */
+static void read_stats(int fd, __u64 out[2][FPMD_R_MAX])
+{
+	struct fpmd_stat s[ncpus];
+
+	for (int slot = 0; slot < 2; slot++)
+		for (int r = 0; r < FPMD_R_MAX; r++) {
+			__u32 key = FPMD_STAT_INDEX(slot, r);
+
+			if (bpf_map_lookup_elem(fd, &key, s))
+				die("read stats: %s", strerror(errno));
+			out[slot][r] = 0;
+			for (int c = 0; c < ncpus; c++)
+				out[slot][r] += s[c].packets;
+		}
+}
+
+/* "reason 13: 1 packets, ..." for the counters that moved; enum fpmd_reason. */
+static const char *last_reasons(int stats_fd)
+{
+	static char buf[512];
+	__u64 st[2][FPMD_R_MAX];
+	size_t off = 0;
+
+	if (stats_fd < 0)
+		return "no counters";
+	read_stats(stats_fd, st);
+	off += snprintf(buf, sizeof(buf), "ingress counters:");
+	for (int r = 0; r < FPMD_R_MAX && off < sizeof(buf) - 40; r++)
+		if (st[0][r])
+			off += snprintf(buf + off, sizeof(buf) - off,
+					" reason %d: %llu", r,
+					(unsigned long long)st[0][r]);
+	return buf;
+}
+
+/* --- measurement --- */
+
+/* Mean of the durations of calls test runs, frames taken in turn. */
+static double run_frames(const struct prog *p, const struct frames *fr,
+			 size_t calls, __u32 repeat)
+{
+	struct xdp_md ctx = { .data_end = fr->len, .ingress_ifindex = if_in };
+	double sum = 0;
+	size_t used = 0;
+
+	for (size_t i = 0; i < calls; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o,
+			    .data_in = fr->buf + (i % fr->n) * 128,
+			    .data_size_in = fr->len, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = repeat);
+
+		if (bpf_prog_test_run_opts(p->fd, &o))
+			die("%s: BPF_PROG_TEST_RUN: %s", p->name,
+			    strerror(errno));
+		if (o.retval != p->want) {
+			const uint8_t *b = fr->buf + (i % fr->n) * 128;
+
+			fprintf(stderr, "frame:");
+			for (size_t k = 0; k < fr->len; k++)
+				fprintf(stderr, " %02x", b[k]);
+			fprintf(stderr, "\n");
+			die("%s: frame %zu returned %u, not %u: the numbers "
+			    "would mean nothing (%s)",
+			    p->name, i % fr->n, o.retval, p->want,
+			    last_reasons(p->stats_fd));
+		}
+		samples++;
+		if (o.duration > OUTLIER_NS) {
+			outliers++;
+			continue;
+		}
+		sum += o.duration;
+		used++;
+	}
+	if (!used)
+		die("%s: every sample above %d ns", p->name, OUTLIER_NS);
+	return sum / used;
+}
+
+/*
+ * Both programs must turn the frame into the same frame: to the gateway's
+ * MAC, from the egress MAC, one hop less (and the IPv4 checksum updated).
+ */
+static void check_rewrite(struct prog *p[2], const struct family *f,
+			  const struct frames *fr)
+{
+	struct xdp_md ctx = { .data_end = fr->len, .ingress_ifindex = if_in };
+	uint8_t out[2][128], want[128];
+	size_t ttl_off = ETH_HLEN + (f->af == AF_INET ? 8 : 7);
+
+	memcpy(want, fr->buf, fr->len);
+	memcpy(want, mac_in, ETH_ALEN);
+	memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
+	want[ttl_off]--;
+	if (f->af == AF_INET) {
+		struct iphdr *ip = (void *)(want + ETH_HLEN);
+
+		ip->check = 0;
+		ip->check = ip_csum(ip, sizeof(*ip));
+	}
+	for (int i = 0; i < 2; i++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->buf,
+			    .data_size_in = fr->len, .data_out = out[i],
+			    .data_size_out = sizeof(out[i]), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+		if (bpf_prog_test_run_opts(p[i]->fd, &o))
+			die("%s: BPF_PROG_TEST_RUN: %s", p[i]->name,
+			    strerror(errno));
+		if (o.retval != XDP_REDIRECT || o.data_size_out != fr->len ||
+		    memcmp(out[i], want, fr->len))
+			die("%s: %s frame to %s: verdict %u, not rewritten as "
+			    "expected",
+			    p[i]->name, f->name, fr->first, o.retval);
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * Run both programs over the same frames, alternating which goes first
+ * each round (the machine is shared and noisy), and take each program's
+ * median round. Every packet of every repeat must have been forwarded.
+ */
+static void measure(struct prog *p[2], const struct frames *fr, size_t calls,
+		    __u32 repeat, double ns[2])
+{
+	__u64 before[2][2][FPMD_R_MAX], after[2][2][FPMD_R_MAX];
+	double v[2][MAX_ROUNDS];
+	__u64 want = (__u64)opt.rounds * calls * repeat;
+
+	for (int i = 0; i < 2; i++)
+		if (p[i]->stats_fd >= 0)
+			read_stats(p[i]->stats_fd, before[i]);
+	for (int r = 0; r < opt.rounds; r++)
+		for (int k = 0; k < 2; k++) {
+			int i = r & 1 ? 1 - k : k;
+
+			v[i][r] = run_frames(p[i], fr, calls, repeat);
+		}
+	for (int i = 0; i < 2; i++) {
+		if (p[i]->stats_fd < 0)
+			continue;
+		read_stats(p[i]->stats_fd, after[i]);
+		for (int r = 0; r < FPMD_R_MAX; r++) {
+			__u64 d = after[i][0][r] - before[i][0][r];
+
+			if (d != (r == FPMD_R_FORWARDED ? want : 0))
+				die("%s: %llu packets on reason %d, want %llu "
+				    "forwarded (first destination %s)",
+				    p[i]->name, (unsigned long long)d, r,
+				    (unsigned long long)want, fr->first);
+		}
+		if (after[i][1][FPMD_R_TX] - before[i][1][FPMD_R_TX] != want)
+			die("%s: egress TX counter off", p[i]->name);
+	}
+	for (int i = 0; i < 2; i++)
+		ns[i] = median(v[i], opt.rounds);
+}
+
+static void bench_family(struct family *f, const size_t *sizes, int nsizes,
+			 struct prog *p[2], int routes_fd, struct result *res,
+			 int *nres, double *fib_time)
+{
+	struct frames spread = { 0 }, hot = { 0 };
+	size_t have = 0;
+	char nb[16];
+
+	for (int s = 0; s < nsizes; s++) {
+		size_t n = sizes[s];
+		struct result *rs = &res[(*nres)++], *rh = &res[(*nres)++];
+		double t = now();
+
+		fib_add(f, have, n);
+		t = now() - t;
+		*fib_time += t;
+		progress("%s %s routes: kernel FIB +%zu in %.1f s", f->name,
+			 fmt_count(n, nb), n - have, t);
+		lpm_put_batch(routes_fd, f, have, n);
+		have = n;
+
+		build_frames(f, n, opt.spread_frames, &spread);
+		rng_state = SEED; /* the same hot destination at every size */
+		build_frames(f, 1, 1, &hot);
+
+		check_rewrite(p, f, &spread);
+		check_rewrite(p, f, &hot);
+		*rs = (struct result){ .family = f->name,
+				       .routes = n,
+				       .pattern = "spread",
+				       .floor = floor_spread[0] };
+		measure(p, &spread, spread.n, 1, rs->ns);
+		*rh = (struct result){ .family = f->name,
+				       .routes = n,
+				       .pattern = "hot",
+				       .floor = floor_hot[0] };
+		measure(p, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
+		progress("%s %s routes: spread %.0f/%.0f ns, hot %.0f/%.0f ns "
+			 "(fpmd/ref)",
+			 f->name, fmt_count(n, nb), rs->ns[0], rs->ns[1],
+			 rh->ns[0], rh->ns[1]);
+	}
+	free(spread.buf);
+	free(hot.buf);
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: bench_lookup [--quick]\n"
+		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
+		"  and LPM trie insertion rates; needs root.\n"
+		"  --quick  IPv4 10/10k/100k and IPv6 10k routes, 5 rounds\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "quick", no_argument, 0, 'q' },
+		{ "help", no_argument, 0, 'h' },
+		{ 0 },
+	};
+	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
+	static const size_t v6_full[] = { 10000, 100000 };
+	static const size_t v4_quick[] = { 10, 10000, 100000 };
+	static const size_t v6_quick[] = { 10000 };
+	struct family v4 = {
+		.name = "ipv4",
+		.af = AF_INET,
+		.alen = 4,
+		.key_size = sizeof(struct fpmd_lpm_v4),
+		.addr_in = "10.255.0.1/24",
+		.addr_out = "10.255.1.1/24",
+		.gw = "10.255.1.2",
+		.src = "10.255.0.2",
+	};
+	struct family v6 = {
+		.name = "ipv6",
+		.af = AF_INET6,
+		.alen = 16,
+		.key_size = sizeof(struct fpmd_lpm_v6),
+		.addr_in = "fd00:fb:0::1/64",
+		.addr_out = "fd00:fb:1::1/64",
+		.gw = "fd00:fb:1::2",
+		.src = "fd00:fb:0::2",
+	};
+	const size_t *s4 = v4_full, *s6 = v6_full;
+	int n4 = 4, n6 = 2, nres = 0, c;
+	struct fpmd_bpf *fp;
+	struct fpmd_ref_bpf *ref;
+	struct prog pf, pr, ppass, *pp[2], *floor_p[2];
+	struct result res[16];
+	double fib4 = 0, fib6 = 0;
+	double ins[2][2];
+	struct frames fr = { 0 };
+	struct utsname u;
+	char nb[16];
+
+	while ((c = getopt_long(argc, argv, "qh", longopts, 0)) != -1) {
+		switch (c) {
+		case 'q':
+			opt.quick = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (opt.quick) {
+		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 1;
+		opt.rounds = 5, opt.spread_frames = 4096, opt.hot_calls = 8;
+	}
+	if (geteuid())
+		die("needs root (network namespace, BPF)");
+	t_start = now();
+	libbpf_set_print(libbpf_quiet);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		die("cannot count CPUs");
+
+	/* The quick run's tables are the first routes of the full run's. */
+	gen_routes(&v4, 1000000, v4_mix, sizeof(v4_mix) / sizeof(v4_mix[0]));
+	gen_routes(&v6, 100000, v6_mix, sizeof(v6_mix) / sizeof(v6_mix[0]));
+	progress("route sets generated");
+
+	setup_netns(&v4, &v6);
+	progress("namespace set up");
+	fp = fpmd_bpf__open_and_load();
+	ref = fpmd_ref_bpf__open_and_load();
+	if (!fp || !ref)
+		die("load %s: %s", fp ? "fpmd_ref.bpf.o" : "fpmd.bpf.o",
+		    strerror(errno));
+	progress("programs loaded");
+	setup_ports(bpf_map__fd(fp->maps.ifaces),
+		    bpf_map__fd(fp->maps.tx_ports));
+	setup_ports(bpf_map__fd(ref->maps.ifaces),
+		    bpf_map__fd(ref->maps.tx_ports));
+	setup_nexthop(bpf_map__fd(fp->maps.nexthops), &v4);
+
+	pf = (struct prog){ "fpmd", bpf_program__fd(fp->progs.fpmd_xdp),
+			    bpf_map__fd(fp->maps.stats), XDP_REDIRECT };
+	pr = (struct prog){ "ref", bpf_program__fd(ref->progs.fpmd_xdp),
+			    bpf_map__fd(ref->maps.stats), XDP_REDIRECT };
+	ppass =
+	    (struct prog){ "xdp_pass", bpf_program__fd(fp->progs.fpmd_xdp_pass),
+			   -1, XDP_PASS };
+	pp[0] = &pf, pp[1] = &pr;
+	floor_p[0] = floor_p[1] = &ppass;
+
+	/* What a test run costs with a program that does nothing. */
+	build_frames(&v4, 10, opt.spread_frames, &fr);
+	measure(floor_p, &fr, fr.n, 1, floor_spread);
+	measure(floor_p, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
+	free(fr.buf);
+	progress("floor: %.1f ns at repeat 1, %.1f ns at repeat %d",
+		 floor_spread[0], floor_hot[0], HOT_REPEAT);
+
+	bench_family(&v4, s4, n4, pp, bpf_map__fd(fp->maps.routes_v4), res,
+		     &nres, &fib4);
+	bench_family(&v6, s6, n6, pp, bpf_map__fd(fp->maps.routes_v6), res,
+		     &nres, &fib6);
+
+	ins[0][0] = lpm_insert_rate(&v4, s4[n4 - 1], 0);
+	ins[0][1] = lpm_insert_rate(&v4, s4[n4 - 1], 1);
+	ins[1][0] = lpm_insert_rate(&v6, s6[n6 - 1], 0);
+	ins[1][1] = lpm_insert_rate(&v6, s6[n6 - 1], 1);
+	progress("insertion rates measured");
+
+	uname(&u);
+	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
+	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
+	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, fpmd and "
+	       "ref interleaved;\n",
+	       opt.rounds);
+	printf("spread: %zu frames to distinct destinations across the table, "
+	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
+	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
+	printf("fpmd: LPM trie + nexthop array; ref: bpf_fib_lookup() on the "
+	       "kernel FIB.\nRoute mix:\n");
+	print_mix(&v4, s4[n4 - 1]);
+	print_mix(&v6, s6[n6 - 1]);
+	printf("\n| family | routes | destinations | fpmd ns/pkt | ref ns/pkt "
+	       "| fpmd/ref | fpmd/ref net of floor |\n"
+	       "|---|---:|---|---:|---:|---:|---:|\n");
+	for (int i = 0; i < nres; i++)
+		printf("| %s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n",
+		       res[i].family, fmt_count(res[i].routes, nb),
+		       res[i].pattern, res[i].ns[0], res[i].ns[1],
+		       res[i].ns[0] / res[i].ns[1],
+		       (res[i].ns[0] - res[i].floor) /
+			   (res[i].ns[1] - res[i].floor));
+	printf(
+	    "\nFloor (an XDP_PASS program, same method): %.1f ns at repeat 1 "
+	    "(spread), %.1f ns at repeat %d (hot).\n",
+	    floor_spread[0], floor_hot[0], HOT_REPEAT);
+	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
+	       OUTLIER_NS, outliers, samples);
+
+	printf("\n| family | routes | LPM one by one | LPM batched (%d/call) "
+	       "| kernel FIB, rtnetlink (%d/sendmsg) "
+	       "|\n|---|---:|---:|---:|---:|\n",
+	       MAP_BATCH, FIB_BATCH);
+	printf(
+	    "| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s |\n",
+	    fmt_count(s4[n4 - 1], nb), ins[0][0], ins[0][1], s4[n4 - 1] / fib4);
+	printf(
+	    "| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s |\n",
+	    fmt_count(s6[n6 - 1], nb), ins[1][0], ins[1][1], s6[n6 - 1] / fib6);
+	printf("\nTotal run time %.0f s.\n", now() - t_start);
+
+	fpmd_ref_bpf__destroy(ref);
+	fpmd_bpf__destroy(fp);
+	mnl_socket_close(nl);
+	free(v4.r);
+	free(v4.keys);
+	free(v6.r);
+	free(v6.keys);
+	return 0;
+}

@@ -1,0 +1,663 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""End-to-end tests: h1 -- r1 -- h2 in namespaces, fpmd on r1, real XDP.
+
+Each test checks what a user of the fast path relies on: that packets are
+forwarded by XDP and not by the kernel (fpmd's counters move, the kernel's
+forwarding counters stay flat), that whatever the fast path cannot finish
+still reaches its destination through the kernel, and that the daemon's
+control interfaces refuse bad input without changing anything.
+
+Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_e2e.py
+"""
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+
+import pytest
+
+from lab import ping, sh, wait_for
+
+H2_EXTRA = "10.99.0.1"      # on h2's lo, reached via a gateway route
+BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd
+
+
+# ---- helpers ----------------------------------------------------------------
+
+def fwd4(ns):
+    return ns.snmp("Ip", "ForwDatagrams")
+
+
+def fwd6(ns):
+    return ns.snmp6("Ip6OutForwDatagrams")
+
+
+class Snap:
+    """fpmd counters and the kernel's forwarding counters at one moment."""
+
+    def __init__(self, lab, d):
+        self.lab, self.d = lab, d
+        self.c = d.counters()
+        self.f4 = fwd4(lab.r1)
+        self.f6 = fwd6(lab.r1)
+
+    def since(self, old):
+        """(counter deltas {ifname: {reason: n}}, fwd4 delta, fwd6 delta)"""
+        dc = {i: {r: n - old.c.get(i, {}).get(r, 0) for r, n in rs.items()}
+              for i, rs in self.c.items()}
+        return dc, self.f4 - old.f4, self.f6 - old.f6
+
+
+def measure(lab, d, fn):
+    """Run fn(); return (its result, counter deltas, fwd4, fwd6)."""
+    before = Snap(lab, d)
+    res = fn()
+    dc, f4, f6 = Snap(lab, d).since(before)
+    return res, dc, f4, f6
+
+
+def nonzero(dc):
+    return {i: {r: n for r, n in rs.items() if n} for i, rs in dc.items()}
+
+
+def xdp_attached(ns, ifname):
+    out = sh(f"ip -n {ns.name} link show {ifname}").stdout
+    return re.search(r"\bxdp(generic)?\b", out) is not None
+
+
+def routes_json(d):
+    return d.show("routes")
+
+
+def nexthops_json(d):
+    return d.show("nexthops")
+
+
+def static_routes(routes):
+    return {p: e for p, e in routes.items()
+            if any(x["protocol"] != "kernel" for x in e)}
+
+
+def add_h2_loopback(lab, *addrs):
+    for a in addrs:
+        lab.h2.run(f"ip addr add {a}/32 dev lo")
+
+
+def stats_key(d, ifname, reason):
+    """The stats map key of a counter: FPMD_STAT_INDEX(slot, reason)."""
+    reasons = list(d.counters()[ifname])  # in enum fpmd_reason order
+    slot = d.show("interfaces")[ifname]["slot"]
+    return slot * len(reasons) + reasons.index(reason)
+
+
+def stats_map_packets(pin, key):
+    """Sum over CPUs of one counter read straight from the pinned map."""
+    kb = " ".join(str(b) for b in struct.pack("<I", key))
+    r = sh(f"bpftool -j map lookup pinned {pin}/stats key {kb}")
+    v = json.loads(r.stdout)
+    # With BTF, bpftool puts the decoded struct under "formatted".
+    return sum(c["value"]["packets"] for c in v["formatted"]["values"])
+
+
+@pytest.fixture(autouse=True)
+def daemon_logs(lab):
+    """On failure, pytest shows this teardown output: every fpmd log."""
+    yield
+    for name in sorted(os.listdir(lab.tmp)):
+        if name.startswith("fpmd.log"):
+            with open(os.path.join(lab.tmp, name)) as f:
+                print(f"---- {name} ----\n{f.read()}")
+    for d in lab.daemons:
+        if d.proc.poll() is None:
+            try:
+                print("---- counters ----\n", d.ctl("show", "counters").stdout)
+                print("---- routes ----\n", d.ctl("show", "routes").stdout)
+                print("---- nexthops ----\n",
+                      d.ctl("show", "nexthops").stdout)
+            except Exception as e:  # noqa: BLE001  diagnostics only
+                print("diagnostics failed:", e)
+
+
+# ---- 1. ping through the fast path -----------------------------------------
+
+def test_ping_v4_v6_forwarded_by_xdp(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d)
+    lab.warm_kernel_neighbors()
+    n = 10
+    for v6, dst in ((False, lab.H2_V4), (True, lab.H2_V6)):
+        got, dc, f4, f6 = measure(
+            lab, d, lambda: ping(lab.h1, dst, n, 0.05, v6=v6))
+        fam = "IPv6" if v6 else "IPv4"
+        assert got == n, f"{fam}: {got}/{n} replies"
+        # Requests enter on r1-eth0 and leave by r1-eth1; replies back.
+        assert dc["r1-eth0"]["forwarded"] >= n, (fam, nonzero(dc))
+        assert dc["r1-eth1"]["tx"] >= n, (fam, nonzero(dc))
+        assert dc["r1-eth1"]["forwarded"] >= n, (fam, nonzero(dc))
+        assert dc["r1-eth0"]["tx"] >= n, (fam, nonzero(dc))
+        assert (f4, f6) == (0, 0), \
+            f"{fam}: kernel forwarded {f4} IPv4 / {f6} IPv6 packets"
+
+
+# ---- 2. TCP throughput ------------------------------------------------------
+
+def test_iperf3_tcp_forwarded_by_xdp(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+    lab.warm_kernel_neighbors()
+    port = 5201
+    server = lab.h2.popen(f"exec iperf3 -s -1 -p {port}",
+                          stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: f":{port}" in lab.h2.run(
+            f"ss -Hltn sport = :{port}").stdout, what="iperf3 server")
+        csum0 = lab.h2.snmp("Tcp", "InCsumErrors")
+        r, dc, f4, _ = measure(lab, d, lambda: lab.h1.run(
+            f"iperf3 -c {lab.H2_V4} -p {port} -t 3 --json",
+            check=False, timeout=30))
+        assert r.returncode == 0, f"iperf3 failed: {r.stdout}\n{r.stderr}"
+        res = json.loads(r.stdout)
+        got = res["end"]["sum_received"]["bytes"]
+        bps = res["end"]["sum_received"]["bits_per_second"]
+        # A few Gbit/s here; 50 Mbit/s only catches a broken path (drops,
+        # retransmission storms), not a slow machine.
+        print(f"iperf3: {bps / 1e6:.0f} Mbit/s, {got} bytes")
+        assert bps > 50e6, f"only {bps / 1e6:.1f} Mbit/s ({got} bytes)"
+        assert dc["r1-eth0"]["forwarded"] >= 2000, nonzero(dc)
+        assert dc["r1-eth1"]["tx"] >= 2000, nonzero(dc)
+        assert dc["r1-eth1"]["forwarded"] >= 1000, nonzero(dc)  # ACKs
+        # Every segment and ACK had a route and a neighbor in fpmd: not
+        # one was left to the kernel, so no slack is needed.
+        assert f4 == 0, f"kernel forwarded {f4} packets during iperf3"
+        assert lab.h2.snmp("Tcp", "InCsumErrors") == csum0, \
+            "h2 received TCP segments with bad checksums"
+    finally:
+        server.kill()
+        server.wait()
+
+
+# ---- 3. unresolved neighbors go to the kernel, then to XDP -----------------
+
+def test_unresolved_neighbor_kernel_then_xdp(lab):
+    d = lab.fpmd()
+    d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
+    d.ctl("route", "add", "172.16.102.0/24", "dev", "r1-eth1")
+    lab.warm_kernel_neighbors()
+    n = 3
+
+    # No neighbor in fpmd: both directions are the kernel's.
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n, f"kernel path: {got}/{n} replies"
+    assert dc["r1-eth0"]["pass-unresolved"] >= n, nonzero(dc)
+    assert dc["r1-eth0"]["forwarded"] == 0, nonzero(dc)
+    assert f4 >= 2 * n, f"kernel forwarded only {f4} packets"
+
+    # h2 known: requests by XDP, replies (h1 still unknown) by the kernel.
+    d.ctl("neighbor", "add", lab.H2_V4, "lladdr", lab.h2.mac("h2-eth0"),
+          "dev", "r1-eth1")
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n, f"half XDP: {got}/{n} replies"
+    assert dc["r1-eth0"]["forwarded"] >= n, nonzero(dc)
+    assert dc["r1-eth1"]["pass-unresolved"] >= n, nonzero(dc)
+    assert n <= f4 < 2 * n, f"kernel forwarded {f4} packets"
+
+    # Both known: nothing left for the kernel.
+    d.ctl("neighbor", "add", lab.H1_V4, "lladdr", lab.h1.mac("h1-eth0"),
+          "dev", "r1-eth0")
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n, f"XDP: {got}/{n} replies"
+    assert dc["r1-eth0"]["forwarded"] >= n, nonzero(dc)
+    assert dc["r1-eth1"]["forwarded"] >= n, nonzero(dc)
+    assert f4 == 0, f"kernel still forwarded {f4} packets"
+
+
+def test_unresolved_gateway_kernel_then_xdp(lab):
+    d = lab.fpmd()
+    add_h2_loopback(lab, H2_EXTRA)
+    lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
+    d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
+    d.ctl("neighbor", "add", lab.H1_V4, "lladdr", lab.h1.mac("h1-eth0"),
+          "dev", "r1-eth0")
+    d.ctl("route", "add", "10.99.0.0/24", "via", lab.H2_V4, "dev", "r1-eth1")
+    lab.warm_kernel_neighbors()
+    n = 3
+
+    nh = [v for v in nexthops_json(d).values() if v.get("ip") == lab.H2_V4]
+    assert len(nh) == 1 and not nh[0]["resolved"] and \
+        nh[0]["state"] == "unresolved", nh
+    rt = routes_json(d)["10.99.0.0/24"][0]
+    assert rt["state"] == "unresolved", rt
+
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, H2_EXTRA, n, 0.05))
+    assert got == n, f"kernel path: {got}/{n} replies"
+    assert dc["r1-eth0"]["pass-unresolved"] >= n, nonzero(dc)
+    assert dc["r1-eth0"]["forwarded"] == 0, nonzero(dc)
+    assert f4 >= n, f"kernel forwarded only {f4} packets"
+
+    mac = lab.h2.mac("h2-eth0")
+    d.ctl("neighbor", "add", lab.H2_V4, "lladdr", mac, "dev", "r1-eth1")
+    nh = [v for v in nexthops_json(d).values() if v.get("ip") == lab.H2_V4]
+    assert len(nh) == 1, nh
+    assert nh[0]["resolved"] and nh[0]["mac"] == mac and \
+        nh[0]["state"] == "forwarding" and \
+        nh[0]["interfaceName"] == "r1-eth1", nh
+    assert routes_json(d)["10.99.0.0/24"][0]["state"] == "forwarding"
+
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, H2_EXTRA, n, 0.05))
+    assert got == n, f"XDP: {got}/{n} replies"
+    assert dc["r1-eth0"]["forwarded"] >= n, nonzero(dc)
+    assert dc["r1-eth1"]["tx"] >= n, nonzero(dc)
+    assert f4 == 0, f"kernel still forwarded {f4} packets"
+
+
+# ---- 4. route removal -------------------------------------------------------
+
+def test_route_del_falls_back_to_kernel(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+    lab.warm_kernel_neighbors()
+    n = 5
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n and f4 == 0 and dc["r1-eth0"]["forwarded"] >= n, \
+        (got, f4, nonzero(dc))
+
+    d.ctl("route", "del", "172.16.102.0/24")
+    assert "172.16.102.0/24" not in routes_json(d)
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n, f"kernel path: {got}/{n} replies"
+    assert dc["r1-eth0"]["pass-no-route"] >= n, nonzero(dc)
+    assert dc["r1-eth0"]["forwarded"] == 0, nonzero(dc)
+    assert f4 >= n, f"kernel forwarded only {f4} packets"
+    # The replies' route (to h1) is still in the fast path.
+    assert dc["r1-eth1"]["forwarded"] >= n, nonzero(dc)
+
+    d.ctl("route", "add", "172.16.102.0/24", "dev", "r1-eth1")
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n and f4 == 0 and dc["r1-eth0"]["forwarded"] >= n, \
+        ("re-added", got, f4, nonzero(dc))
+
+
+# ---- 5. blackhole -----------------------------------------------------------
+
+def test_blackhole_drops_in_xdp(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+    add_h2_loopback(lab, BLACKHOLE_DST)
+    # The kernel would forward it to h2, which would answer.
+    lab.r1.run(f"ip route add 10.98.0.0/24 via {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    n = 5
+    assert ping(lab.h1, BLACKHOLE_DST, n, 0.05) == n, \
+        "without the blackhole the kernel path must answer"
+
+    d.ctl("route", "add", "10.98.0.0/24", "blackhole")
+    rt = routes_json(d)["10.98.0.0/24"][0]
+    assert rt["type"] == "blackhole" and rt["installed"], rt
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, BLACKHOLE_DST, n, 0.05))
+    assert got == 0, f"{got} replies through a blackhole"
+    assert dc["r1-eth0"]["drop-blackhole"] >= n, nonzero(dc)
+    assert f4 == 0, f"kernel forwarded {f4} packets"
+
+    d.ctl("route", "del", "10.98.0.0/24")
+    assert ping(lab.h1, BLACKHOLE_DST, n, 0.05) == n, \
+        "after route del the kernel path must answer again"
+
+
+# ---- 6. SIGTERM detaches ----------------------------------------------------
+
+def test_sigterm_detaches_and_cleans_up(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+    lab.warm_kernel_neighbors()
+    n = 5
+    got, _, f4, _ = measure(lab, d, lambda: ping(lab.h1, lab.H2_V4, n, 0.05))
+    assert got == n and f4 == 0
+    assert xdp_attached(lab.r1, "r1-eth0") and os.path.isdir(lab.pin)
+    assert os.path.exists(d.sock)
+
+    rc = d.stop()
+    assert rc == 0, f"fpmd exited with {rc}"
+    for ifname in ("r1-eth0", "r1-eth1"):
+        assert not xdp_attached(lab.r1, ifname), f"{ifname} still has XDP"
+    assert not os.path.exists(lab.pin), \
+        f"pins left: {os.listdir(lab.pin)}"
+    assert not os.path.exists(d.sock), "control socket left behind"
+
+    f0 = fwd4(lab.r1)
+    assert ping(lab.h1, lab.H2_V4, n, 0.05) == n, "kernel path broken"
+    assert fwd4(lab.r1) - f0 >= 2 * n, "traffic did not take the kernel"
+
+
+# ---- 7. restart without loss ------------------------------------------------
+
+def test_keep_forwarding_restart_without_loss(lab):
+    d = lab.fpmd(extra=("--keep-forwarding",))
+    lab.routes_and_neighbors(d)
+    add_h2_loopback(lab, H2_EXTRA)
+    lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
+    d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "2", "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "10", "group", "1,1/2,3")
+    d.ctl("route", "add", "10.99.0.0/24", "nhid", "10")
+    d.ctl("route", "add", "10.98.0.0/24", "blackhole")
+    lab.warm_kernel_neighbors()
+    before = (routes_json(d), nexthops_json(d),
+              sorted(map(json.dumps, d.show("neighbors"))))
+    assert ping(lab.h1, lab.H2_V4, 3, 0.05) == 3
+
+    f0 = fwd4(lab.r1)
+    stream = lab.h1.popen(f"exec ping -i 0.01 -c 600 -W 1 {lab.H2_V4}",
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True)
+    try:
+        c0 = d.counter("r1-eth0", "forwarded")
+        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 30,
+                 what="the ping stream through XDP")
+        key = stats_key(d, "r1-eth0", "forwarded")
+        assert d.stop() == 0, "fpmd --keep-forwarding did not exit cleanly"
+        # No daemon: XDP stays, maps stay, forwarding goes on.
+        for ifname in ("r1-eth0", "r1-eth1"):
+            assert xdp_attached(lab.r1, ifname), f"{ifname} lost its XDP"
+        pins = set(os.listdir(lab.pin))
+        assert {"routes_v4", "nexthops", "stats", "meta"} <= pins, pins
+        assert not os.path.exists(d.sock)
+        s0 = stats_map_packets(lab.pin, key)
+        wait_for(lambda: stats_map_packets(lab.pin, key) >= s0 + 50,
+                 timeout=3, what="XDP forwarding with no daemon")
+        assert fwd4(lab.r1) == f0, "kernel forwarded while fpmd was down"
+
+        # A fresh start (without --keep-forwarding) adopts the maps.
+        os.rename(d.log, d.log + ".1")  # wait_ready looks for "started:"
+        d2 = lab.fpmd()
+        log = d2.logtext()
+        assert "adopted" in log, log
+        after = (routes_json(d2), nexthops_json(d2),
+                 sorted(map(json.dumps, d2.show("neighbors"))))
+        # The router's own addresses come back from the kernel, and may
+        # have grown since (IPv6 link-locals finishing DAD); the rest must
+        # be exactly what was entered.
+        assert static_routes(after[0]) == static_routes(before[0]), \
+            "routes differ after adoption"
+        assert set(before[0]) <= set(after[0]), "local routes lost"
+        assert after[1] == before[1], "nexthops differ after adoption"
+        assert after[2] == before[2], "neighbors differ after adoption"
+
+        out, _ = stream.communicate(timeout=20)
+    finally:
+        if stream.poll() is None:
+            stream.kill()
+            stream.wait()
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+    assert m, out
+    sent, got = int(m.group(1)), int(m.group(2))
+    assert sent >= 500 and got == sent, f"lost {sent - got}/{sent}: {out}"
+    assert fwd4(lab.r1) == f0, \
+        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+
+    # Stopping the adopting daemon (no --keep-forwarding) cleans up.
+    assert d2.stop() == 0
+    assert not xdp_attached(lab.r1, "r1-eth0")
+    assert not os.path.exists(lab.pin), "pins left after the final stop"
+
+
+# ---- 8. fpmctl bad input ----------------------------------------------------
+
+BAD_INPUT = [
+    # (what, fpmctl args, words expected in stderr)
+    ("bad prefix", ["route", "add", "10.0.0/33", "dev", "r1-eth0"],
+     ["prefix"]),
+    ("prefix length too long", ["route", "add", "10.0.0.0/33", "dev",
+                                "r1-eth0"], ["prefix length"]),
+    ("host bits set", ["route", "add", "10.0.0.1/8", "dev", "r1-eth0"],
+     ["host bits"]),
+    ("unknown interface", ["route", "add", "10.97.0.0/24", "via",
+                           "172.16.102.1", "dev", "nosuch0"],
+     ["interface"]),
+    ("unknown nexthop id", ["route", "add", "10.97.0.0/24", "nhid", "4242"],
+     ["nexthop", "unknown"]),
+    ("delete nonexistent route", ["route", "del", "10.96.0.0/24"],
+     ["no such route"]),
+    ("delete nexthop in use", ["nexthop", "del", "1"], ["in use"]),
+    ("delete unknown nexthop", ["nexthop", "del", "4242"],
+     ["no such nexthop"]),
+    ("group with unknown member", ["nexthop", "add", "20", "group",
+                                   "1/77"], ["member", "unknown"]),
+    ("nexthop on unknown interface", ["nexthop", "add", "21", "via",
+                                      "172.16.102.1", "dev", "nosuch0"],
+     ["interface"]),
+    ("bad MAC", ["neighbor", "add", "172.16.102.9", "lladdr", "zz:00",
+                 "dev", "r1-eth1"], ["mac"]),
+    ("neighbor on unknown interface", ["neighbor", "add", "172.16.102.9",
+                                       "lladdr", "02:00:00:00:00:09",
+                                       "dev", "nosuch0"], ["interface"]),
+]
+
+
+def test_fpmctl_bad_input_refused_and_changes_nothing(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+    d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
+    d.ctl("route", "add", "10.99.0.0/24", "nhid", "1")
+    routes, nhs = routes_json(d), nexthops_json(d)
+    neighs = d.show("neighbors")
+    for what, args, words in BAD_INPUT:
+        r = d.ctl(*args, check=False)
+        assert r.returncode != 0, f"{what}: accepted ({r.stdout})"
+        err = r.stderr.lower()
+        for w in words:
+            assert w in err, f"{what}: stderr {r.stderr!r} lacks {w!r}"
+        assert routes_json(d) == routes, f"{what}: routes changed"
+        assert nexthops_json(d) == nhs, f"{what}: nexthops changed"
+        assert d.show("neighbors") == neighs, f"{what}: neighbors changed"
+    assert d.proc.poll() is None
+    # The daemon's log names the request that was refused.
+    log = d.logtext()
+    assert "route del refused" in log, "refused delete logged as an add"
+    assert "nexthop del refused" in log
+
+
+# ---- 9. control protocol robustness -----------------------------------------
+
+HELLO_V1 = b"\x0a\x02\x08\x01"           # Request{hello: {version: 1}}
+HELLO_V99 = b"\x0a\x02\x08\x63"          # Request{hello: {version: 99}}
+SHOW_ROUTES = b"\x42\x02\x08\x01"        # Request{show: {what: ROUTES}}
+ST_OK, ST_INVALID, ST_VERSION = 0, 1, 6
+
+
+def frame(payload):
+    return struct.pack(">I", len(payload)) + payload
+
+
+def recv_exact(s, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def recv_frame(s):
+    hdr = recv_exact(s, 4)
+    if hdr is None:
+        return None
+    return recv_exact(s, struct.unpack(">I", hdr)[0])
+
+
+def pb_decode(buf):
+    """Top-level protobuf fields: {field: [int | bytes, ...]}."""
+    out, i = {}, 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(buf):
+        tag = varint()
+        field, wt = tag >> 3, tag & 7
+        if wt == 0:
+            val = varint()
+        elif wt == 2:
+            n = varint()
+            val, i = buf[i:i + n], i + n
+        else:
+            raise ValueError(f"wire type {wt}")
+        out.setdefault(field, []).append(val)
+    return out
+
+
+def status_of(rsp):
+    return rsp.get(1, [ST_OK])[0]
+
+
+def closed(s):
+    """True if the peer closed the connection (EOF or reset)."""
+    try:
+        return s.recv(1) == b""
+    except ConnectionResetError:
+        return True
+
+
+def connect(d):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.connect(d.sock)
+    return s
+
+
+def test_control_protocol_robustness(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d, v6=False)
+
+    def still_serving(what):
+        assert d.proc.poll() is None, f"{what}: fpmd died"
+        assert "172.16.102.0/24" in routes_json(d), f"{what}: routes lost"
+
+    # A well-formed session works (and the decoder is right).
+    with connect(d) as s:
+        s.sendall(frame(HELLO_V1))
+        rsp = pb_decode(recv_frame(s))
+        assert status_of(rsp) == ST_OK and 3 in rsp, rsp
+        s.sendall(frame(SHOW_ROUTES))
+        rsp = pb_decode(recv_frame(s))
+        assert status_of(rsp) == ST_OK and len(rsp.get(4, [])) >= 2, rsp
+
+    # A request before the Hello is refused and the connection closed.
+    with connect(d) as s:
+        s.sendall(frame(SHOW_ROUTES))
+        rsp = pb_decode(recv_frame(s))
+        assert status_of(rsp) == ST_VERSION and 4 not in rsp, rsp
+        assert b"hello" in rsp[2][0].lower(), rsp
+        assert closed(s), "connection kept open without a Hello"
+    still_serving("request before hello")
+
+    # Another API version is refused, with our version, and closed.
+    with connect(d) as s:
+        s.sendall(frame(HELLO_V99))
+        rsp = pb_decode(recv_frame(s))
+        assert status_of(rsp) == ST_VERSION, rsp
+        assert b"version" in rsp[2][0].lower(), rsp
+        assert pb_decode(rsp[3][0]).get(1) == [1], rsp
+        assert closed(s), "connection kept open after a version mismatch"
+    still_serving("hello version 99")
+    assert "API version 99" in d.logtext()
+
+    # Garbage in a frame: logged as malformed, connection closed.
+    with connect(d) as s:
+        s.sendall(frame(HELLO_V1))
+        assert status_of(pb_decode(recv_frame(s))) == ST_OK
+        s.sendall(frame(b"\x0a\x7f\x08\xff\xff\xff"))
+        rsp = recv_frame(s)
+        assert rsp is None or status_of(pb_decode(rsp)) == ST_INVALID, rsp
+        assert closed(s), "connection kept open after garbage"
+    still_serving("garbage")
+    wait_for(lambda: "malformed" in d.logtext(), what="'malformed' in log")
+
+    # An announced length over 1 MiB: closed before reading the body.
+    with connect(d) as s:
+        s.sendall(frame(HELLO_V1))
+        assert status_of(pb_decode(recv_frame(s))) == ST_OK
+        s.sendall(struct.pack(">I", (1 << 20) + 1) + b"\x00" * 64)
+        assert closed(s), "connection kept open after a 1 MiB+ header"
+    still_serving("oversized frame")
+
+    # A peer that hangs up in the middle of a frame changes nothing.
+    with connect(d) as s:
+        s.sendall(frame(HELLO_V1))
+        recv_frame(s)
+        s.sendall(struct.pack(">I", 100) + b"\x42")
+    still_serving("half a frame")
+    r = d.ctl("show", "routes")
+    assert "172.16.101.0/24" in r.stdout and "172.16.102.0/24" in r.stdout
+
+
+# ---- 10. nexthop groups -----------------------------------------------------
+
+def test_nexthop_group_forwards(lab):
+    d = lab.fpmd()
+    gw2 = "172.16.102.2"  # a second address of h2: a second nexthop
+    lab.h2.run(f"ip addr add {gw2}/24 dev h2-eth0")
+    dsts = [f"10.99.0.{k}" for k in range(1, 9)]
+    add_h2_loopback(lab, *dsts)
+    lab.r1.run(f"ip route add 10.99.0.0/24 nexthop via {lab.H2_V4} "
+               f"nexthop via {gw2} weight 3")
+    d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
+    d.ctl("neighbor", "add", lab.H1_V4, "lladdr", lab.h1.mac("h1-eth0"),
+          "dev", "r1-eth0")
+    d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "2", "via", gw2, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "10", "group", "1,1/2,3")
+    d.ctl("route", "add", "10.99.0.0/24", "nhid", "10")
+    lab.warm_kernel_neighbors()
+    lab.r1.run(f"ping -c1 -W1 {gw2} >/dev/null", check=False)
+
+    g = nexthops_json(d)["10"]
+    assert g["group"] and g["buckets"] == 4, g
+    assert g["nexthops"] == [{"id": 1, "weight": 1}, {"id": 2, "weight": 3}]
+    rt = routes_json(d)["10.99.0.0/24"][0]
+    assert rt["isGroup"] and rt["nexthopGroupId"] == 10, rt
+
+    def ping_all():
+        return sum(ping(lab.h1, a, 2, 0.02) for a in dsts)
+
+    # Members unresolved: the kernel forwards.
+    got, dc, f4, _ = measure(lab, d, ping_all)
+    assert got == 2 * len(dsts), f"kernel path: {got} replies"
+    assert dc["r1-eth0"]["pass-unresolved"] >= 2 * len(dsts), nonzero(dc)
+    assert f4 >= 2 * len(dsts)
+
+    mac = lab.h2.mac("h2-eth0")
+    for gw in (lab.H2_V4, gw2):
+        d.ctl("neighbor", "add", gw, "lladdr", mac, "dev", "r1-eth1")
+    nhs = nexthops_json(d)
+    for k in ("1", "2"):
+        assert nhs[k]["resolved"] and nhs[k]["mac"] == mac and \
+            nhs[k]["refCount"] == 1, nhs[k]
+    assert nhs["10"]["state"] == "forwarding" and nhs["10"]["refCount"] == 1
+
+    got, dc, f4, _ = measure(lab, d, ping_all)
+    assert got == 2 * len(dsts), f"XDP: {got} replies"
+    assert dc["r1-eth0"]["forwarded"] >= 2 * len(dsts), nonzero(dc)
+    assert f4 == 0, f"kernel still forwarded {f4} packets"
+
+    # Replacing the group's members re-buckets it in place.
+    d.ctl("nexthop", "add", "10", "group", "1")
+    g = nexthops_json(d)["10"]
+    assert g["buckets"] == 1 and g["nexthops"] == [{"id": 1, "weight": 1}], g
+    assert nexthops_json(d)["2"]["refCount"] == 0
+    got, dc, f4, _ = measure(lab, d, ping_all)
+    assert got == 2 * len(dsts) and f4 == 0, (got, f4, nonzero(dc))

@@ -1,0 +1,1953 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Table-driven packet tests for the XDP fast path (bpf/fpmd.bpf.c), in the
+ * style of the kernel's selftests prog_tests/fib_lookup.c: each case is a
+ * crafted frame plus the map contents it meets, and the verdict, rewrite
+ * and counters it must produce. Frames go through the real program with
+ * BPF_PROG_TEST_RUN; nothing is sent anywhere.
+ *
+ * The process moves into its own network namespace first, so the veths it
+ * creates (test_run wants a real ingress ifindex, tx_ports real egresses)
+ * vanish with it. Every case gets a freshly loaded skeleton, so no map
+ * entry or counter leaks from one case into the next.
+ *
+ *   xdp_test            run every case
+ *   xdp_test --list     print the case names
+ *   xdp_test PATTERN... run the cases whose name matches (fnmatch)
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <net/if.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fpmd_maps.h"
+#include "fpmd.skel.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define FRAME_MAX 2048
+
+/* ------------------------------------------------------------------------
+ * The fixture: interfaces, nexthops, groups, routes, neighbors.
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Nexthop slots. Each nexthop leaves by its own veth ("nh<id>") with its
+ * own MACs, so the rewritten source MAC names the nexthop, and through it
+ * the egress ifindex, without ambiguity.
+ */
+enum nh_id {
+	NH_DEF4 = 1,
+	NH_P8,
+	NH_P16,
+	NH_P24,
+	NH_P32,
+	NH_A, /* ECMP members */
+	NH_B,
+	NH_C,
+	NH_D,
+	NH_CONN4,  /* connected: dmac from neigh_v4 */
+	NH_UNRES,  /* gateway not resolved */
+	NH_IFDOWN, /* resolved, egress down */
+	NH_NOTX,   /* egress not in tx_ports */
+	NH_MTU4,   /* MTU 1000 */
+	NH_IN0,	   /* leaves by in0 (rp_filter) */
+	NH_IN1,	   /* leaves by in1 (rp_filter) */
+	NH_DEF6,
+	NH_P6_32,
+	NH_P6_48,
+	NH_P6_64,
+	NH_P6_128,
+	NH_CONN6,
+	NH_MTU6,  /* MTU 1280 */
+	NH_STALE, /* a freed slot: RESOLVED still set, VALID cleared */
+	NH_COUNT
+};
+#define NH_UNUSED 1000 /* a slot no one wrote */
+
+/* Interfaces: in0 and in1 receive, stray is not in the ifaces map. */
+enum if_id { IF_IN0, IF_IN1, IF_STRAY, IF_NH0 };
+#define IF_NH(id) (IF_NH0 + (id))
+#define IF_COUNT (IF_NH0 + NH_COUNT)
+#define IF_OWN (-1)
+
+#define IN_FLAGS_DEFAULT                                                       \
+	(FPMD_IF_F_ENABLED | FPMD_IF_F_FWD_V4 | FPMD_IF_F_FWD_V6)
+
+#define RES FPMD_NH_F_RESOLVED
+#define V6 FPMD_NH_F_V6
+
+static const struct nh_def {
+	const char *name;
+	int dev;     /* IF_OWN: the nexthop's own veth */
+	__u16 flags; /* FPMD_NH_F_VALID is added */
+	__u16 mtu;
+} nh_defs[NH_COUNT] = {
+	[NH_DEF4] = { "default-v4", IF_OWN, RES, 1500 },
+	[NH_P8] = { "10/8", IF_OWN, RES, 1500 },
+	[NH_P16] = { "10.1/16", IF_OWN, RES, 1500 },
+	[NH_P24] = { "10.1.2/24", IF_OWN, RES, 1500 },
+	[NH_P32] = { "10.1.2.3/32", IF_OWN, RES, 1500 },
+	[NH_A] = { "ecmp-A", IF_OWN, RES, 1500 },
+	[NH_B] = { "ecmp-B", IF_OWN, RES, 1500 },
+	[NH_C] = { "ecmp-C", IF_OWN, RES, 1500 },
+	[NH_D] = { "ecmp-D", IF_OWN, RES, 1500 },
+	[NH_CONN4] = { "connected-v4", IF_OWN, FPMD_NH_F_CONNECTED, 1500 },
+	[NH_UNRES] = { "unresolved", IF_OWN, 0, 1500 },
+	[NH_IFDOWN] = { "ifdown", IF_OWN, RES | FPMD_NH_F_IFDOWN, 1500 },
+	[NH_NOTX] = { "not-in-tx_ports", IF_OWN, RES, 1500 },
+	[NH_MTU4] = { "mtu-1000", IF_OWN, RES, 1000 },
+	[NH_IN0] = { "via-in0", IF_IN0, RES, 1500 },
+	[NH_IN1] = { "via-in1", IF_IN1, RES, 1500 },
+	[NH_DEF6] = { "default-v6", IF_OWN, RES | V6, 1500 },
+	[NH_P6_32] = { "2001:db8::/32", IF_OWN, RES | V6, 1500 },
+	[NH_P6_48] = { "2001:db8:1::/48", IF_OWN, RES | V6, 1500 },
+	[NH_P6_64] = { "2001:db8:1:2::/64", IF_OWN, RES | V6, 1500 },
+	[NH_P6_128] = { "2001:db8:1:2::3/128", IF_OWN, RES | V6, 1500 },
+	[NH_CONN6] = { "connected-v6", IF_OWN, FPMD_NH_F_CONNECTED | V6, 1500 },
+	[NH_MTU6] = { "mtu-1280", IF_OWN, RES | V6, 1280 },
+	[NH_STALE] = { "freed", IF_OWN, RES, 1500 },
+};
+
+enum grp_id { G_13 = 1, G_121, G_EQ4, G_RPF_IN, G_RPF_OUT, G_EMPTY, G_COUNT };
+
+static const struct grp_def {
+	int n;
+	int nh[4];
+	int weight[4];
+} grp_defs[G_COUNT] = {
+	[G_13] = { 2, { NH_A, NH_B }, { 1, 3 } },
+	[G_121] = { 3, { NH_A, NH_B, NH_C }, { 1, 2, 1 } },
+	[G_EQ4] = { 4, { NH_A, NH_B, NH_C, NH_D }, { 1, 1, 1, 1 } },
+	[G_RPF_IN] = { 2, { NH_IN1, NH_IN0 }, { 1, 1 } },
+	[G_RPF_OUT] = { 2, { NH_IN1, NH_P8 }, { 1, 1 } },
+	[G_EMPTY] = { 0 },
+};
+
+#define NH(id) FPMD_RT_NEXTHOP, (id)
+#define GRP(id) FPMD_RT_GROUP, (id)
+#define TYPE(t) FPMD_RT_##t, 0
+
+static const struct route_def {
+	const char *prefix;
+	int type;
+	int idx;
+} route_defs[] = {
+	{ "0.0.0.0/0", NH(NH_DEF4) },
+	{ "10.0.0.0/8", NH(NH_P8) },
+	{ "10.1.0.0/16", NH(NH_P16) },
+	{ "10.1.2.0/24", NH(NH_P24) },
+	{ "10.1.2.3/32", NH(NH_P32) },
+	{ "192.0.2.0/24", GRP(G_13) },
+	{ "198.18.0.0/15", GRP(G_121) },
+	{ "198.51.100.0/24", GRP(G_EQ4) },
+	{ "172.16.0.0/16", TYPE(BLACKHOLE) },
+	{ "172.17.0.0/16", TYPE(UNREACHABLE) },
+	{ "172.18.0.0/16", TYPE(PROHIBIT) },
+	{ "172.19.0.0/16", TYPE(KERNEL) },
+	{ "172.20.0.1/32", TYPE(LOCAL) },
+	{ "172.21.0.0/24", NH(NH_CONN4) },
+	{ "172.22.0.0/16", NH(NH_UNRES) },
+	{ "172.23.0.0/16", NH(NH_IFDOWN) },
+	{ "172.24.0.0/16", NH(NH_NOTX) },
+	{ "172.25.0.0/16", NH(NH_MTU4) },
+	{ "172.26.0.0/16", NH(NH_UNUSED) },
+	{ "172.27.0.0/16", GRP(G_EMPTY) },
+	{ "172.28.0.0/16", NH(NH_STALE) },
+	/* sources for the rp_filter cases */
+	{ "100.64.0.0/24", NH(NH_IN0) },
+	{ "100.64.1.0/24", NH(NH_IN1) },
+	{ "100.64.2.0/24", GRP(G_RPF_IN) },
+	{ "100.64.3.0/24", GRP(G_RPF_OUT) },
+	{ "100.64.4.0/24", TYPE(BLACKHOLE) },
+
+	{ "::/0", NH(NH_DEF6) },
+	{ "2001:db8::/32", NH(NH_P6_32) },
+	{ "2001:db8:1::/48", NH(NH_P6_48) },
+	{ "2001:db8:1:2::/64", NH(NH_P6_64) },
+	{ "2001:db8:1:2::3/128", NH(NH_P6_128) },
+	{ "fd00:ec::/32", GRP(G_13) },
+	{ "fd00:ed::/32", GRP(G_EQ4) },
+	{ "fd00:b1::/32", TYPE(BLACKHOLE) },
+	{ "fd00:b2::/32", TYPE(UNREACHABLE) },
+	{ "fd00:b3::/32", TYPE(PROHIBIT) },
+	{ "fd00:10::1/128", TYPE(LOCAL) },
+	{ "fd00:21::/64", NH(NH_CONN6) },
+	{ "fd00:22::/32", NH(NH_UNRES) },
+	{ "fd00:23::/32", NH(NH_IFDOWN) },
+	{ "fd00:24::/32", NH(NH_NOTX) },
+	{ "fd00:25::/32", NH(NH_MTU6) },
+	{ "fd00:64::/48", NH(NH_IN0) },
+	{ "fd00:64:1::/48", NH(NH_IN1) },
+};
+
+#define NEIGH4_MAC "02:cc:00:00:04:05"
+#define NEIGH6_MAC "02:cc:00:00:06:05"
+
+/*
+ * The decoys hold the looked-up address on another interface: a lookup
+ * that ignored the ifindex would find them.
+ */
+static const struct neigh_def {
+	int dev;
+	const char *addr;
+	const char *mac;
+} neigh_defs[] = {
+	{ IF_NH(NH_CONN4), "172.21.0.5", NEIGH4_MAC },
+	{ IF_IN0, "172.21.0.6", "02:cc:00:00:04:06" },
+	{ IF_NH(NH_CONN6), "fd00:21::5", NEIGH6_MAC },
+	{ IF_IN0, "fd00:21::6", "02:cc:00:00:06:06" },
+};
+
+#define PEER_MAC "02:ee:00:00:00:01" /* the sender's MAC */
+#define SRC4 "203.0.113.7"
+#define SRC6 "fd00:5::7"
+
+static int if_index[IF_COUNT];
+static struct fpmd_bpf *skel;
+static int ncpus;
+
+static bool if_exists(int ifid)
+{
+	if (ifid < IF_NH0)
+		return true;
+	return ifid < IF_COUNT && nh_defs[ifid - IF_NH0].name &&
+	       nh_defs[ifid - IF_NH0].dev == IF_OWN;
+}
+
+static void if_name(int ifid, char *buf, size_t len)
+{
+	static const char *const fixed[] = { "in0", "in1", "stray" };
+
+	if (ifid < IF_NH0)
+		snprintf(buf, len, "%s", fixed[ifid]);
+	else
+		snprintf(buf, len, "nh%d", ifid - IF_NH0);
+}
+
+static __u32 if_slot(int ifid)
+{
+	return ifid == IF_IN0 ? 1 : ifid == IF_IN1 ? 2 : 10 + ifid - IF_NH0;
+}
+
+/* For messages: the interface behind a counter slot. */
+static const char *slot_name(__u32 slot)
+{
+	static char buf[IFNAMSIZ + 16];
+
+	for (int i = 0; i < IF_COUNT; i++) {
+		if (i != IF_STRAY && if_exists(i) && if_slot(i) == slot) {
+			if_name(i, buf, sizeof(buf));
+			return buf;
+		}
+	}
+	snprintf(buf, sizeof(buf), "slot %u", slot);
+	return buf;
+}
+
+static void mac_of(__u8 *mac, __u8 kind, int id)
+{
+	const __u8 m[ETH_ALEN] = { 0x02, kind, 0, 0, 0, (__u8)id };
+
+	memcpy(mac, m, ETH_ALEN);
+}
+
+static void nh_smac(int id, __u8 *mac)
+{
+	mac_of(mac, 0x50, id);
+}
+
+static void nh_dmac(int id, __u8 *mac)
+{
+	mac_of(mac, 0xd0, id);
+}
+
+static void if_mac(int ifid, __u8 *mac)
+{
+	if (ifid < IF_NH0)
+		mac_of(mac, 0x00, ifid + 1);
+	else
+		nh_smac(ifid - IF_NH0, mac);
+}
+
+static const char *nh_name(int id)
+{
+	return id > 0 && id < NH_COUNT ? nh_defs[id].name : "an unknown MAC";
+}
+
+static int nh_dev(int id)
+{
+	return nh_defs[id].dev == IF_OWN ? IF_NH(id) : nh_defs[id].dev;
+}
+
+static void parse_mac(const char *s, __u8 *mac)
+{
+	unsigned int b[ETH_ALEN];
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5]) != ETH_ALEN) {
+		fprintf(stderr, "xdp_test: bad MAC %s\n", s);
+		exit(2);
+	}
+	for (int i = 0; i < ETH_ALEN; i++)
+		mac[i] = b[i];
+}
+
+static void fmt_mac(const __u8 *m, char *buf)
+{
+	sprintf(buf, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3],
+		m[4], m[5]);
+}
+
+/* Returns the family and fills addr (4 or 16 bytes). */
+static int parse_addr(const char *s, void *addr)
+{
+	if (inet_pton(AF_INET, s, addr) == 1)
+		return AF_INET;
+	if (inet_pton(AF_INET6, s, addr) == 1)
+		return AF_INET6;
+	fprintf(stderr, "xdp_test: bad address %s\n", s);
+	exit(2);
+}
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "xdp_test: %s: %s\n", what, strerror(err));
+	exit(2);
+}
+
+/* One-time: the namespace's veths. */
+static void make_interfaces(void)
+{
+	char name[IFNAMSIZ];
+	FILE *ip;
+
+	ip = popen("ip -batch -", "w");
+	if (!ip)
+		die("ip -batch", errno);
+	for (int i = 0; i < IF_COUNT; i++) {
+		if (!if_exists(i))
+			continue;
+		if_name(i, name, sizeof(name));
+		fprintf(ip, "link add %s type veth peer name %sp\n", name,
+			name);
+	}
+	if (pclose(ip) != 0) {
+		fprintf(stderr, "xdp_test: creating veths with ip failed\n");
+		exit(2);
+	}
+	for (int i = 0; i < IF_COUNT; i++) {
+		if (!if_exists(i))
+			continue;
+		if_name(i, name, sizeof(name));
+		if_index[i] = if_nametoindex(name);
+		if (!if_index[i])
+			die(name, errno);
+	}
+}
+
+static void map_put(struct bpf_map *map, const void *key, const void *val)
+{
+	if (bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY))
+		die(bpf_map__name(map), errno);
+}
+
+static void set_iface(int ifid, __u32 flags)
+{
+	struct fpmd_iface v = { .slot = if_slot(ifid),
+				.flags = flags,
+				.mtu = 1500 };
+	__u32 key = if_index[ifid];
+
+	if_mac(ifid, v.mac);
+	map_put(skel->maps.ifaces, &key, &v);
+}
+
+static void fill_group(struct fpmd_nh_group *g, const struct grp_def *d)
+{
+	int total = 0, used = 0;
+
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < d->n; i++)
+		total += d->weight[i];
+	for (int i = 0; i < d->n; i++) {
+		int nb = FPMD_GROUP_BUCKETS * d->weight[i] / total;
+
+		if (i == d->n - 1)
+			nb = FPMD_GROUP_BUCKETS - used;
+		else if (nb < 1)
+			nb = 1;
+		for (int j = 0; j < nb; j++)
+			g->bucket[used++] = d->nh[i];
+	}
+	g->nbuckets = used;
+}
+
+static void route_key(const char *prefix, int *family, void *key)
+{
+	char buf[INET6_ADDRSTRLEN + 4], *slash;
+	struct fpmd_lpm_v6 *k6 = key;
+	struct fpmd_lpm_v4 *k4 = key;
+	__u8 addr[16];
+
+	snprintf(buf, sizeof(buf), "%s", prefix);
+	slash = strchr(buf, '/');
+	*slash = 0;
+	*family = parse_addr(buf, addr);
+	if (*family == AF_INET) {
+		k4->prefixlen = atoi(slash + 1);
+		memcpy(k4->addr, addr, 4);
+	} else {
+		k6->prefixlen = atoi(slash + 1);
+		memcpy(k6->addr, addr, 16);
+	}
+}
+
+static void del_route(const char *prefix)
+{
+	struct fpmd_lpm_v6 key;
+	int family;
+
+	route_key(prefix, &family, &key);
+	if (bpf_map_delete_elem(bpf_map__fd(family == AF_INET
+						? skel->maps.routes_v4
+						: skel->maps.routes_v6),
+				&key))
+		die(prefix, errno);
+}
+
+/* Load a fresh program and write the whole fixture into its maps. */
+static void fixture_load(void)
+{
+	skel = fpmd_bpf__open_and_load();
+	if (!skel)
+		die("fpmd_bpf__open_and_load", errno);
+
+	for (int i = 0; i < IF_COUNT; i++) {
+		struct bpf_devmap_val dv = { .ifindex = if_index[i] };
+		__u32 key = if_index[i];
+
+		if (!if_exists(i) || i == IF_STRAY)
+			continue;
+		set_iface(i, IN_FLAGS_DEFAULT);
+		if (i != IF_NH(NH_NOTX))
+			map_put(skel->maps.tx_ports, &key, &dv);
+	}
+	for (__u32 id = 1; id < NH_COUNT; id++) {
+		const struct nh_def *d = &nh_defs[id];
+		struct fpmd_nexthop nh = {
+			.ifindex = if_index[nh_dev(id)],
+			.mtu = d->mtu,
+			.flags = id == NH_STALE ? d->flags
+						: FPMD_NH_F_VALID | d->flags,
+			.oslot = if_slot(nh_dev(id)),
+		};
+
+		nh_dmac(id, nh.dmac);
+		nh_smac(id, nh.smac);
+		map_put(skel->maps.nexthops, &id, &nh);
+	}
+	for (__u32 id = 1; id < G_COUNT; id++) {
+		struct fpmd_nh_group g;
+
+		fill_group(&g, &grp_defs[id]);
+		map_put(skel->maps.nh_groups, &id, &g);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(route_defs); i++) {
+		struct fpmd_route_val v = { FPMD_RT_ENCODE(route_defs[i].type,
+							   route_defs[i].idx) };
+		struct fpmd_lpm_v6 key;
+		int family;
+
+		route_key(route_defs[i].prefix, &family, &key);
+		map_put(family == AF_INET ? skel->maps.routes_v4
+					  : skel->maps.routes_v6,
+			&key, &v);
+		/* fpmd also lists its own IPv4 addresses in local_v4. */
+		if (family == AF_INET && route_defs[i].type == FPMD_RT_LOCAL &&
+		    key.prefixlen == 32) {
+			struct fpmd_local_v4_val lv = { 1 };
+			__u32 a;
+
+			memcpy(&a, key.addr, 4);
+			map_put(skel->maps.local_v4, &a, &lv);
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(neigh_defs); i++) {
+		const struct neigh_def *d = &neigh_defs[i];
+		struct fpmd_neigh_val v = { 0 };
+		struct fpmd_neigh_v6_key k6 = { .ifindex = if_index[d->dev] };
+		struct fpmd_neigh_v4_key k4 = { .ifindex = if_index[d->dev] };
+
+		parse_mac(d->mac, v.mac);
+		if (parse_addr(d->addr, k6.addr) == AF_INET) {
+			memcpy(k4.addr, k6.addr, 4);
+			map_put(skel->maps.neigh_v4, &k4, &v);
+		} else {
+			map_put(skel->maps.neigh_v6, &k6, &v);
+		}
+	}
+}
+
+static void fixture_unload(void)
+{
+	fpmd_bpf__destroy(skel);
+	skel = NULL;
+}
+
+/* Per-case tweaks of the fixture. */
+static void no_default_v4(void)
+{
+	del_route("0.0.0.0/0");
+}
+
+static void no_default_v6(void)
+{
+	del_route("::/0");
+}
+
+/* ------------------------------------------------------------------------
+ * Frames.
+ * ------------------------------------------------------------------------
+ */
+
+/* Mutations applied to the otherwise well-formed frame. */
+#define M_BAD_CSUM 0x1	 /* IPv4 header checksum off by one */
+#define M_VERSION 0x2	 /* version 6 in IPv4, 4 in IPv6 */
+#define M_IHL4 0x4	 /* IHL 4 */
+#define M_OPTIONS 0x8	 /* IPv4 router alert option, IHL 6 */
+#define M_LEN_BIG 0x10	 /* tot_len / payload_len one past the frame */
+#define M_LEN_SMALL 0x20 /* tot_len 19, shorter than the header */
+#define M_HBH 0x40	 /* IPv6 hop-by-hop options header */
+#define M_DSTOPT 0x80	 /* IPv6 destination options header */
+#define M_FRAG6 0x100	 /* IPv6 fragment header (first fragment) */
+#define M_NO_NEXT 0x200	 /* IPv6 next header 59, no payload */
+
+#define TTL_ZERO 256 /* .ttl = 0 means the default, 64 */
+
+struct pkt {
+	const char *src, *dst; /* src NULL: SRC4 / SRC6 */
+	int ttl;	       /* TTL or hop limit */
+	int l3len;	       /* 0: headers + 8 (UDP) + 16 */
+	__u16 frag;	       /* IPv4 frag_off, host order */
+	__u8 proto;	       /* 0: UDP */
+	__u16 sport, dport;
+	__u32 mut;	   /* M_* */
+	int trunc;	   /* cut the frame to this many bytes */
+	int pad_to;	   /* Ethernet padding up to this many bytes */
+	const char *l2dst; /* NULL: the ingress interface's MAC */
+	__u16 ethertype;   /* 0: from the address family */
+};
+
+/* Two bytes ahead of the frame align the IP header, as NET_IP_ALIGN does. */
+struct frame {
+	__u8 align[2];
+	__u8 b[FRAME_MAX];
+	__u32 len;
+} __attribute__((aligned(4)));
+
+static __u32 csum_add(__u32 sum, const void *p, size_t len)
+{
+	const __u8 *b = p;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (b[i] << 8) | b[i + 1];
+	if (len & 1)
+		sum += b[len - 1] << 8;
+	return sum;
+}
+
+static __u16 csum_fold(__u32 sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* The IPv4 header checksum by full recomputation, as stored (net order). */
+static __u16 ipv4_csum(const struct iphdr *ip)
+{
+	struct iphdr h;
+	size_t hl = ip->ihl >= 5 ? ip->ihl * 4 : sizeof(h);
+
+	memcpy(&h, ip, sizeof(h));
+	h.check = 0;
+	return htons(
+	    ~csum_fold(csum_add(csum_add(0, &h, sizeof(h)),
+				(const __u8 *)ip + sizeof(h), hl - sizeof(h))) &
+	    0xffff);
+}
+
+static bool ipv4_csum_ok(const struct iphdr *ip)
+{
+	return csum_fold(csum_add(0, ip, ip->ihl * 4)) == 0xffff;
+}
+
+static void build_l4(__u8 *l4, int len, const struct pkt *p)
+{
+	struct udphdr *udp = (void *)l4;
+
+	for (int i = 0; i < len; i++)
+		l4[i] = 0xa0 + i;
+	if (len < (int)sizeof(*udp))
+		return;
+	udp->source = htons(p->sport ? p->sport : 40000);
+	udp->dest = htons(p->dport ? p->dport : 53);
+	udp->len = htons(len);
+	udp->check = 0;
+}
+
+static void build_frame(const struct pkt *p, int in_if, struct frame *f)
+{
+	struct ethhdr *eth = (void *)f->b;
+	__u8 src[16], dst[16];
+	int family, ttl;
+
+	memset(f, 0, sizeof(*f));
+	family = parse_addr(p->dst ? p->dst : "192.0.2.1", dst);
+	parse_addr(p->src ? p->src : family == AF_INET ? SRC4 : SRC6, src);
+	ttl = p->ttl == TTL_ZERO ? 0 : p->ttl ? p->ttl : 64;
+
+	if (p->l2dst)
+		parse_mac(p->l2dst, eth->h_dest);
+	else
+		if_mac(in_if, eth->h_dest);
+	parse_mac(PEER_MAC, eth->h_source);
+	eth->h_proto = htons(p->ethertype	 ? p->ethertype
+			     : family == AF_INET ? ETH_P_IP
+						 : ETH_P_IPV6);
+
+	if (p->ethertype && p->ethertype != ETH_P_IP &&
+	    p->ethertype != ETH_P_IPV6) {
+		/* ARP, VLAN, LLDP: the body does not matter, the type does */
+		for (int i = ETH_HLEN; i < 60; i++)
+			f->b[i] = i;
+		f->len = 60;
+	} else if (family == AF_INET) {
+		struct iphdr *ip = (void *)(eth + 1);
+		int hl = sizeof(*ip) + (p->mut & M_OPTIONS ? 4 : 0);
+		int l3len = p->l3len ? p->l3len : hl + 8 + 16;
+
+		ip->version = 4;
+		ip->ihl = hl / 4;
+		ip->tot_len = htons(l3len);
+		ip->id = htons(0x1234);
+		ip->frag_off = htons(p->frag);
+		ip->ttl = ttl;
+		ip->protocol = p->proto ? p->proto : IPPROTO_UDP;
+		memcpy(&ip->saddr, src, 4);
+		memcpy(&ip->daddr, dst, 4);
+		if (p->mut & M_OPTIONS) {
+			static const __u8 ra[4] = { 0x94, 0x04, 0, 0 };
+
+			memcpy(ip + 1, ra, sizeof(ra));
+		}
+		build_l4((__u8 *)ip + hl, l3len - hl, p);
+		f->len = ETH_HLEN + l3len;
+		if (p->mut & M_VERSION)
+			ip->version = 6;
+		if (p->mut & M_IHL4)
+			ip->ihl = 4;
+		if (p->mut & M_LEN_BIG)
+			ip->tot_len = htons(l3len + 1);
+		if (p->mut & M_LEN_SMALL)
+			ip->tot_len = htons(19);
+		ip->check = 0;
+		ip->check = htons(~csum_fold(csum_add(0, ip, hl)) & 0xffff);
+		if (p->mut & M_BAD_CSUM)
+			ip->check ^= htons(1);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		__u8 *ext = (__u8 *)(ip6 + 1);
+		__u8 proto = p->proto ? p->proto : IPPROTO_UDP;
+		int extlen = p->mut & (M_HBH | M_DSTOPT | M_FRAG6) ? 8 : 0;
+		int l3len = p->l3len ? p->l3len
+			    : p->mut & M_NO_NEXT
+				? (int)sizeof(*ip6)
+				: (int)sizeof(*ip6) + extlen + 8 + 16;
+
+		ip6->version = 6;
+		ip6->payload_len = htons(l3len - sizeof(*ip6));
+		ip6->nexthdr = proto;
+		ip6->hop_limit = ttl;
+		memcpy(&ip6->saddr, src, 16);
+		memcpy(&ip6->daddr, dst, 16);
+		if (p->mut & (M_HBH | M_DSTOPT)) {
+			/* next header, length 0, PadN of 4 */
+			const __u8 opt[8] = { proto, 0, 1, 4, 0, 0, 0, 0 };
+
+			ip6->nexthdr = p->mut & M_HBH ? 0 : 60;
+			memcpy(ext, opt, sizeof(opt));
+		} else if (p->mut & M_FRAG6) {
+			/* next header, reserved, offset 0 with M, id */
+			const __u8 fh[8] = { proto, 0, 0, 1, 0, 0, 0x12, 0x34 };
+
+			ip6->nexthdr = 44;
+			memcpy(ext, fh, sizeof(fh));
+		} else if (p->mut & M_NO_NEXT) {
+			ip6->nexthdr = 59;
+		}
+		if (l3len > (int)sizeof(*ip6) + extlen)
+			build_l4(ext + extlen, l3len - sizeof(*ip6) - extlen,
+				 p);
+		f->len = ETH_HLEN + l3len;
+		if (p->mut & M_VERSION)
+			ip6->version = 4;
+		if (p->mut & M_LEN_BIG)
+			ip6->payload_len = htons(l3len - sizeof(*ip6) + 1);
+	}
+	if ((int)f->len < p->pad_to)
+		f->len = p->pad_to;
+	if (p->trunc)
+		f->len = p->trunc;
+}
+
+/* ------------------------------------------------------------------------
+ * Running a frame, reading counters.
+ * ------------------------------------------------------------------------
+ */
+
+static const char *const verdict_names[] = {
+	[XDP_ABORTED] = "XDP_ABORTED",	 [XDP_DROP] = "XDP_DROP",
+	[XDP_PASS] = "XDP_PASS",	 [XDP_TX] = "XDP_TX",
+	[XDP_REDIRECT] = "XDP_REDIRECT",
+};
+
+#define R(x) [FPMD_R_##x] = #x
+static const char *const reason_names[FPMD_R_MAX] = {
+	R(FORWARDED),	     R(TX),
+	R(DROP_BLACKHOLE),   R(PASS_NOT_IP),
+	R(PASS_L2_OTHER),    R(PASS_MALFORMED),
+	R(PASS_BAD_CSUM),    R(PASS_TTL),
+	R(PASS_OPTIONS),     R(PASS_LOCAL),
+	R(PASS_MCAST),	     R(PASS_LINKLOCAL),
+	R(PASS_MARTIAN),     R(PASS_NO_ROUTE),
+	R(PASS_UNREACHABLE), R(PASS_UNRESOLVED),
+	R(PASS_EGRESS),	     R(PASS_MTU),
+	R(PASS_RPF),	     R(PASS_POLICY),
+	R(PASS_DISABLED),
+};
+#undef R
+
+#define R_NONE (-1) /* no counter may move */
+
+static const char *vname(int v)
+{
+	return v >= 0 && v < (int)ARRAY_SIZE(verdict_names) && verdict_names[v]
+		   ? verdict_names[v]
+		   : "?";
+}
+
+static const char *rname(int r)
+{
+	return r == R_NONE				     ? "(none)"
+	       : r >= 0 && r < FPMD_R_MAX && reason_names[r] ? reason_names[r]
+							     : "?";
+}
+
+/* Returns 0 and the verdict, or -errno when test_run itself refuses. */
+static int run_frame(int in_if, const struct frame *in, struct frame *out,
+		     __u32 *retval)
+{
+	struct xdp_md ctx = {
+		.data = 0,
+		.data_end = in->len,
+		.ingress_ifindex = if_index[in_if],
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in->b,
+		    .data_size_in = in->len, .data_out = out->b,
+		    .data_size_out = sizeof(out->b), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fpmd_xdp),
+				     &opts);
+	if (err)
+		return -errno;
+	out->len = opts.data_size_out;
+	*retval = opts.retval;
+	return 0;
+}
+
+/* Counters summed over CPUs, packets and bytes, for every slot. */
+static struct fpmd_stat stats_sum[FPMD_MAX_STATS];
+
+static void read_stats(void)
+{
+	struct fpmd_stat *v = calloc(ncpus, sizeof(*v));
+	int fd = bpf_map__fd(skel->maps.stats);
+
+	if (!v)
+		die("calloc", ENOMEM);
+	for (__u32 k = 0; k < FPMD_MAX_STATS; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			die("stats lookup", errno);
+		stats_sum[k] = (struct fpmd_stat){ 0 };
+		for (int c = 0; c < ncpus; c++) {
+			stats_sum[k].packets += v[c].packets;
+			stats_sum[k].bytes += v[c].bytes;
+		}
+	}
+	free(v);
+}
+
+/* Which fixture nexthop's source MAC the frame carries; 0 if none. */
+static int nh_by_smac(const struct frame *f)
+{
+	for (int id = 1; id < NH_COUNT; id++) {
+		__u8 mac[ETH_ALEN];
+
+		nh_smac(id, mac);
+		if (!memcmp(f->b + ETH_ALEN, mac, ETH_ALEN))
+			return id;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Failure reporting.
+ * ------------------------------------------------------------------------
+ */
+
+static char msg[16384];
+static size_t msglen;
+static char note[256];
+static int nfail_lines;
+
+__attribute__((format(printf, 1, 2))) static void failf(const char *fmt, ...)
+{
+	va_list ap;
+
+	nfail_lines++;
+	if (msglen + 8 >= sizeof(msg))
+		return;
+	memcpy(msg + msglen, "    ", 4);
+	msglen += 4;
+	va_start(ap, fmt);
+	vsnprintf(msg + msglen, sizeof(msg) - msglen - 1, fmt, ap);
+	va_end(ap);
+	msglen += strlen(msg + msglen);
+	msg[msglen++] = '\n';
+	msg[msglen] = 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The table.
+ * ------------------------------------------------------------------------
+ */
+
+struct xcase {
+	const char *name;
+	const char *desc;
+	struct pkt pkt;
+	int in;		/* ingress interface, IF_IN0 by default */
+	bool set_flags; /* ingress flags other than IN_FLAGS_DEFAULT */
+	__u32 flags;
+	void (*setup)(void); /* fixture tweak */
+	int verdict;
+	int reason;	  /* FPMD_R_* on the ingress slot, or R_NONE */
+	int nh;		  /* XDP_REDIRECT: expected nexthop */
+	const char *dmac; /* expected dst MAC when not the nexthop's */
+	int err;	  /* test_run itself must fail with this errno */
+	void (*run)(const struct xcase *c); /* a case that loops */
+};
+
+#define FWD(n) .verdict = XDP_REDIRECT, .reason = FPMD_R_FORWARDED, .nh = (n)
+#define PASS(r) .verdict = XDP_PASS, .reason = FPMD_R_##r
+#define DROP(r) .verdict = XDP_DROP, .reason = FPMD_R_##r
+#define FLAGS(f) .set_flags = true, .flags = (f)
+#define EN FPMD_IF_F_ENABLED
+#define F4 FPMD_IF_F_FWD_V4
+#define F6 FPMD_IF_F_FWD_V6
+
+static void case_csum_sweep(const struct xcase *c);
+static void case_ecmp_13_v4(const struct xcase *c);
+static void case_ecmp_121_v4(const struct xcase *c);
+static void case_ecmp_eq4_v4(const struct xcase *c);
+static void case_ecmp_13_v6(const struct xcase *c);
+static void case_ecmp_eq4_v6(const struct xcase *c);
+static void case_ecmp_sticky_v4(const struct xcase *c);
+static void case_ecmp_sticky_v6(const struct xcase *c);
+static void case_ecmp_frag_v4(const struct xcase *c);
+static void case_ecmp_frag_v6(const struct xcase *c);
+
+static const struct xcase cases[] = {
+	/* --- forwarding and longest-prefix match --- */
+	{ "v4_lpm_default", "IPv4 to 11.0.0.1 takes the default route",
+	  .pkt.dst = "11.0.0.1", FWD(NH_DEF4) },
+	{ "v4_lpm_default_below_8", "9.255.255.255 is outside 10/8",
+	  .pkt.dst = "9.255.255.255", FWD(NH_DEF4) },
+	{ "v4_lpm_8", "10.9.9.9 matches 10/8 only", .pkt.dst = "10.9.9.9",
+	  FWD(NH_P8) },
+	{ "v4_lpm_8_after_16", "10.2.0.1 is past 10.1/16",
+	  .pkt.dst = "10.2.0.1", FWD(NH_P8) },
+	{ "v4_lpm_16", "10.1.9.9 matches 10.1/16", .pkt.dst = "10.1.9.9",
+	  FWD(NH_P16) },
+	{ "v4_lpm_16_edge", "10.1.255.255 is the last of 10.1/16",
+	  .pkt.dst = "10.1.255.255", FWD(NH_P16) },
+	{ "v4_lpm_24", "10.1.2.9 matches 10.1.2/24", .pkt.dst = "10.1.2.9",
+	  FWD(NH_P24) },
+	{ "v4_lpm_24_next_to_32", "10.1.2.4 is next to the /32",
+	  .pkt.dst = "10.1.2.4", FWD(NH_P24) },
+	{ "v4_lpm_32", "10.1.2.3 matches the host route", .pkt.dst = "10.1.2.3",
+	  FWD(NH_P32) },
+	{ "v4_fwd_from_in1", "forwarding counts on the ingress slot",
+	  .in = IF_IN1, .pkt.dst = "10.1.2.3", FWD(NH_P32) },
+	{ "v4_fwd_tcp", "TCP is forwarded like UDP",
+	  .pkt = { .dst = "10.1.2.3", .proto = IPPROTO_TCP, .l3len = 60 },
+	  FWD(NH_P32) },
+	{ "v4_fwd_header_only", "a 20-byte IPv4 packet, no L4 header",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 20 }, FWD(NH_P32) },
+	{ "v4_fwd_ethernet_padding", "tot_len 28 in a padded 60-byte frame",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 28, .pad_to = 60 },
+	  FWD(NH_P32) },
+	{ "v4_fwd_fragment", "a fragment (MF, offset 800) is forwarded as is",
+	  .pkt = { .dst = "10.1.2.3", .frag = 0x2000 | 100 }, FWD(NH_P32) },
+	{ "v6_lpm_default", "2001:db9::1 takes ::/0", .pkt.dst = "2001:db9::1",
+	  FWD(NH_DEF6) },
+	{ "v6_lpm_32", "2001:db8:9::1 matches 2001:db8::/32",
+	  .pkt.dst = "2001:db8:9::1", FWD(NH_P6_32) },
+	{ "v6_lpm_48", "2001:db8:1:9::1 matches 2001:db8:1::/48",
+	  .pkt.dst = "2001:db8:1:9::1", FWD(NH_P6_48) },
+	{ "v6_lpm_48_after_64", "2001:db8:1:3::1 is past the /64",
+	  .pkt.dst = "2001:db8:1:3::1", FWD(NH_P6_48) },
+	{ "v6_lpm_64", "2001:db8:1:2::9 matches the /64",
+	  .pkt.dst = "2001:db8:1:2::9", FWD(NH_P6_64) },
+	{ "v6_lpm_64_next_to_128", "2001:db8:1:2::4 is next to the /128",
+	  .pkt.dst = "2001:db8:1:2::4", FWD(NH_P6_64) },
+	{ "v6_lpm_128", "2001:db8:1:2::3 matches the host route",
+	  .pkt.dst = "2001:db8:1:2::3", FWD(NH_P6_128) },
+	{ "v6_fwd_from_in1", "forwarding counts on the ingress slot",
+	  .in = IF_IN1, .pkt.dst = "2001:db8:1:2::3", FWD(NH_P6_128) },
+	{ "v6_fwd_no_payload", "payload_len 0, next header 59",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_NO_NEXT },
+	  FWD(NH_P6_128) },
+	{ "v6_fwd_dest_options", "a destination options header is not ours",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_DSTOPT },
+	  FWD(NH_P6_128) },
+	{ "v6_fwd_fragment_header", "routers forward IPv6 fragments",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_FRAG6 }, FWD(NH_P6_128) },
+
+	/* --- the incremental checksum --- */
+	{ "v4_csum_sweep",
+	  "1000 random headers, checksums near 0x0000/0xffff included: "
+	  "the incremental update equals a full recomputation",
+	  .run = case_csum_sweep },
+
+	/* --- TTL and hop limit --- */
+	{ "v4_ttl_0", "TTL 0 goes to the kernel",
+	  .pkt = { .dst = "10.1.2.3", .ttl = TTL_ZERO }, PASS(PASS_TTL) },
+	{ "v4_ttl_1", "TTL 1: the kernel sends Time Exceeded",
+	  .pkt = { .dst = "10.1.2.3", .ttl = 1 }, PASS(PASS_TTL) },
+	{ "v4_ttl_2", "TTL 2 leaves with TTL 1",
+	  .pkt = { .dst = "10.1.2.3", .ttl = 2 }, FWD(NH_P32) },
+	{ "v4_ttl_255", "TTL 255 leaves with 254",
+	  .pkt = { .dst = "10.1.2.3", .ttl = 255 }, FWD(NH_P32) },
+	{ "v6_hlim_0", "hop limit 0 goes to the kernel",
+	  .pkt = { .dst = "2001:db8:1:2::3", .ttl = TTL_ZERO },
+	  PASS(PASS_TTL) },
+	{ "v6_hlim_1", "hop limit 1: the kernel sends Time Exceeded",
+	  .pkt = { .dst = "2001:db8:1:2::3", .ttl = 1 }, PASS(PASS_TTL) },
+	{ "v6_hlim_2", "hop limit 2 leaves with 1",
+	  .pkt = { .dst = "2001:db8:1:2::3", .ttl = 2 }, FWD(NH_P6_128) },
+	{ "v6_hlim_255", "hop limit 255 leaves with 254",
+	  .pkt = { .dst = "2001:db8:1:2::3", .ttl = 255 }, FWD(NH_P6_128) },
+
+	/* --- ECMP --- */
+	{ "v4_ecmp_weights_1_3", "4000 flows over weights 1:3",
+	  .run = case_ecmp_13_v4 },
+	{ "v4_ecmp_weights_1_2_1", "4000 flows over weights 1:2:1",
+	  .run = case_ecmp_121_v4 },
+	{ "v4_ecmp_equal_4", "4000 flows over 4 equal members",
+	  .run = case_ecmp_eq4_v4 },
+	{ "v6_ecmp_weights_1_3", "4000 IPv6 flows over weights 1:3",
+	  .run = case_ecmp_13_v6 },
+	{ "v6_ecmp_equal_4", "4000 IPv6 flows over 4 equal members",
+	  .run = case_ecmp_eq4_v6 },
+	{ "v4_ecmp_same_flow_same_member",
+	  "the same 5-tuple always picks the same member",
+	  .run = case_ecmp_sticky_v4 },
+	{ "v6_ecmp_same_flow_same_member",
+	  "the same IPv6 5-tuple always picks the same member",
+	  .run = case_ecmp_sticky_v6 },
+	{ "v4_ecmp_fragments_3tuple",
+	  "fragments of one flow (MF or offset) all pick one member",
+	  .run = case_ecmp_frag_v4 },
+	{ "v6_ecmp_fragments_3tuple",
+	  "IPv6 fragments of one flow all pick one member",
+	  .run = case_ecmp_frag_v6 },
+
+	/* --- connected routes and neighbors --- */
+	{ "v4_connected_neigh", "dst MAC comes from neigh_v4",
+	  .pkt.dst = "172.21.0.5", FWD(NH_CONN4), .dmac = NEIGH4_MAC },
+	{ "v4_connected_neigh_other_if",
+	  "172.21.0.6 is a neighbor of in0, not of the egress",
+	  .pkt.dst = "172.21.0.6", PASS(PASS_UNRESOLVED) },
+	{ "v4_connected_no_neigh", "no neighbor entry: the kernel does ARP",
+	  .pkt.dst = "172.21.0.7", PASS(PASS_UNRESOLVED) },
+	{ "v6_connected_neigh", "dst MAC comes from neigh_v6",
+	  .pkt.dst = "fd00:21::5", FWD(NH_CONN6), .dmac = NEIGH6_MAC },
+	{ "v6_connected_neigh_other_if",
+	  "fd00:21::6 is a neighbor of in0, not of the egress",
+	  .pkt.dst = "fd00:21::6", PASS(PASS_UNRESOLVED) },
+	{ "v6_connected_no_neigh", "no neighbor entry: the kernel does ND",
+	  .pkt.dst = "fd00:21::7", PASS(PASS_UNRESOLVED) },
+
+	/* --- nexthop state --- */
+	{ "v4_gw_unresolved", "gateway nexthop without RESOLVED",
+	  .pkt.dst = "172.22.1.1", PASS(PASS_UNRESOLVED) },
+	{ "v4_nh_ifdown", "resolved nexthop whose egress is down",
+	  .pkt.dst = "172.23.1.1", PASS(PASS_UNRESOLVED) },
+	{ "v4_nh_slot_unused", "route to a nexthop slot never written",
+	  .pkt.dst = "172.26.1.1", PASS(PASS_UNRESOLVED) },
+	{ "v4_nh_not_valid", "route to a freed slot (RESOLVED, not VALID)",
+	  .pkt.dst = "172.28.1.1", PASS(PASS_UNRESOLVED) },
+	{ "v4_group_empty", "route to a group with no buckets",
+	  .pkt.dst = "172.27.1.1", PASS(PASS_UNRESOLVED) },
+	{ "v6_gw_unresolved", "gateway nexthop without RESOLVED",
+	  .pkt.dst = "fd00:22::1", PASS(PASS_UNRESOLVED) },
+	{ "v6_nh_ifdown", "resolved nexthop whose egress is down",
+	  .pkt.dst = "fd00:23::1", PASS(PASS_UNRESOLVED) },
+
+	/* --- route types --- */
+	{ "v4_blackhole", "blackhole route drops in XDP",
+	  .pkt.dst = "172.16.1.1", DROP(DROP_BLACKHOLE) },
+	{ "v4_unreachable", "unreachable: the kernel sends ICMP",
+	  .pkt.dst = "172.17.1.1", PASS(PASS_UNREACHABLE) },
+	{ "v4_prohibit", "prohibit: the kernel sends ICMP",
+	  .pkt.dst = "172.18.1.1", PASS(PASS_UNREACHABLE) },
+	{ "v4_kernel_route", "a route kept on the kernel path",
+	  .pkt.dst = "172.19.1.1", PASS(PASS_UNREACHABLE) },
+	{ "v4_local", "to the router's own address", .pkt.dst = "172.20.0.1",
+	  PASS(PASS_LOCAL) },
+	{ "v4_no_route", "no default route, no match", .pkt.dst = "11.0.0.1",
+	  .setup = no_default_v4, PASS(PASS_NO_ROUTE) },
+	{ "v6_blackhole", "blackhole route drops in XDP",
+	  .pkt.dst = "fd00:b1::1", DROP(DROP_BLACKHOLE) },
+	{ "v6_unreachable", "unreachable: the kernel sends ICMPv6",
+	  .pkt.dst = "fd00:b2::1", PASS(PASS_UNREACHABLE) },
+	{ "v6_prohibit", "prohibit: the kernel sends ICMPv6",
+	  .pkt.dst = "fd00:b3::1", PASS(PASS_UNREACHABLE) },
+	{ "v6_local", "to the router's own address", .pkt.dst = "fd00:10::1",
+	  PASS(PASS_LOCAL) },
+	{ "v6_no_route", "no default route, no match", .pkt.dst = "2001:db9::1",
+	  .setup = no_default_v6, PASS(PASS_NO_ROUTE) },
+
+	/* --- options --- */
+	{ "v4_options_ihl6", "router alert option, IHL 6",
+	  .pkt = { .dst = "10.1.2.3", .mut = M_OPTIONS }, PASS(PASS_OPTIONS) },
+	{ "v6_hop_by_hop", "hop-by-hop header",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_HBH },
+	  PASS(PASS_OPTIONS) },
+
+	/* --- malformed headers --- */
+	{ "v4_bad_csum", "IPv4 header checksum off by one",
+	  .pkt = { .dst = "10.1.2.3", .mut = M_BAD_CSUM },
+	  PASS(PASS_BAD_CSUM) },
+	{ "v4_version_6", "version 6 under the IPv4 ethertype",
+	  .pkt = { .dst = "10.1.2.3", .mut = M_VERSION },
+	  PASS(PASS_MALFORMED) },
+	{ "v6_version_4", "version 4 under the IPv6 ethertype",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_VERSION },
+	  PASS(PASS_MALFORMED) },
+	{ "v4_ihl_4", "IHL 4", .pkt = { .dst = "10.1.2.3", .mut = M_IHL4 },
+	  PASS(PASS_MALFORMED) },
+	{ "v4_totlen_past_frame", "tot_len one byte past the frame",
+	  .pkt = { .dst = "10.1.2.3", .mut = M_LEN_BIG },
+	  PASS(PASS_MALFORMED) },
+	{ "v4_totlen_below_header", "tot_len 19",
+	  .pkt = { .dst = "10.1.2.3", .mut = M_LEN_SMALL },
+	  PASS(PASS_MALFORMED) },
+	{ "v6_payload_past_frame", "payload_len one byte past the frame",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_LEN_BIG },
+	  PASS(PASS_MALFORMED) },
+
+	/* --- truncated frames --- */
+	/*
+	 * test_run refuses frames shorter than ETH_HLEN with EINVAL
+	 * (bpf_test_init), so the program's own "shorter than Ethernet"
+	 * branch cannot be reached from here; 14 bytes is the floor.
+	 */
+	{ "trunc_13_refused_by_test_run",
+	  "a 13-byte frame never reaches the program",
+	  .pkt = { .dst = "10.1.2.3", .trunc = 13 }, .err = EINVAL },
+	{ "trunc_eth_only_v4", "14 bytes, IPv4 ethertype",
+	  .pkt = { .dst = "10.1.2.3", .trunc = 14 }, PASS(PASS_MALFORMED) },
+	{ "trunc_eth_only_v6", "14 bytes, IPv6 ethertype",
+	  .pkt = { .dst = "2001:db8:1:2::3", .trunc = 14 },
+	  PASS(PASS_MALFORMED) },
+	{ "trunc_eth_only_arp", "14 bytes, ARP ethertype",
+	  .pkt = { .ethertype = ETH_P_ARP, .trunc = 14 }, PASS(PASS_NOT_IP) },
+	{ "trunc_v4_1_byte", "one byte of IPv4 header",
+	  .pkt = { .dst = "10.1.2.3", .trunc = 15 }, PASS(PASS_MALFORMED) },
+	{ "trunc_v4_19_bytes", "19 of 20 IPv4 header bytes",
+	  .pkt = { .dst = "10.1.2.3", .trunc = 33 }, PASS(PASS_MALFORMED) },
+	{ "trunc_v4_payload", "header complete, payload cut",
+	  .pkt = { .dst = "10.1.2.3", .trunc = 38 }, PASS(PASS_MALFORMED) },
+	{ "trunc_v6_39_bytes", "39 of 40 IPv6 header bytes",
+	  .pkt = { .dst = "2001:db8:1:2::3", .trunc = 53 },
+	  PASS(PASS_MALFORMED) },
+	{ "trunc_v6_payload", "header complete, payload cut",
+	  .pkt = { .dst = "2001:db8:1:2::3", .trunc = 58 },
+	  PASS(PASS_MALFORMED) },
+
+	/* --- multicast, broadcast, L2 --- */
+	{ "v4_dst_broadcast", "255.255.255.255 to our MAC",
+	  .pkt.dst = "255.255.255.255", PASS(PASS_MCAST) },
+	{ "v4_dst_mcast_224_0_0_5", "OSPF multicast to our MAC",
+	  .pkt.dst = "224.0.0.5", PASS(PASS_MCAST) },
+	{ "v4_dst_mcast_239", "239.255.255.255 to our MAC",
+	  .pkt.dst = "239.255.255.255", PASS(PASS_MCAST) },
+	{ "v4_dst_below_mcast", "223.255.255.255 is unicast",
+	  .pkt.dst = "223.255.255.255", FWD(NH_DEF4) },
+	{ "v4_dst_class_e", "240.0.0.1 is not multicast",
+	  .pkt.dst = "240.0.0.1", FWD(NH_DEF4) },
+	{ "v6_dst_mcast_ff02_1", "all-nodes to our MAC", .pkt.dst = "ff02::1",
+	  PASS(PASS_MCAST) },
+	{ "v6_dst_mcast_ff05_2", "site-local all-routers to our MAC",
+	  .pkt.dst = "ff05::2", PASS(PASS_MCAST) },
+	{ "v4_l2_broadcast", "unicast IPv4 in an Ethernet broadcast",
+	  .pkt = { .dst = "10.1.2.3", .l2dst = "ff:ff:ff:ff:ff:ff" },
+	  PASS(PASS_L2_OTHER) },
+	{ "v4_l2_multicast", "multicast MAC",
+	  .pkt = { .dst = "224.0.0.5", .l2dst = "01:00:5e:00:00:05" },
+	  PASS(PASS_L2_OTHER) },
+	{ "v4_l2_other_host", "another host's MAC",
+	  .pkt = { .dst = "10.1.2.3", .l2dst = "02:00:00:00:00:99" },
+	  PASS(PASS_L2_OTHER) },
+	{ "v4_l2_other_iface", "in1's MAC arriving on in0",
+	  .pkt = { .dst = "10.1.2.3", .l2dst = "02:00:00:00:00:02" },
+	  PASS(PASS_L2_OTHER) },
+	{ "v6_l2_multicast", "33:33:00:00:00:01",
+	  .pkt = { .dst = "ff02::1", .l2dst = "33:33:00:00:00:01" },
+	  PASS(PASS_L2_OTHER) },
+	{ "v6_l2_other_host", "another host's MAC",
+	  .pkt = { .dst = "2001:db8:1:2::3", .l2dst = "02:00:00:00:00:99" },
+	  PASS(PASS_L2_OTHER) },
+	{ "arp", "ARP is not IP",
+	  .pkt = { .ethertype = ETH_P_ARP, .l2dst = "ff:ff:ff:ff:ff:ff" },
+	  PASS(PASS_NOT_IP) },
+	{ "arp_to_our_mac", "unicast ARP is not IP either",
+	  .pkt = { .ethertype = ETH_P_ARP }, PASS(PASS_NOT_IP) },
+	{ "vlan", "802.1Q tagged", .pkt = { .ethertype = ETH_P_8021Q },
+	  PASS(PASS_NOT_IP) },
+	{ "lldp", "LLDP",
+	  .pkt = { .ethertype = ETH_P_LLDP, .l2dst = "01:80:c2:00:00:0e" },
+	  PASS(PASS_NOT_IP) },
+
+	/* --- martians --- */
+	{ "v4_src_0_0_0_0", "source 0.0.0.0",
+	  .pkt = { .src = "0.0.0.0", .dst = "10.1.2.3" }, PASS(PASS_MARTIAN) },
+	{ "v4_src_0_8", "source in 0/8",
+	  .pkt = { .src = "0.1.2.3", .dst = "10.1.2.3" }, PASS(PASS_MARTIAN) },
+	{ "v4_src_127", "source 127.0.0.1",
+	  .pkt = { .src = "127.0.0.1", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_src_127_edge", "source 127.255.255.254",
+	  .pkt = { .src = "127.255.255.254", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_src_224", "multicast source 224.0.0.1",
+	  .pkt = { .src = "224.0.0.1", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_src_239", "multicast source 239.255.255.255",
+	  .pkt = { .src = "239.255.255.255", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_src_broadcast", "source 255.255.255.255",
+	  .pkt = { .src = "255.255.255.255", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_dst_127", "destination 127.0.0.1 (default route covers it)",
+	  .pkt.dst = "127.0.0.1", PASS(PASS_MARTIAN) },
+	{ "v4_dst_0_0_0_0", "destination 0.0.0.0", .pkt.dst = "0.0.0.0",
+	  PASS(PASS_MARTIAN) },
+	{ "v4_dst_0_8", "destination 0.1.2.3", .pkt.dst = "0.1.2.3",
+	  PASS(PASS_MARTIAN) },
+	{ "v4_src_1_0_0_1", "1.0.0.1 is a normal source",
+	  .pkt = { .src = "1.0.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_src_126", "126.255.255.255 is a normal source",
+	  .pkt = { .src = "126.255.255.255", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_src_128", "128.0.0.1 is a normal source",
+	  .pkt = { .src = "128.0.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_src_223", "223.255.255.255 is a normal source",
+	  .pkt = { .src = "223.255.255.255", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_src_class_e", "240.0.0.1: Linux accepts class E sources",
+	  .pkt = { .src = "240.0.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v6_src_loopback", "source ::1",
+	  .pkt = { .src = "::1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v6_dst_loopback", "destination ::1 (::/0 covers it)",
+	  .pkt.dst = "::1", PASS(PASS_MARTIAN) },
+	{ "v6_src_unspecified",
+	  "source ::", .pkt = { .src = "::", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v6_dst_unspecified",
+	  "destination ::", .pkt.dst = "::", PASS(PASS_MARTIAN) },
+	{ "v6_src_v4mapped", "source ::ffff:192.0.2.1",
+	  .pkt = { .src = "::ffff:192.0.2.1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v6_dst_v4mapped", "destination ::ffff:192.0.2.1",
+	  .pkt.dst = "::ffff:192.0.2.1", PASS(PASS_MARTIAN) },
+	{ "v6_src_mcast", "multicast source ff02::1",
+	  .pkt = { .src = "ff02::1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v6_src_mcast_global", "multicast source ff0e::1",
+	  .pkt = { .src = "ff0e::1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_MARTIAN) },
+
+	/* --- link-local --- */
+	{ "v4_src_linklocal", "source 169.254.1.1",
+	  .pkt = { .src = "169.254.1.1", .dst = "10.1.2.3" },
+	  PASS(PASS_LINKLOCAL) },
+	{ "v4_dst_linklocal", "destination 169.254.1.1",
+	  .pkt.dst = "169.254.1.1", PASS(PASS_LINKLOCAL) },
+	{ "v4_dst_169_253", "169.253.255.255 is not link-local",
+	  .pkt.dst = "169.253.255.255", FWD(NH_DEF4) },
+	{ "v4_dst_169_255", "169.255.0.0 is not link-local",
+	  .pkt.dst = "169.255.0.0", FWD(NH_DEF4) },
+	{ "v6_src_linklocal", "source fe80::1",
+	  .pkt = { .src = "fe80::1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_LINKLOCAL) },
+	{ "v6_dst_linklocal", "destination fe80::1", .pkt.dst = "fe80::1",
+	  PASS(PASS_LINKLOCAL) },
+	{ "v6_src_linklocal_top", "source febf::1 is still fe80::/10",
+	  .pkt = { .src = "febf::1", .dst = "2001:db8:1:2::3" },
+	  PASS(PASS_LINKLOCAL) },
+	{ "v6_dst_linklocal_top", "destination febf:ffff::1",
+	  .pkt.dst = "febf:ffff::1", PASS(PASS_LINKLOCAL) },
+	{ "v6_dst_fec0", "fec0::1 is past fe80::/10", .pkt.dst = "fec0::1",
+	  FWD(NH_DEF6) },
+	{ "v6_dst_fe7f", "fe7f::1 is below fe80::/10", .pkt.dst = "fe7f::1",
+	  FWD(NH_DEF6) },
+
+	/* --- MTU --- */
+	{ "v4_mtu_over", "1001 bytes over MTU 1000",
+	  .pkt = { .dst = "172.25.1.1", .l3len = 1001 }, PASS(PASS_MTU) },
+	{ "v4_mtu_equal", "1000 bytes on MTU 1000 (frame 1014)",
+	  .pkt = { .dst = "172.25.1.1", .l3len = 1000 }, FWD(NH_MTU4) },
+	{ "v6_mtu_over", "1281 bytes over MTU 1280",
+	  .pkt = { .dst = "fd00:25::1", .l3len = 1281 }, PASS(PASS_MTU) },
+	{ "v6_mtu_equal", "1280 bytes on MTU 1280 (frame 1294)",
+	  .pkt = { .dst = "fd00:25::1", .l3len = 1280 }, FWD(NH_MTU6) },
+
+	/* --- egress not managed --- */
+	{ "v4_egress_not_in_tx_ports", "egress not in tx_ports",
+	  .pkt.dst = "172.24.1.1", PASS(PASS_EGRESS) },
+	{ "v6_egress_not_in_tx_ports", "egress not in tx_ports",
+	  .pkt.dst = "fd00:24::1", PASS(PASS_EGRESS) },
+
+	/* --- rp_filter --- */
+	{ "v4_rpf_loose_no_route", "loose: source has no route",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE), .setup = no_default_v4,
+	  .pkt = { .src = "100.99.0.1", .dst = "10.1.2.3" }, PASS(PASS_RPF) },
+	{ "v4_rpf_loose_default_route", "loose: the default route counts",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE),
+	  .pkt = { .src = "100.99.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_rpf_loose_other_if", "loose: source via in1 is fine on in0",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE), .setup = no_default_v4,
+	  .pkt = { .src = "100.64.1.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_rpf_loose_src_blackhole", "loose: a blackhole is no route back",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE),
+	  .pkt = { .src = "100.64.4.1", .dst = "10.1.2.3" }, PASS(PASS_RPF) },
+	{ "v4_rpf_loose_src_local", "loose: our own address as source",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE),
+	  .pkt = { .src = "172.20.0.1", .dst = "10.1.2.3" },
+	  PASS(PASS_MARTIAN) },
+	{ "v4_rpf_strict_other_if", "strict: source's route leaves by in1",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.64.1.1", .dst = "10.1.2.3" }, PASS(PASS_RPF) },
+	{ "v4_rpf_strict_ingress", "strict: source's route leaves by in0",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.64.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_rpf_strict_ingress_in1", "strict: via in1, received on in1",
+	  .in = IF_IN1, FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.64.1.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_rpf_strict_group_member",
+	  "strict: a group member leaves by the ingress",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.64.2.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v4_rpf_strict_group_no_member",
+	  "strict: no group member leaves by the ingress",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.64.3.1", .dst = "10.1.2.3" }, PASS(PASS_RPF) },
+	{ "v4_rpf_strict_default_other_if",
+	  "strict: the default route leaves elsewhere",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "100.99.0.1", .dst = "10.1.2.3" }, PASS(PASS_RPF) },
+	{ "v4_src_local_martian", "our own address as source, rp_filter off",
+	  .pkt = { .src = "172.20.0.1", .dst = "10.1.2.3" }, PASS(PASS_MARTIAN) },
+	{ "v4_rpf_off_no_route", "no rp_filter: the source is not looked up",
+	  .setup = no_default_v4,
+	  .pkt = { .src = "100.99.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	/* Linux has no rp_filter for IPv6: the flags must not apply to it. */
+	{ "v6_rpf_loose_not_applied", "loose flag: IPv6 source not checked",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE), .setup = no_default_v6,
+	  .pkt = { .src = "fd00:99::1", .dst = "2001:db8:1:2::3" },
+	  FWD(NH_P6_128) },
+	{ "v6_rpf_loose_other_if", "loose: source via in1 is fine on in0",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE), .setup = no_default_v6,
+	  .pkt = { .src = "fd00:64:1::1", .dst = "2001:db8:1:2::3" },
+	  FWD(NH_P6_128) },
+	{ "v6_rpf_strict_not_applied", "strict flag: IPv6 source not checked",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "fd00:64:1::1", .dst = "2001:db8:1:2::3" },
+	  FWD(NH_P6_128) },
+	{ "v6_rpf_strict_ingress", "strict: source's route leaves by in0",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_STRICT),
+	  .pkt = { .src = "fd00:64::1", .dst = "2001:db8:1:2::3" },
+	  FWD(NH_P6_128) },
+
+	/* --- interface flags --- */
+	{ "v4_if_not_enabled", "interface without ENABLED", FLAGS(F4 | F6),
+	  .pkt.dst = "10.1.2.3", PASS(PASS_DISABLED) },
+	{ "v6_if_not_enabled", "interface without ENABLED", FLAGS(F4 | F6),
+	  .pkt.dst = "2001:db8:1:2::3", PASS(PASS_DISABLED) },
+	{ "arp_if_not_enabled", "nothing is looked at on a disabled iface",
+	  FLAGS(F4 | F6), .pkt.ethertype = ETH_P_ARP, PASS(PASS_DISABLED) },
+	{ "v4_if_no_fwd_v4", "IPv4 forwarding off", FLAGS(EN | F6),
+	  .pkt.dst = "10.1.2.3", PASS(PASS_DISABLED) },
+	{ "v6_if_no_fwd_v4", "IPv4 forwarding off does not stop IPv6",
+	  FLAGS(EN | F6), .pkt.dst = "2001:db8:1:2::3", FWD(NH_P6_128) },
+	{ "v6_if_no_fwd_v6", "IPv6 forwarding off", FLAGS(EN | F4),
+	  .pkt.dst = "2001:db8:1:2::3", PASS(PASS_DISABLED) },
+	{ "v4_if_no_fwd_v6", "IPv6 forwarding off does not stop IPv4",
+	  FLAGS(EN | F4), .pkt.dst = "10.1.2.3", FWD(NH_P32) },
+	{ "v4_if_kernel_v4", "IPv4 policy routing on this interface",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_KERNEL_V4), .pkt.dst = "10.1.2.3",
+	  PASS(PASS_POLICY) },
+	{ "v6_if_kernel_v4", "IPv4 policy does not stop IPv6",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_KERNEL_V4),
+	  .pkt.dst = "2001:db8:1:2::3", FWD(NH_P6_128) },
+	{ "v6_if_kernel_v6", "IPv6 policy routing on this interface",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_KERNEL_V6),
+	  .pkt.dst = "2001:db8:1:2::3", PASS(PASS_POLICY) },
+	{ "v4_if_kernel_v6", "IPv6 policy does not stop IPv4",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_KERNEL_V6), .pkt.dst = "10.1.2.3",
+	  FWD(NH_P32) },
+	{ "v4_if_unmanaged", "ingress not in ifaces: pass, no counter",
+	  .in = IF_STRAY, .pkt.dst = "10.1.2.3", .verdict = XDP_PASS,
+	  .reason = R_NONE },
+	{ "v6_if_unmanaged", "ingress not in ifaces: pass, no counter",
+	  .in = IF_STRAY, .pkt.dst = "2001:db8:1:2::3", .verdict = XDP_PASS,
+	  .reason = R_NONE },
+};
+
+/* ------------------------------------------------------------------------
+ * The generic check: one frame, one verdict.
+ * ------------------------------------------------------------------------
+ */
+
+static void expect_counters(int in_if, int reason, int out_if, __u64 n,
+			    __u64 bytes)
+{
+	read_stats();
+	for (__u32 k = 0; k < FPMD_MAX_STATS; k++) {
+		__u32 slot = k / FPMD_R_MAX, r = k % FPMD_R_MAX;
+		__u64 want = 0;
+
+		if (reason != R_NONE && slot == if_slot(in_if) &&
+		    (int)r == reason)
+			want = n;
+		if (out_if >= 0 && slot == if_slot(out_if) && r == FPMD_R_TX)
+			want = n;
+		if (stats_sum[k].packets != want ||
+		    stats_sum[k].bytes != (want ? bytes : 0))
+			failf("counter %s %s: expected %llu packets %llu "
+			      "bytes, got %llu packets %llu bytes",
+			      slot_name(slot), rname(r),
+			      (unsigned long long)want,
+			      (unsigned long long)(want ? bytes : 0),
+			      (unsigned long long)stats_sum[k].packets,
+			      (unsigned long long)stats_sum[k].bytes);
+	}
+}
+
+/* The frame the program must send: MACs rewritten, TTL - 1, checksum. */
+static void expected_output(const struct frame *in, const __u8 *dmac,
+			    const __u8 *smac, struct frame *exp)
+{
+	/* memcpy, not assignment: the header fields below are read through
+	 * casts of exp->b, which an aggregate copy does not alias under
+	 * -O2's type-based alias analysis. */
+	memcpy(exp, in, sizeof(*exp));
+	memcpy(exp->b, dmac, ETH_ALEN);
+	memcpy(exp->b + ETH_ALEN, smac, ETH_ALEN);
+	if (((struct ethhdr *)exp->b)->h_proto == htons(ETH_P_IP)) {
+		struct iphdr *ip = (void *)(exp->b + ETH_HLEN);
+
+		ip->ttl--;
+		ip->check = ipv4_csum(ip);
+	} else {
+		struct ipv6hdr *ip6 = (void *)(exp->b + ETH_HLEN);
+
+		ip6->hop_limit--;
+	}
+}
+
+/* Compare a forwarded frame with what it should be; name what differs. */
+static void check_forwarded(const struct frame *in, const struct frame *out,
+			    int want_nh, const char *want_dmac)
+{
+	__u8 dmac[ETH_ALEN], smac[ETH_ALEN];
+	char e[24], a[24];
+	struct frame exp;
+	int got_nh;
+
+	if (want_dmac)
+		parse_mac(want_dmac, dmac);
+	else
+		nh_dmac(want_nh, dmac);
+	nh_smac(want_nh, smac);
+	expected_output(in, dmac, smac, &exp);
+
+	if (out->len != exp.len) {
+		failf("frame length: expected %u, got %u", exp.len, out->len);
+		return;
+	}
+	got_nh = nh_by_smac(out);
+	if (got_nh != want_nh)
+		failf("nexthop (by source MAC): expected %s, got %s",
+		      nh_name(want_nh), nh_name(got_nh));
+	if (if_index[nh_dev(want_nh)] !=
+	    (got_nh ? if_index[nh_dev(got_nh)] : 0))
+		failf("egress ifindex: expected %d, got %d",
+		      if_index[nh_dev(want_nh)],
+		      got_nh ? if_index[nh_dev(got_nh)] : 0);
+	if (memcmp(out->b, dmac, ETH_ALEN)) {
+		fmt_mac(dmac, e);
+		fmt_mac(out->b, a);
+		failf("dst MAC: expected %s, got %s", e, a);
+	}
+	if (memcmp(out->b + ETH_ALEN, smac, ETH_ALEN)) {
+		fmt_mac(smac, e);
+		fmt_mac(out->b + ETH_ALEN, a);
+		failf("src MAC: expected %s, got %s", e, a);
+	}
+	if (((struct ethhdr *)in->b)->h_proto == htons(ETH_P_IP)) {
+		const struct iphdr *xi = (void *)(exp.b + ETH_HLEN);
+		const struct iphdr *oi = (void *)(out->b + ETH_HLEN);
+
+		if (oi->ttl != xi->ttl)
+			failf("TTL: expected %u, got %u", xi->ttl, oi->ttl);
+		if (oi->check != xi->check)
+			failf("IPv4 checksum: expected 0x%04x (full "
+			      "recomputation), got 0x%04x",
+			      ntohs(xi->check), ntohs(oi->check));
+		if (!ipv4_csum_ok(oi))
+			failf("IPv4 checksum 0x%04x does not verify",
+			      ntohs(oi->check));
+	} else {
+		const struct ipv6hdr *xi = (void *)(exp.b + ETH_HLEN);
+		const struct ipv6hdr *oi = (void *)(out->b + ETH_HLEN);
+
+		if (oi->hop_limit != xi->hop_limit)
+			failf("hop limit: expected %u, got %u", xi->hop_limit,
+			      oi->hop_limit);
+	}
+	for (__u32 i = 0; i < exp.len; i++) {
+		if (out->b[i] != exp.b[i]) {
+			failf("frame byte %u: expected 0x%02x, got 0x%02x "
+			      "(first difference)",
+			      i, exp.b[i], out->b[i]);
+			break;
+		}
+	}
+}
+
+static void run_generic(const struct xcase *c)
+{
+	struct frame in, out;
+	__u32 retval = 0;
+	int err;
+
+	build_frame(&c->pkt, c->in, &in);
+	err = run_frame(c->in, &in, &out, &retval);
+	if (c->err) {
+		if (err != -c->err)
+			failf("test_run: expected error %s, got %s",
+			      strerror(c->err),
+			      err ? strerror(-err) : "success");
+		return;
+	}
+	if (err) {
+		failf("test_run failed: %s", strerror(-err));
+		return;
+	}
+	if ((int)retval != c->verdict)
+		failf("verdict: expected %s, got %s (%u)", vname(c->verdict),
+		      vname(retval), retval);
+	if (c->verdict == XDP_REDIRECT && (int)retval == XDP_REDIRECT)
+		check_forwarded(&in, &out, c->nh, c->dmac);
+	else if (c->verdict != XDP_REDIRECT &&
+		 (out.len != in.len || memcmp(out.b, in.b, in.len)))
+		failf("frame modified although not forwarded");
+	expect_counters(c->in, c->reason,
+			c->verdict == XDP_REDIRECT ? nh_dev(c->nh) : -1, 1,
+			in.len);
+}
+
+/* ------------------------------------------------------------------------
+ * Looping cases.
+ * ------------------------------------------------------------------------
+ */
+
+static __u64 rng_state = 0x9e3779b97f4a7c15ull;
+
+static __u32 rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state >> 32;
+}
+
+/*
+ * Random forwardable IPv4 headers through the default route. A third of
+ * them get their id chosen so the checksum lands on a value where the
+ * one's complement arithmetic wraps (0x0000, 0xffff-ish, byte carries).
+ */
+static void case_csum_sweep(const struct xcase *c)
+{
+	static const __u16 edge[] = { 0x0000, 0x0001, 0x00fe, 0x00ff, 0x0100,
+				      0x0101, 0x7fff, 0x8000, 0xfe00, 0xfefe,
+				      0xfeff, 0xff00, 0xff01, 0xfffe };
+	const int n = 1000;
+	int edges = 0, bytes = 0;
+
+	for (int i = 0; i < n && nfail_lines < 20; i++) {
+		struct frame in, out;
+		struct iphdr *ip;
+		__u32 retval, s, d;
+		int plen = rnd() % 101, a, err, before;
+
+		build_frame(&(struct pkt){ .dst = "20.0.0.1" }, IF_IN0, &in);
+		ip = (void *)(in.b + ETH_HLEN);
+		do
+			a = 1 + rnd() % 223;
+		while (a == 127 || a == 169);
+		s = (__u32)a << 24 | (rnd() & 0xffffff);
+		d = (20 + rnd() % 80) << 24 | (rnd() & 0xffffff);
+		ip->saddr = htonl(s);
+		ip->daddr = htonl(d);
+		ip->tos = rnd();
+		ip->id = rnd();
+		ip->frag_off = htons(rnd() & 0x7fff); /* DF, MF, offset */
+		ip->ttl = i % 50 == 0 ? 2 : 2 + rnd() % 254;
+		ip->protocol = rnd();
+		ip->tot_len = htons(sizeof(*ip) + plen);
+		for (int j = 0; j < plen; j++)
+			in.b[ETH_HLEN + sizeof(*ip) + j] = rnd();
+		in.len = ETH_HLEN + sizeof(*ip) + plen;
+		ip->check = 0;
+		if (i % 3 == 0) {
+			__u16 want = edge[(i / 3) % ARRAY_SIZE(edge)];
+			__u16 sum;
+
+			ip->id = 0;
+			sum = csum_fold(csum_add(0, ip, sizeof(*ip)));
+			/* id = ~want - sum in one's complement */
+			ip->id = htons(csum_fold((__u16)~want + (__u16)~sum));
+			if (ntohs(ipv4_csum(ip)) != want) {
+				failf(
+				    "fixture: could not aim at checksum 0x%04x",
+				    want);
+				continue;
+			}
+			edges++;
+		}
+		ip->check = ipv4_csum(ip);
+
+		err = run_frame(IF_IN0, &in, &out, &retval);
+		if (err) {
+			failf("header %d: test_run failed: %s", i,
+			      strerror(-err));
+			continue;
+		}
+		if (retval != XDP_REDIRECT) {
+			failf("header %d (ttl %u, check 0x%04x): verdict %s", i,
+			      ip->ttl, ntohs(ip->check), vname(retval));
+			continue;
+		}
+		before = nfail_lines;
+		check_forwarded(&in, &out, NH_DEF4, NULL);
+		if (nfail_lines != before)
+			failf("  in header %d: ttl %u, checksum in 0x%04x", i,
+			      ip->ttl, ntohs(ip->check));
+		bytes += in.len;
+	}
+	if (!nfail_lines)
+		expect_counters(IF_IN0, FPMD_R_FORWARDED, IF_NH(NH_DEF4), n,
+				bytes);
+	snprintf(note, sizeof(note), "%d headers, %d aimed at edge checksums",
+		 n, edges);
+}
+
+/* Member counts over flows; returns how many frames were not forwarded. */
+static int ecmp_count(const char *dst, int nflows, int *count)
+{
+	int lost = 0;
+
+	memset(count, 0, sizeof(int) * NH_COUNT);
+	for (int i = 0; i < nflows; i++) {
+		struct pkt p = { .dst = dst, .sport = 1024 + i };
+		struct frame in, out;
+		__u32 retval;
+
+		build_frame(&p, IF_IN0, &in);
+		if (run_frame(IF_IN0, &in, &out, &retval) ||
+		    retval != XDP_REDIRECT) {
+			lost++;
+			continue;
+		}
+		count[nh_by_smac(&out)]++;
+	}
+	return lost;
+}
+
+/* Each member's share of nflows is its share of the group's buckets. */
+static void ecmp_spread(const char *dst, int gid)
+{
+	const struct grp_def *d = &grp_defs[gid];
+	const int nflows = 4000;
+	const double tol = 0.05;
+	int count[NH_COUNT], members = 0, lost;
+	struct fpmd_nh_group g;
+	size_t off = 0;
+
+	fill_group(&g, d);
+	lost = ecmp_count(dst, nflows, count);
+	if (lost)
+		failf("%d of %d flows not forwarded", lost, nflows);
+	for (int id = 0; id < NH_COUNT; id++) {
+		int share = 0;
+		double want, got;
+		bool member = false;
+
+		for (int i = 0; i < d->n; i++)
+			member |= d->nh[i] == id;
+		for (__u32 b = 0; b < g.nbuckets; b++)
+			share += (int)g.bucket[b] == id;
+		if (!member) {
+			if (count[id])
+				failf("%d flows went to %s, not a member",
+				      count[id], nh_name(id));
+			continue;
+		}
+		members++;
+		want = (double)share / g.nbuckets;
+		got = (double)count[id] / nflows;
+		if (off < sizeof(note))
+			off += snprintf(note + off, sizeof(note) - off,
+					"%s%s %.1f%%", members > 1 ? ", " : "",
+					nh_defs[id].name, 100 * got);
+		if (got < want - tol || got > want + tol)
+			failf("%s: expected %.1f%% +- %.0f%% of %d flows, got "
+			      "%.1f%% (%d)",
+			      nh_defs[id].name, 100 * want, 100 * tol, nflows,
+			      100 * got, count[id]);
+	}
+	if (!nfail_lines)
+		read_stats();
+	if (!nfail_lines &&
+	    stats_sum[FPMD_STAT_INDEX(if_slot(IF_IN0), FPMD_R_FORWARDED)]
+		    .packets != (__u64)nflows)
+		failf("FORWARDED on in0: expected %d", nflows);
+}
+
+static void case_ecmp_13_v4(const struct xcase *c)
+{
+	ecmp_spread("192.0.2.77", G_13);
+}
+
+static void case_ecmp_121_v4(const struct xcase *c)
+{
+	ecmp_spread("198.18.3.4", G_121);
+}
+
+static void case_ecmp_eq4_v4(const struct xcase *c)
+{
+	ecmp_spread("198.51.100.9", G_EQ4);
+}
+
+static void case_ecmp_13_v6(const struct xcase *c)
+{
+	ecmp_spread("fd00:ec::77", G_13);
+}
+
+static void case_ecmp_eq4_v6(const struct xcase *c)
+{
+	ecmp_spread("fd00:ed::9", G_EQ4);
+}
+
+/* Many flows, each sent several times interleaved: one member per flow. */
+static void ecmp_sticky(bool v6)
+{
+	enum { NFLOWS = 64, ROUNDS = 5 };
+	int first[NFLOWS], used[NH_COUNT] = { 0 }, distinct = 0;
+	char src[NFLOWS][INET6_ADDRSTRLEN];
+	__u16 sport[NFLOWS], dport[NFLOWS];
+
+	for (int f = 0; f < NFLOWS; f++) {
+		__u32 r = rnd();
+
+		if (v6)
+			snprintf(src[f], sizeof(src[f]), "fd00:5::%x:%x",
+				 r >> 16, r & 0xffff);
+		else
+			snprintf(src[f], sizeof(src[f]), "203.0.%u.%u",
+				 (r >> 8) & 0xff, 1 + r % 254);
+		sport[f] = 1024 + rnd() % 60000;
+		dport[f] = 1 + rnd() % 65000;
+	}
+	for (int round = 0; round < ROUNDS; round++) {
+		for (int f = 0; f < NFLOWS; f++) {
+			struct pkt p = { .src = src[f],
+					 .dst =
+					     v6 ? "fd00:ed::9" : "198.51.100.9",
+					 .sport = sport[f],
+					 .dport = dport[f] };
+			struct frame in, out;
+			__u32 retval;
+			int nh;
+
+			build_frame(&p, IF_IN0, &in);
+			if (run_frame(IF_IN0, &in, &out, &retval) ||
+			    retval != XDP_REDIRECT) {
+				failf("flow %d round %d not forwarded", f,
+				      round);
+				return;
+			}
+			nh = nh_by_smac(&out);
+			if (!round) {
+				first[f] = nh;
+				distinct += !used[nh]++;
+			} else if (nh != first[f]) {
+				failf("flow %s:%u -> %u round %d: %s, first %s",
+				      src[f], sport[f], dport[f], round,
+				      nh_name(nh), nh_name(first[f]));
+			}
+		}
+	}
+	/* Otherwise a constant pick would pass. */
+	if (distinct < 2)
+		failf("%d flows all picked one member: the hash ignores them",
+		      NFLOWS);
+	snprintf(note, sizeof(note), "%d flows x %d rounds, %d members used",
+		 NFLOWS, ROUNDS, distinct);
+}
+
+static void case_ecmp_sticky_v4(const struct xcase *c)
+{
+	ecmp_sticky(false);
+}
+
+static void case_ecmp_sticky_v6(const struct xcase *c)
+{
+	ecmp_sticky(true);
+}
+
+/*
+ * Fragments of one flow carry different bytes where the ports would be
+ * (the first fragment has the real ports, the others payload): the pick
+ * must come from addresses and protocol only. The same bytes sent
+ * unfragmented must spread, or the check proves nothing.
+ */
+static void ecmp_fragments(bool v6)
+{
+	enum { NFRAGS = 48 };
+	const char *dst = v6 ? "fd00:ed::9" : "198.51.100.9";
+	int frag_nh = -1, used[NH_COUNT] = { 0 }, distinct = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < NFRAGS; k++) {
+			struct pkt p = { .dst = dst,
+					 .sport = 1000 + 17 * k,
+					 .dport = 2000 + 31 * k };
+			struct frame in, out;
+			__u32 retval;
+			int nh;
+
+			if (pass == 0 && !v6)
+				p.frag = k % 3 == 0 ? 0x2000
+						    : /* MF, offset 0 */
+					     k % 3 == 1 ? 0x2000 | k
+							: /* MF, offset */
+					     k;		  /* last */
+			if (pass == 0 && v6)
+				p.mut = M_FRAG6;
+			build_frame(&p, IF_IN0, &in);
+			if (pass == 0 && v6 && k % 2) {
+				/* a later fragment: offset k, M clear */
+				__u8 *fh =
+				    in.b + ETH_HLEN + sizeof(struct ipv6hdr);
+
+				fh[2] = k >> 5;
+				fh[3] = (k << 3) & 0xf8;
+			}
+			if (run_frame(IF_IN0, &in, &out, &retval) ||
+			    retval != XDP_REDIRECT) {
+				failf("%s %d not forwarded",
+				      pass ? "packet" : "fragment", k);
+				return;
+			}
+			nh = nh_by_smac(&out);
+			if (pass == 1) {
+				distinct += !used[nh]++;
+			} else if (frag_nh < 0) {
+				frag_nh = nh;
+			} else if (nh != frag_nh) {
+				failf("fragment %d (ports bytes %u/%u): %s, "
+				      "fragment 0 took %s",
+				      k, p.sport, p.dport, nh_name(nh),
+				      nh_name(frag_nh));
+			}
+		}
+	}
+	if (distinct < 2)
+		failf("the same port bytes unfragmented all took one member: "
+		      "this case cannot tell");
+	snprintf(note, sizeof(note),
+		 "%d fragments on one member, unfragmented spread over %d",
+		 NFRAGS, distinct);
+}
+
+static void case_ecmp_frag_v4(const struct xcase *c)
+{
+	ecmp_fragments(false);
+}
+
+static void case_ecmp_frag_v6(const struct xcase *c)
+{
+	ecmp_fragments(true);
+}
+
+/* ------------------------------------------------------------------------
+ * main
+ * ------------------------------------------------------------------------
+ */
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+static bool selected(const char *name, int npat, char **pat)
+{
+	if (!npat)
+		return true;
+	for (int i = 0; i < npat; i++)
+		if (!fnmatch(pat[i], name, 0))
+			return true;
+	return false;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f, "usage: xdp_test [--list] [CASE-PATTERN...]\n"
+	       "Runs fpmd's XDP program on crafted frames (BPF_PROG_TEST_RUN)\n"
+	       "in a private network namespace. Needs root.\n");
+}
+
+int main(int argc, char **argv)
+{
+	int npat = argc - 1, nsel = 0, passed = 0, failed = 0, num = 0;
+	char **pat = argv + 1;
+	bool list = false;
+
+	if (npat && !strcmp(pat[0], "--list")) {
+		list = true;
+		npat--;
+		pat++;
+	} else if (npat &&
+		   (!strcmp(pat[0], "-h") || !strcmp(pat[0], "--help"))) {
+		usage(stdout);
+		return 0;
+	}
+	for (int i = 0; i < npat; i++) {
+		if (pat[i][0] == '-') {
+			usage(stderr);
+			return 2;
+		}
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		for (size_t j = 0; j < i; j++) {
+			if (!strcmp(cases[i].name, cases[j].name)) {
+				fprintf(stderr, "xdp_test: case %s twice\n",
+					cases[i].name);
+				return 2;
+			}
+		}
+		if (selected(cases[i].name, npat, pat)) {
+			nsel++;
+			if (list)
+				printf("%s\n", cases[i].name);
+		}
+	}
+	if (list)
+		return 0;
+	if (!nsel) {
+		fprintf(stderr, "xdp_test: no case matches\n");
+		return 2;
+	}
+
+	/* A private netns: our veths go away with the process. */
+	if (unshare(CLONE_NEWNET))
+		die("unshare(CLONE_NEWNET) (needs root)", errno);
+	libbpf_set_print(libbpf_print);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0)
+		die("libbpf_num_possible_cpus", -ncpus);
+	make_interfaces();
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct xcase *c = &cases[i];
+
+		if (!selected(c->name, npat, pat))
+			continue;
+		msglen = 0;
+		msg[0] = 0;
+		note[0] = 0;
+		nfail_lines = 0;
+		fixture_load();
+		if (c->set_flags)
+			set_iface(c->in, c->flags);
+		if (c->setup)
+			c->setup();
+		if (c->run)
+			c->run(c);
+		else
+			run_generic(c);
+		fixture_unload();
+
+		num++;
+		if (nfail_lines) {
+			failed++;
+			printf("not ok %d - %s: %s\n%s", num, c->name, c->desc,
+			       msg);
+			if (nfail_lines > 1 && msglen >= sizeof(msg) - 8)
+				printf("    (%d failures, output cut)\n",
+				       nfail_lines);
+		} else {
+			passed++;
+			printf("ok %d - %s%s%s%s\n", num, c->name,
+			       note[0] ? " (" : "", note, note[0] ? ")" : "");
+		}
+		fflush(stdout);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
