@@ -132,8 +132,8 @@ struct fpmd_local_v4_val {
 #define FPMD_IF_F_FWD_V6 0x4      /* net.ipv6.conf.IF.forwarding */
 #define FPMD_IF_F_RPF_STRICT 0x8  /* rp_filter 1 */
 #define FPMD_IF_F_RPF_LOOSE 0x10  /* rp_filter 2 */
-#define FPMD_IF_F_KERNEL_V4 0x20  /* policy routing/xfrm: IPv4 to kernel */
-#define FPMD_IF_F_KERNEL_V6 0x40  /* policy routing/xfrm: IPv6 to kernel */
+#define FPMD_IF_F_KERNEL_V4 0x20  /* rules/xfrm/tc ingress: IPv4 to kernel */
+#define FPMD_IF_F_KERNEL_V6 0x40  /* rules/xfrm/tc ingress: IPv6 to kernel */
 
 struct fpmd_iface {
 	__u32 slot;  /* counters index */
@@ -145,8 +145,8 @@ struct fpmd_iface {
 /*
  * Counter reasons. Every packet the program sees moves exactly one rx-side
  * reason on its ingress slot; a forwarded packet also moves TX on its
- * egress slot. Names and meanings are listed once in fpmd_reason_names
- * (user space) and in the README.
+ * egress slot. Names are in fpmd_reason_names (fpmd/maps.c), meanings in
+ * fpmctl(8) and the README.
  */
 enum fpmd_reason {
 	FPMD_R_FORWARDED = 0,    /* rewritten and redirected */
@@ -168,7 +168,7 @@ enum fpmd_reason {
 	FPMD_R_PASS_EGRESS,      /* egress not in the fast path (tx_ports) */
 	FPMD_R_PASS_MTU,         /* larger than the egress MTU */
 	FPMD_R_PASS_RPF,         /* failed the rp_filter check */
-	FPMD_R_PASS_POLICY,      /* policy routing / xfrm on this interface */
+	FPMD_R_PASS_POLICY,      /* rules / xfrm / tc ingress on this iface */
 	FPMD_R_PASS_DISABLED,    /* interface not enabled or not forwarding */
 	FPMD_R_MAX
 };

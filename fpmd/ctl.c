@@ -167,6 +167,16 @@ static int get_prefix(const Fpmd__Prefix *in, struct prefix *p,
 	}
 	p->len = (uint8_t)in->len;
 	memcpy(p->addr, in->addr.data, in->addr.len);
+	{
+		struct prefix m = *p;
+
+		/* Refuse rather than widen: a typo must not become a route. */
+		prefix_mask(&m);
+		if (memcmp(m.addr, p->addr, 16)) {
+			*err = "host bits set in prefix";
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -175,9 +185,13 @@ static int get_ifindex(const char *name, uint32_t *ifindex, const char **err)
 	*ifindex = 0;
 	if (!name || !name[0])
 		return 0;
+	static char buf[IF_NAMESIZE + 32];
+
 	*ifindex = if_nametoindex(name);
 	if (!*ifindex) {
-		*err = "no such interface";
+		snprintf(buf, sizeof(buf), "no such interface: %.*s",
+			 IF_NAMESIZE, name);
+		*err = buf;
 		return -ENOENT;
 	}
 	return 0;

@@ -42,6 +42,7 @@ struct guard guards[GUARD_MAX] = {
 	[GUARD_POLICY_RULES] = { .name = "policy-rules" },
 	[GUARD_XFRM] = { .name = "xfrm" },
 	[GUARD_TC_EGRESS] = { .name = "tc-egress" },
+	[GUARD_TC_INGRESS] = { .name = "tc-ingress" },
 	[GUARD_VETH_PEER] = { .name = "veth-peer" },
 };
 
@@ -226,8 +227,11 @@ static bool nft_chain_matters(const struct nft_chain *c)
 	if (c->family != NFPROTO_INET && c->family != NFPROTO_IPV4 &&
 	    c->family != NFPROTO_IPV6)
 		return false;
+	/* An inet-family ingress chain runs at its device's ingress hook,
+	 * which XDP's redirect skips just like a netdev one. */
 	return c->hook == NF_INET_PRE_ROUTING || c->hook == NF_INET_FORWARD ||
-	       c->hook == NF_INET_POST_ROUTING;
+	       c->hook == NF_INET_POST_ROUTING ||
+	       (c->family == NFPROTO_INET && c->hook == NF_INET_INGRESS);
 }
 
 static int nft_scan(char *detail, size_t len)
@@ -559,7 +563,7 @@ static void guard_set(enum guard_id g, const char *state, const char *detail)
 int guard_check(void)
 {
 	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
-		peer[512] = "", xf[128] = "";
+		peer[512] = "", xf[128] = "", tci[512] = "";
 	static struct rules_ctx r4, r6;
 	int nfn, x4 = 0, x6 = 0, fwd6, refused = 0;
 
@@ -642,6 +646,20 @@ int guard_check(void)
 				"%sipv6: %s", i->policy_reason[0] ? ", " : "",
 				x6 ? "xfrm policies" : "policy rules");
 		}
+		{
+			char why[160] = "";
+
+			/* XDP runs before tc ingress: that traffic must meet
+			 * its filters in the kernel. */
+			if (nl_tc_ingress(i->ifindex, why, sizeof(why)) > 0) {
+				f |= FPMD_IF_F_KERNEL_V4 | FPMD_IF_F_KERNEL_V6;
+				appendf(i->policy_reason,
+					sizeof(i->policy_reason), "%s%s",
+					i->policy_reason[0] ? ", " : "", why);
+				appendf(tci, sizeof(tci), "%s%s: %s",
+					tci[0] ? "; " : "", i->name, why);
+			}
+		}
 		i->guard_flags = f;
 		i->suspended = refused;
 		check_egress(i, tc, sizeof(tc), peer, sizeof(peer));
@@ -656,6 +674,7 @@ int guard_check(void)
 	guard_set(GUARD_FORWARDING, fwd[0] ? "kernel-path" : "clear", fwd);
 	guard_set(GUARD_RP_FILTER, rpf[0] ? "checked" : "clear", rpf);
 	guard_set(GUARD_TC_EGRESS, tc[0] ? "kernel-path" : "clear", tc);
+	guard_set(GUARD_TC_INGRESS, tci[0] ? "kernel-path" : "clear", tci);
 	guard_set(GUARD_VETH_PEER,
 		  strstr(peer, "neither") ? "kernel-path" :
 		  peer[0] ? "unknown" : "clear",

@@ -2,7 +2,7 @@
 /*
  * What XDP would bypass, and what fpmd does about it: netfilter (refuse or
  * suspend), rp_filter (checked in the fast path), forwarding sysctls,
- * policy rules and xfrm (kernel path), tc egress and veth peers that
+ * policy rules, xfrm and tc ingress (kernel path), tc egress and veth peers that
  * cannot receive redirects (egress kept on the kernel path).
  */
 #ifndef FPMD_GUARD_H
@@ -17,6 +17,7 @@ enum guard_id {
 	GUARD_POLICY_RULES,
 	GUARD_XFRM,
 	GUARD_TC_EGRESS,
+	GUARD_TC_INGRESS,
 	GUARD_VETH_PEER,
 	GUARD_MAX
 };

@@ -38,7 +38,7 @@ struct iface *iface_by_name(const char *name)
 	return NULL;
 }
 
-struct iface *iface_add(const char *name)
+struct iface *iface_add(const char *name, bool clear_counters)
 {
 	struct iface *i = iface_by_name(name);
 
@@ -54,7 +54,9 @@ struct iface *iface_add(const char *name)
 		i->peer_nsid = -1;
 		snprintf(i->name, sizeof(i->name), "%s", name);
 		snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
-		maps_stats_clear_slot(i->slot);
+		/* Adopted maps keep counting across a restart. */
+		if (clear_counters)
+			maps_stats_clear_slot(i->slot);
 		return i;
 	}
 	return NULL;

@@ -35,7 +35,7 @@ extern struct iface iface_tab[FPMD_MAX_IFACES];
 struct iface *iface_by_ifindex(uint32_t ifindex);
 struct iface *iface_by_name(const char *name);
 /* Give a configured name a slot; the kernel interface may come later. */
-struct iface *iface_add(const char *name);
+struct iface *iface_add(const char *name, bool clear_counters);
 /* Refresh from the kernel's view; returns true if something changed. */
 bool iface_update(struct iface *i, const struct nl_link *l);
 void iface_gone(struct iface *i);

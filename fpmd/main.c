@@ -610,7 +610,7 @@ int main(int argc, char **argv)
 		local_routes_seed();
 
 	for (int k = 0; k < cfg.n_ifnames; k++)
-		if (!iface_add(cfg.ifnames[k])) {
+		if (!iface_add(cfg.ifnames[k], !adopted)) {
 			log_err("too many interfaces");
 			return 1;
 		}

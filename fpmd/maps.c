@@ -35,35 +35,6 @@ const char *const fpmd_reason_names[FPMD_R_MAX] = {
 	[FPMD_R_PASS_DISABLED] = "pass-disabled",
 };
 
-const char *const fpmd_reason_help[FPMD_R_MAX] = {
-	[FPMD_R_FORWARDED] = "received here and forwarded by XDP",
-	[FPMD_R_TX] = "forwarded by XDP out of this interface",
-	[FPMD_R_DROP_BLACKHOLE] = "dropped in XDP by a blackhole route",
-	[FPMD_R_PASS_NOT_IP] = "not IPv4/IPv6 (ARP, LLDP, VLAN...): kernel",
-	[FPMD_R_PASS_L2_OTHER] =
-		"destination MAC not this interface (broadcast, multicast, other host): kernel",
-	[FPMD_R_PASS_MALFORMED] = "truncated or invalid IP header: kernel drops it",
-	[FPMD_R_PASS_BAD_CSUM] = "IPv4 header checksum wrong: kernel drops it",
-	[FPMD_R_PASS_TTL] = "TTL or hop limit <= 1: kernel sends Time Exceeded",
-	[FPMD_R_PASS_OPTIONS] = "IPv4 options or IPv6 hop-by-hop header: kernel",
-	[FPMD_R_PASS_LOCAL] = "addressed to the router itself: kernel",
-	[FPMD_R_PASS_MCAST] = "multicast or broadcast destination: kernel",
-	[FPMD_R_PASS_LINKLOCAL] = "link-local source or destination: kernel",
-	[FPMD_R_PASS_MARTIAN] = "martian source or destination: kernel drops it",
-	[FPMD_R_PASS_NO_ROUTE] = "no route in the fast path: kernel routes it",
-	[FPMD_R_PASS_UNREACHABLE] =
-		"unreachable/prohibit route or route kept on the kernel path: kernel",
-	[FPMD_R_PASS_UNRESOLVED] =
-		"nexthop neighbor unresolved or egress down: kernel resolves it",
-	[FPMD_R_PASS_EGRESS] =
-		"egress interface not in the fast path (unmanaged, tc, veth peer): kernel",
-	[FPMD_R_PASS_MTU] = "larger than the egress MTU: kernel fragments or sends PTB",
-	[FPMD_R_PASS_RPF] = "failed the rp_filter reverse-path check: kernel drops it",
-	[FPMD_R_PASS_POLICY] = "policy routing or IPsec applies here: kernel",
-	[FPMD_R_PASS_DISABLED] =
-		"interface suspended or forwarding off on it: kernel",
-};
-
 static int err(int ret)
 {
 	return ret < 0 ? (errno ? -errno : ret) : 0;

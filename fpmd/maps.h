@@ -38,6 +38,5 @@ int maps_stat_read(uint32_t slot, uint32_t reason, struct fpmd_stat *out);
 int maps_stats_clear_slot(uint32_t slot);
 
 extern const char *const fpmd_reason_names[FPMD_R_MAX];
-extern const char *const fpmd_reason_help[FPMD_R_MAX];
 
 #endif

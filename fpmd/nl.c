@@ -15,6 +15,7 @@
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 #include <linux/xfrm.h>
+#include <bpf/bpf.h>
 
 #include "nl.h"
 
@@ -348,6 +349,7 @@ struct tc_ctx {
 	size_t len;
 	int found;
 	uint32_t ifindex;
+	const char *hook; /* "egress", "ingress" */
 };
 
 /* Qdiscs that only queue: what XDP bypasses there does not matter. */
@@ -377,12 +379,15 @@ static int tc_cb(const struct nlmsghdr *nlh, void *data)
 			kind = mnl_attr_get_str(a);
 	}
 	if (nlh->nlmsg_type == RTM_NEWQDISC) {
-		if (tcm->tcm_parent == TC_H_ROOT && !qdisc_is_plain(kind)) {
-			snprintf(c->why, c->len, "root qdisc %s", kind);
+		/* Also a child: a shaper under mq acts on its queue. */
+		if (!qdisc_is_plain(kind) && !c->found) {
+			snprintf(c->why, c->len, "%s qdisc %s",
+				 tcm->tcm_parent == TC_H_ROOT ? "root" : "child",
+				 kind);
 			c->found = 1;
 		}
 	} else if (nlh->nlmsg_type == RTM_NEWTFILTER && !c->found) {
-		snprintf(c->why, c->len, "tc egress filter %s", kind);
+		snprintf(c->why, c->len, "tc %s filter %s", c->hook, kind);
 		c->found = 1;
 	}
 	return MNL_CB_OK;
@@ -393,7 +398,7 @@ int nl_tc_egress(uint32_t ifindex, char *why, size_t len)
 	char buf[NL_TX_BUF];
 	struct nlmsghdr *nlh;
 	struct tcmsg *tcm;
-	struct tc_ctx c = { why, len, 0, ifindex };
+	struct tc_ctx c = { why, len, 0, ifindex, "egress" };
 	int ret;
 
 	nlh = mnl_nlmsg_put_header(buf);
@@ -417,7 +422,50 @@ int nl_tc_egress(uint32_t ifindex, char *why, size_t len)
 	/* No clsact qdisc: the kernel answers EINVAL, i.e. no filters. */
 	if (ret == -EINVAL || ret == -ENOENT)
 		ret = 0;
+	if (!ret && !c.found) {
+		/* tcx programs (kernel 6.6+) are no tc filters; BPF_TCX_EGRESS
+		 * is 47 (older headers lack it, older kernels say EINVAL). */
+		__u32 cnt = 0;
+
+		if (!bpf_prog_query((int)ifindex, (enum bpf_attach_type)47, 0,
+				    NULL, NULL, &cnt) && cnt) {
+			snprintf(why, len, "%u tcx egress BPF program%s", cnt,
+				 cnt == 1 ? "" : "s");
+			c.found = 1;
+		}
+	}
 	return ret ? ret : c.found;
+}
+
+int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
+{
+	char buf[NL_TX_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct tcmsg *tcm;
+	struct tc_ctx c = { why, len, 0, ifindex, "ingress" };
+	__u32 cnt = 0;
+	int ret;
+
+	/* clsact's and the ingress qdisc's filters share this parent. */
+	nlh->nlmsg_type = RTM_GETTFILTER;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = (int)ifindex;
+	tcm->tcm_parent = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
+	ret = nl_talk(req_sock, nlh, tc_cb, &c);
+	if (ret == -EINVAL || ret == -ENOENT)
+		ret = 0;
+	if (ret || c.found)
+		return ret ? ret : 1;
+	/* BPF_TCX_INGRESS is 46 (older headers lack it). */
+	if (!bpf_prog_query((int)ifindex, (enum bpf_attach_type)46, 0, NULL,
+			    NULL, &cnt) && cnt) {
+		snprintf(why, len, "%u tcx ingress BPF program%s", cnt,
+			 cnt == 1 ? "" : "s");
+		return 1;
+	}
+	return 0;
 }
 
 int nl_events_open(void)

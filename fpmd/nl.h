@@ -64,6 +64,10 @@ int nl_xfrm_policies(int *v4, int *v6);
  * shaping qdisc) into why; returns 1 if anything, 0 if none, -errno. */
 int nl_tc_egress(uint32_t ifindex, char *why, size_t len);
 
+/* Filters or tcx programs on ifindex's ingress, which XDP runs before;
+ * 1 (and why) if any, 0 if none, -errno. */
+int nl_tc_ingress(uint32_t ifindex, char *why, size_t len);
+
 /* Link event socket (RTNLGRP_LINK); fd for the event loop. */
 int nl_events_open(void);
 /* Read pending events; calls cb for each link added/changed, gone for

@@ -993,7 +993,7 @@ int main(int argc, char **argv)
 	pr = (struct prog){ "ref", bpf_program__fd(ref->progs.fpmd_xdp),
 			    bpf_map__fd(ref->maps.stats), XDP_REDIRECT };
 	ppass =
-	    (struct prog){ "xdp_pass", bpf_program__fd(fp->progs.fpmd_xdp_pass),
+	    (struct prog){ "xdp_pass", bpf_program__fd(ref->progs.fpmd_xdp_pass),
 			   -1, XDP_PASS };
 	pp[0] = &pf, pp[1] = &pr;
 	floor_p[0] = floor_p[1] = &ppass;

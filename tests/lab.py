@@ -100,6 +100,9 @@ class Fpmd:
             args += ["-i", i]
         args += list(extra)
         self.args = args
+        # The log is appended to: only what this process writes counts.
+        self.log_start = os.path.getsize(self.log) if os.path.exists(
+            self.log) else 0
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, text=True)
 
@@ -110,7 +113,7 @@ class Fpmd:
                 raise RuntimeError(
                     f"fpmd exited with {self.proc.returncode}:\n"
                     f"{self.output()}\n{self.logtext()}")
-            if "started:" in self.logtext():
+            if "started:" in self.logtext()[self.log_start:]:
                 return self
             time.sleep(0.05)
         raise RuntimeError("fpmd did not start:\n" + self.logtext())
