@@ -18,6 +18,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <linux/rtnetlink.h>
+#include <bpf/bpf.h>
 
 #include "ctl.h"
 #include "fpmd.h"
@@ -28,8 +29,6 @@
 #include "nl.h"
 #include "rib.h"
 #include "xdp.h"
-
-#include <bpf/bpf.h>
 
 struct fpmd_config cfg = {
 	.pin_dir = FPMD_DEFAULT_PIN_DIR,
