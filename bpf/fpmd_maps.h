@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 1
+#define FPMD_LAYOUT_VERSION 2
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -36,16 +36,22 @@
 #define FPMD_GROUP_BUCKETS 64
 
 /*
- * Route value: route type in the top 8 bits, nexthop or group index in the
- * low 24 bits. 24 bits is what a packed DIR-24-8 entry can carry, so the
- * same encoding serves the LPM trie now and array tables later.
+ * Route value: the source that owns the route in the top 4 bits, the
+ * route type in the next 4, the nexthop or group index in the low 24 bits.
+ * 24 bits is what a packed DIR-24-8 entry can carry, so the same encoding
+ * serves the LPM trie now and array tables later. The fast path reads only
+ * type and index; the source lets a restarted fpmd give every adopted
+ * route back to its owner.
  */
 #define FPMD_RT_INDEX_BITS 24
 #define FPMD_RT_INDEX_MASK ((1u << FPMD_RT_INDEX_BITS) - 1)
-#define FPMD_RT_ENCODE(type, idx) \
-	(((__u32)(type) << FPMD_RT_INDEX_BITS) | ((__u32)(idx) & FPMD_RT_INDEX_MASK))
-#define FPMD_RT_TYPE(v) ((__u32)(v) >> FPMD_RT_INDEX_BITS)
+#define FPMD_RT_ENCODE_SRC(src, type, idx)                                 \
+	(((__u32)(src) << 28) | (((__u32)(type) & 0xf) << FPMD_RT_INDEX_BITS) | \
+	 ((__u32)(idx) & FPMD_RT_INDEX_MASK))
+#define FPMD_RT_ENCODE(type, idx) FPMD_RT_ENCODE_SRC(0, type, idx)
+#define FPMD_RT_TYPE(v) (((__u32)(v) >> FPMD_RT_INDEX_BITS) & 0xf)
 #define FPMD_RT_INDEX(v) ((__u32)(v) & FPMD_RT_INDEX_MASK)
+#define FPMD_RT_SRC(v) ((__u32)(v) >> 28)
 
 enum fpmd_route_type {
 	FPMD_RT_NONE = 0,        /* never written; a lookup miss */
@@ -91,15 +97,21 @@ struct fpmd_nexthop {
 	__u8 dmac[6];
 	__u8 smac[6];
 	__u16 oslot; /* egress interface slot, for tx counters */
-	__u16 pad;
+	__u16 src;   /* source owning id (fpmd's enum rib_source) */
 	__u8 gw[16]; /* IPv4 in the first 4 bytes */
-	__u32 id;    /* fpmd's external nexthop id (0: implicit) */
+	__u32 id;    /* the source's nexthop id (0: implicit) */
 };
 
 struct fpmd_nh_group {
 	__u32 nbuckets; /* 0 means empty group: pass to the kernel */
-	__u32 id;       /* external group id, for adoption after restart */
+	__u32 id;       /* the source's group id (0: implicit), for adoption */
+	__u32 src;      /* source owning id */
 	__u32 bucket[FPMD_GROUP_BUCKETS]; /* nexthop indices */
+	/* Members and weights as given, for adoption (buckets leave out
+	 * members that are down). */
+	__u32 member[FPMD_GROUP_BUCKETS];
+	__u8 weight[FPMD_GROUP_BUCKETS];
+	__u32 nmembers;
 };
 
 struct fpmd_neigh_v4_key {
@@ -112,9 +124,11 @@ struct fpmd_neigh_v6_key {
 	__u8 addr[16];
 };
 
+#define FPMD_NEIGH_F_STATIC 0x1 /* entered by hand (user space only) */
+
 struct fpmd_neigh_val {
 	__u8 mac[6];
-	__u16 pad;
+	__u16 flags; /* FPMD_NEIGH_F_* */
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <sys/un.h>
 
 #include "ctl.h"
+#include "fpm.h"
 #include "fpmd.h"
 #include "fpmd.pb-c.h"
 #include "guard.h"
@@ -207,15 +208,16 @@ static int do_route(const Fpmd__Route *r, bool add, const char **err)
 		[FPMD__ROUTE_TYPE__RT_PROHIBIT] = RT_PROHIBIT,
 		[FPMD__ROUTE_TYPE__RT_LOCAL] = RT_LOCAL,
 	};
-	struct prefix p;
+	struct rib_route_req rq = { .src = SRC_STATIC };
+	struct rib_path path = { 0 };
 	uint32_t ifindex;
-	int gw_family = AF_UNSPEC, ret;
+	int ret;
 
-	ret = get_prefix(r->prefix, &p, err);
+	ret = get_prefix(r->prefix, &rq.p, err);
 	if (ret)
 		return ret;
 	if (!add)
-		return rib_route_del(SRC_STATIC, &p, err);
+		return rib_route_del(SRC_STATIC, &rq.p, err);
 	if (r->type < 0 || r->type > FPMD__ROUTE_TYPE__RT_LOCAL) {
 		*err = "unknown route type";
 		return -EINVAL;
@@ -228,24 +230,30 @@ static int do_route(const Fpmd__Route *r, bool add, const char **err)
 			*err = "gateway must be 4 or 16 bytes";
 			return -EINVAL;
 		}
-		gw_family = r->gateway.len == 4 ? AF_INET : AF_INET6;
 		if (!ifindex) {
 			*err = "a gateway needs an interface (dev)";
 			return -EINVAL;
 		}
+		path.family = r->gateway.len == 4 ? AF_INET : AF_INET6;
+		path.has_gw = true;
+		memcpy(path.gw, r->gateway.data, r->gateway.len);
 	}
-	return rib_route_add(SRC_STATIC, &p, types[r->type], r->nhid, gw_family,
-			     r->gateway.len ? r->gateway.data : NULL, ifindex,
-			     err);
+	path.ifindex = ifindex;
+	rq.type = types[r->type];
+	rq.nhid = r->nhid;
+	rq.paths = &path;
+	rq.npaths = 1;
+	return rib_route_add(&rq, err);
 }
 
 static int do_nexthop(const Fpmd__Nexthop *n, bool add, const char **err)
 {
 	uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS], ifindex;
+	struct rib_path path = { 0 };
 	int ret;
 
 	if (!add)
-		return rib_nexthop_del(n->id, err);
+		return rib_nexthop_del(SRC_STATIC, n->id, err);
 	if (n->n_members) {
 		if (n->n_members > NH_MAX_MEMBERS) {
 			*err = "too many group members (max 64)";
@@ -255,7 +263,8 @@ static int do_nexthop(const Fpmd__Nexthop *n, bool add, const char **err)
 			ids[i] = n->members[i]->nhid;
 			w[i] = n->members[i]->weight;
 		}
-		return rib_group_add(n->id, ids, w, (int)n->n_members, err);
+		return rib_group_add(SRC_STATIC, n->id, ids, w,
+				     (int)n->n_members, 0, err);
 	}
 	ret = get_ifindex(n->ifname, &ifindex, err);
 	if (ret)
@@ -264,9 +273,13 @@ static int do_nexthop(const Fpmd__Nexthop *n, bool add, const char **err)
 		*err = "gateway must be 4 or 16 bytes";
 		return -EINVAL;
 	}
-	return rib_nexthop_add(n->id, n->gateway.len == 16 ? AF_INET6 : AF_INET,
-			       n->gateway.len ? n->gateway.data : NULL, ifindex,
-			       err);
+	path.ifindex = ifindex;
+	if (n->gateway.len) {
+		path.has_gw = true;
+		path.family = n->gateway.len == 16 ? AF_INET6 : AF_INET;
+		memcpy(path.gw, n->gateway.data, n->gateway.len);
+	}
+	return rib_nexthop_add(SRC_STATIC, n->id, &path, false, false, 0, err);
 }
 
 static int do_neigh(const Fpmd__Neighbor *n, bool add, const char **err)
@@ -287,12 +300,13 @@ static int do_neigh(const Fpmd__Neighbor *n, bool add, const char **err)
 		return -EINVAL;
 	}
 	if (!add)
-		return rib_neigh_del(family, n->addr.data, ifindex, err);
+		return rib_neigh_del(family, n->addr.data, ifindex, true, err);
 	if (n->mac.len != 6) {
 		*err = "lladdr must be 6 bytes";
 		return -EINVAL;
 	}
-	return rib_neigh_add(family, n->addr.data, ifindex, n->mac.data, err);
+	return rib_neigh_add(family, n->addr.data, ifindex, n->mac.data, true,
+			     err);
 }
 
 /* ---- show ---------------------------------------------------------------- */
@@ -363,22 +377,36 @@ static const char *ifname_of(uint32_t ifindex, char *buf)
 	return buf;
 }
 
-static const char *route_state(const struct route *r, int src)
+static int source_pb(int src)
 {
-	const struct route_entry *e = &r->e[src];
+	static const int sources[] = {
+		[SRC_KERNEL_LOCAL] = FPMD__SOURCE__SRC_KERNEL,
+		[SRC_PLUGIN] = FPMD__SOURCE__SRC_PLUGIN,
+		[SRC_FPM] = FPMD__SOURCE__SRC_FPM,
+		[SRC_STATIC] = FPMD__SOURCE__SRC_STATIC,
+	};
 
-	if (src != r->selected)
-		return "not-selected";
-	if (!r->programmed)
-		return route_state_name(r->state);
-	switch (e->type) {
-	case RT_BLACKHOLE: return "blackhole";
-	case RT_UNICAST:
-		if (e->nh->index == NO_INDEX)
-			return "nexthop-map-full";
-		return nexthop_state(e->nh);
-	default: return "kernel-path";
-	}
+	return src >= 0 && src < SRC_MAX ? sources[src] :
+					   FPMD__SOURCE__SRC_UNSPEC;
+}
+
+static Fpmd__Route *show_other(struct arena *a, const struct other_route *r)
+{
+	Fpmd__Route *o = arena_alloc(a, sizeof(*o));
+	Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+
+	if (!o || !p)
+		return NULL;
+	fpmd__route__init(o);
+	fpmd__prefix__init(p);
+	p->addr = bytes(a, r->p.addr, (size_t)addr_len(r->p.family));
+	p->len = r->p.len;
+	o->prefix = p;
+	o->type = FPMD__ROUTE_TYPE__RT_UNICAST;
+	o->source = source_pb(r->src);
+	o->state = "other-table";
+	o->table = r->table;
+	return o;
 }
 
 static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
@@ -389,12 +417,7 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 		[RT_UNREACHABLE] = FPMD__ROUTE_TYPE__RT_UNREACHABLE,
 		[RT_PROHIBIT] = FPMD__ROUTE_TYPE__RT_PROHIBIT,
 		[RT_LOCAL] = FPMD__ROUTE_TYPE__RT_LOCAL,
-	};
-	static const int sources[] = {
-		[SRC_KERNEL_LOCAL] = FPMD__SOURCE__SRC_KERNEL,
-		[SRC_PLUGIN] = FPMD__SOURCE__SRC_PLUGIN,
-		[SRC_FPM] = FPMD__SOURCE__SRC_FPM,
-		[SRC_STATIC] = FPMD__SOURCE__SRC_STATIC,
+		[RT_KERNEL] = FPMD__ROUTE_TYPE__RT_UNICAST,
 	};
 	const struct route_entry *e = &r->e[src];
 	Fpmd__Route *o = arena_alloc(a, sizeof(*o));
@@ -409,10 +432,13 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 	p->len = r->p.len;
 	o->prefix = p;
 	o->type = types[e->type];
-	o->source = sources[src];
+	o->source = source_pb(src);
 	o->selected = src == r->selected;
 	o->programmed = o->selected && r->programmed;
-	o->state = arena_str(a, route_state(r, src));
+	o->state = arena_str(a, route_entry_state(r, src));
+	o->table = 254;
+	if (e->type == RT_KERNEL && e->kreason == KR_NHID_UNKNOWN)
+		o->nhid = e->pending_nhid;
 	if (e->type == RT_UNICAST && e->nh) {
 		o->nhid = e->nh->id;
 		o->index = e->nh->index == NO_INDEX ? 0 : e->nh->index;
@@ -450,7 +476,7 @@ static int show_routes(struct arena *a, Fpmd__Response *rsp,
 	struct hnode *n, *tmp;
 	struct prefix want;
 	bool filter = false;
-	size_t i, cap = rib_routes.count * SRC_MAX + 1, k = 0;
+	size_t i, cap = rib_routes.count * SRC_MAX + rib_other.count + 1, k = 0;
 
 	if (s->prefix && s->prefix->addr.len) {
 		if (get_prefix(s->prefix, &want, err))
@@ -471,6 +497,13 @@ static int show_routes(struct arena *a, Fpmd__Response *rsp,
 			if (r->e[src].present)
 				rsp->routes[k++] = show_route(a, r, src);
 	}
+	ht_for_each(&rib_other, n, tmp, i)
+	{
+		struct other_route *o = container_of(n, struct other_route, node);
+
+		if ((!filter || !memcmp(&o->p, &want, sizeof(want))) && k < cap)
+			rsp->routes[k++] = show_other(a, o);
+	}
 	qsort(rsp->routes, k, sizeof(*rsp->routes), cmp_route);
 	rsp->n_routes = k;
 	if (filter && !k) {
@@ -489,6 +522,7 @@ static Fpmd__Nexthop *show_nexthop(struct arena *a, const struct nexthop *nh)
 		return NULL;
 	fpmd__nexthop__init(o);
 	o->id = nh->id;
+	o->source = source_pb(nh->id ? nh->src : -1);
 	o->index = nh->index == NO_INDEX ? 0 : nh->index;
 	o->refcnt = nh->refcnt;
 	o->state = arena_str(a, nexthop_state(nh));
@@ -531,18 +565,27 @@ static int cmp_nh(const void *a, const void *b)
 
 static int show_nexthops(struct arena *a, Fpmd__Response *rsp)
 {
-	size_t cap = rib_nh_by_id.count + rib_nh_by_key.count + 1, k = 0, i;
+	size_t cap = rib_nh_by_id.count + rib_nh_by_key.count +
+		     rib_grp_by_key.count + 1, k = 0, i;
 	struct hnode *n, *tmp;
 
 	rsp->nexthops = arena_alloc(a, cap * sizeof(*rsp->nexthops));
 	if (!rsp->nexthops)
 		return -ENOMEM;
-	/* Explicit groups (only in by_id) and every single (in by_key). */
+	/* Explicit groups, blackhole and unsupported nexthops (only in
+	 * by_id), implicit groups, and every forwarding single (by_key). */
 	ht_for_each(&rib_nh_by_id, n, tmp, i)
 	{
 		struct nexthop *nh = container_of(n, struct nexthop, id_node);
 
-		if (nh->is_group && k < cap)
+		if ((nh->is_group || !nh->keyed) && k < cap)
+			rsp->nexthops[k++] = show_nexthop(a, nh);
+	}
+	ht_for_each(&rib_grp_by_key, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, key_node);
+
+		if (k < cap)
 			rsp->nexthops[k++] = show_nexthop(a, nh);
 	}
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
@@ -591,6 +634,8 @@ static int show_neighbors(struct arena *a, Fpmd__Response *rsp)
 		o->mac = bytes(a, ne->mac, 6);
 		o->ifindex = ne->ifindex;
 		o->ifname = arena_str(a, ifname_of(ne->ifindex, ifn));
+		o->source = ne->is_static ? FPMD__SOURCE__SRC_STATIC :
+					    FPMD__SOURCE__SRC_KERNEL;
 		rsp->neighbors[k++] = o;
 	}
 	qsort(rsp->neighbors, k, sizeof(*rsp->neighbors), cmp_neigh);
@@ -715,6 +760,42 @@ static int show_guards(struct arena *a, Fpmd__Response *rsp)
 	return 0;
 }
 
+static int show_fpm(struct arena *a, Fpmd__Response *rsp)
+{
+	Fpmd__FpmStatus *o = arena_alloc(a, sizeof(*o));
+	struct fpm_status st;
+
+	if (!o)
+		return -ENOMEM;
+	fpmd__fpm_status__init(o);
+	fpm_get_status(&st);
+	o->enabled = st.enabled;
+	o->listen = arena_str(a, st.listen);
+	o->connected = st.connected;
+	o->peer = arena_str(a, st.peer);
+	o->connections = st.connections;
+	o->messages = st.messages;
+	o->frames = st.frames;
+	o->errors = st.errors;
+	o->last_error = arena_str(a, st.last_error);
+	o->replay_state = arena_str(a, st.replay_state);
+	o->replay_refreshed = st.replay_refreshed;
+	o->replay_swept = st.replay_swept;
+	o->routes = rib_count(SRC_FPM);
+	o->route_msgs = st.route_msgs;
+	o->nexthop_msgs = st.nexthop_msgs;
+	o->other_table = rib_stats.other_table;
+	o->ignored = st.ignored;
+	o->map_writes = rib_stats.route_writes;
+	o->first_message_ns = st.first_message_ns;
+	o->last_message_ns = st.last_message_ns;
+	o->last_map_write_ns = st.last_map_write_ns;
+	o->hold_remaining_ms = st.hold_remaining_ms;
+	o->unknown_nhid = rib_pending_routes();
+	rsp->fpm = o;
+	return 0;
+}
+
 static int do_show(struct arena *a, Fpmd__Response *rsp,
 		   const Fpmd__ShowRequest *s, const char **err)
 {
@@ -725,6 +806,7 @@ static int do_show(struct arena *a, Fpmd__Response *rsp,
 	case FPMD__SHOW__SHOW_INTERFACES: return show_interfaces(a, rsp);
 	case FPMD__SHOW__SHOW_COUNTERS: return show_counters(a, rsp);
 	case FPMD__SHOW__SHOW_GUARDS: return show_guards(a, rsp);
+	case FPMD__SHOW__SHOW_FPM: return show_fpm(a, rsp);
 	default:
 		*err = "unknown show request";
 		return -EINVAL;

@@ -255,6 +255,7 @@ static int print_routes(Fpmd__Response *rsp)
 			       rtype_name(r->type), r->selected ? "true" : "false",
 			       r->programmed ? "true" : "false");
 			jstr(r->state);
+			printf(", \"table\": %u", r->table);
 			if (r->nhid)
 				printf(", \"nexthopGroupId\": %u", r->nhid);
 			if (r->type == FPMD__ROUTE_TYPE__RT_UNICAST) {
@@ -296,7 +297,12 @@ static int print_routes(Fpmd__Response *rsp)
 		Fpmd__Route *r = rsp->routes[i];
 		char nh[128] = "";
 
-		if (r->type == FPMD__ROUTE_TYPE__RT_UNICAST) {
+		if (r->table && r->table != 254) {
+			snprintf(nh, sizeof(nh), "table %u", r->table);
+		} else if (!strcmp(r->state, "nexthop-id-unknown")) {
+			snprintf(nh, sizeof(nh), "nhid %u (never sent)", r->nhid);
+		} else if (r->type == FPMD__ROUTE_TYPE__RT_UNICAST &&
+			   r->ifname[0]) {
 			if (r->is_group)
 				snprintf(nh, sizeof(nh), "group %u", r->nhid);
 			else if (r->gateway.len)
@@ -312,6 +318,8 @@ static int print_routes(Fpmd__Response *rsp)
 				snprintf(nh + l, sizeof(nh) - l, " (nhid %u)",
 					 r->nhid);
 			}
+		} else if (r->is_group) {
+			snprintf(nh, sizeof(nh), "group %u", r->nhid);
 		}
 		printf("%-*s %-7s %-11s %-3s %-16s %s\n", w,
 		       bin_prefix(r->prefix, pb), source_name(r->source),
@@ -336,9 +344,10 @@ static int print_nexthops(Fpmd__Response *rsp)
 				snprintf(key, sizeof(key), "implicit-%u", n->index);
 			printf("%s\n  ", i ? "," : "");
 			jstr(key);
-			printf(": {\"id\": %u, \"fpmdIndex\": %u, \"refCount\": %u, "
-			       "\"state\": ",
-			       n->id, n->index, n->refcnt);
+			printf(": {\"id\": %u, \"source\": \"%s\", \"fpmdIndex\": %u, "
+			       "\"refCount\": %u, \"state\": ",
+			       n->id, n->id ? source_name(n->source) : "implicit",
+			       n->index, n->refcnt);
 			jstr(n->state);
 			if (n->n_members) {
 				printf(", \"group\": true, \"buckets\": %u, "
@@ -370,8 +379,8 @@ static int print_nexthops(Fpmd__Response *rsp)
 		printf("%s}\n", rsp->n_nexthops ? "\n" : "");
 		return 0;
 	}
-	printf("%-8s %-6s %-4s %-15s %s\n", "ID", "Index", "Refs", "State",
-	       "Nexthop");
+	printf("%-8s %-7s %-6s %-4s %-15s %s\n", "ID", "Source", "Index", "Refs",
+	       "State", "Nexthop");
 	for (size_t i = 0; i < rsp->n_nexthops; i++) {
 		Fpmd__Nexthop *n = rsp->nexthops[i];
 		char id[16], what[256] = "";
@@ -386,6 +395,9 @@ static int print_nexthops(Fpmd__Response *rsp)
 				l += (size_t)snprintf(what + l, sizeof(what) - l,
 						      " %u,%u", n->members[m]->nhid,
 						      n->members[m]->weight);
+		} else if (!strcmp(n->state, "blackhole") ||
+			   !strcmp(n->state, "unsupported")) {
+			snprintf(what, sizeof(what), "%s", n->state);
 		} else if (n->gateway.len) {
 			snprintf(what, sizeof(what), "via %s dev %s%s%s",
 				 bin_addr(n->gateway, ab), n->ifname,
@@ -394,7 +406,8 @@ static int print_nexthops(Fpmd__Response *rsp)
 			snprintf(what, sizeof(what), "dev %s (connected)",
 				 n->ifname);
 		}
-		printf("%-8s %-6u %-4u %-15s %s\n", id, n->index, n->refcnt,
+		printf("%-8s %-7s %-6u %-4u %-15s %s\n", id,
+		       n->id ? source_name(n->source) : "-", n->index, n->refcnt,
 		       n->state, what);
 	}
 	return 0;
@@ -415,17 +428,18 @@ static int print_neighbors(Fpmd__Response *rsp)
 			jstr(n->ifname);
 			printf(", \"ifindex\": %u, \"mac\": ", n->ifindex);
 			jstr(bin_mac(n->mac, mb));
-			printf("}");
+			printf(", \"source\": \"%s\"}", source_name(n->source));
 		}
 		printf("%s]\n", rsp->n_neighbors ? "\n" : "");
 		return 0;
 	}
-	printf("%-40s %-16s %s\n", "Address", "Interface", "MAC");
+	printf("%-40s %-16s %-17s %s\n", "Address", "Interface", "MAC",
+	       "Source");
 	for (size_t i = 0; i < rsp->n_neighbors; i++) {
 		Fpmd__Neighbor *n = rsp->neighbors[i];
 
-		printf("%-40s %-16s %s\n", bin_addr(n->addr, ab), n->ifname,
-		       bin_mac(n->mac, mb));
+		printf("%-40s %-16s %-17s %s\n", bin_addr(n->addr, ab), n->ifname,
+		       bin_mac(n->mac, mb), source_name(n->source));
 	}
 	return 0;
 }
@@ -543,6 +557,67 @@ static int print_guards(Fpmd__Response *rsp)
 	return 0;
 }
 
+static int print_fpm(Fpmd__Response *rsp)
+{
+	const Fpmd__FpmStatus *f = rsp->fpm;
+	const struct {
+		const char *json, *text;
+		uint64_t v;
+	} nums[] = {
+		{ "connections", "connections", f ? f->connections : 0 },
+		{ "frames", "frames", f ? f->frames : 0 },
+		{ "messages", "messages", f ? f->messages : 0 },
+		{ "routeMessages", "route messages", f ? f->route_msgs : 0 },
+		{ "nexthopMessages", "nexthop messages", f ? f->nexthop_msgs : 0 },
+		{ "otherTable", "other-table route messages", f ? f->other_table : 0 },
+		{ "ignored", "ignored messages", f ? f->ignored : 0 },
+		{ "errors", "connections closed on bad input", f ? f->errors : 0 },
+		{ "routes", "routes from FPM", f ? f->routes : 0 },
+		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
+		  f ? f->unknown_nhid : 0 },
+		{ "replayRefreshed", "last replay: refreshed", f ? f->replay_refreshed : 0 },
+		{ "replaySwept", "last replay: stale removed", f ? f->replay_swept : 0 },
+		{ "mapWrites", "route map writes (all sources)", f ? f->map_writes : 0 },
+		{ "holdRemainingMs", "hold remaining (ms)", f ? f->hold_remaining_ms : 0 },
+		{ "firstMessageNs", NULL, f ? f->first_message_ns : 0 },
+		{ "lastMessageNs", NULL, f ? f->last_message_ns : 0 },
+		{ "lastMapWriteNs", NULL, f ? f->last_map_write_ns : 0 },
+	};
+
+	if (!f) {
+		fprintf(stderr, "fpmctl: fpmd sent no FPM status\n");
+		return 1;
+	}
+	if (json) {
+		printf("{\"enabled\": %s, \"listen\": ", f->enabled ? "true" : "false");
+		jstr(f->listen);
+		printf(", \"connected\": %s, \"peer\": ",
+		       f->connected ? "true" : "false");
+		jstr(f->peer);
+		printf(", \"replayState\": ");
+		jstr(f->replay_state);
+		printf(", \"lastError\": ");
+		jstr(f->last_error);
+		for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+			printf(", \"%s\": %llu", nums[i].json,
+			       (unsigned long long)nums[i].v);
+		printf("}\n");
+		return 0;
+	}
+	printf("FPM server: %s (%s)\n", f->enabled ? f->listen : "disabled",
+	       f->connected ? "zebra connected" : "no zebra connected");
+	if (f->connected || f->peer[0])
+		printf("  peer: %s\n", f->peer);
+	printf("  replay: %s\n", f->replay_state);
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
+		if (nums[i].text)
+			printf("  %-32s %llu\n", nums[i].text,
+			       (unsigned long long)nums[i].v);
+	if (f->last_error[0])
+		printf("  last error: %s\n", f->last_error);
+	return 0;
+}
+
 /* ---- commands -------------------------------------------------------------- */
 
 static int run_show(int argc, char **argv)
@@ -558,11 +633,13 @@ static int run_show(int argc, char **argv)
 		{ "interfaces", FPMD__SHOW__SHOW_INTERFACES, print_interfaces },
 		{ "counters", FPMD__SHOW__SHOW_COUNTERS, print_counters },
 		{ "guards", FPMD__SHOW__SHOW_GUARDS, print_guards },
+		{ "fpm", FPMD__SHOW__SHOW_FPM, print_fpm },
 	};
 	uint8_t store[16];
 
 	if (argc < 1)
-		die("show what? %s", "routes|nexthops|neighbors|interfaces|counters|guards");
+		die("show what? %s",
+		    "routes|nexthops|neighbors|interfaces|counters|guards|fpm");
 	for (size_t i = 0; i < sizeof(shows) / sizeof(shows[0]); i++) {
 		Fpmd__Prefix *p = NULL;
 		Fpmd__Response *rsp;
@@ -750,7 +827,7 @@ static const struct {
 } commands[] = {
 	{ "show", NULL,
 	  "show routes [PREFIX] | nexthops | neighbors | interfaces | "
-	  "counters [all] | guards",
+	  "counters [all] | guards | fpm",
 	  run_show },
 	{ "route", "routes",
 	  "route add PREFIX {via GW dev IF | dev IF | nhid ID | blackhole | "

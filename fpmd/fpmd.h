@@ -28,6 +28,10 @@ struct fpmd_config {
 	bool allow_nf_bypass;   /* attach despite netfilter forward rules */
 	enum xdp_mode xdp_mode;
 	unsigned int guard_interval_ms;
+	const char *fpm_address;  /* NULL: no FPM server */
+	uint16_t fpm_port;
+	unsigned int fpm_settle_ms; /* quiet time that ends a replay */
+	unsigned int fpm_hold_s;    /* keep a lost feed's routes this long */
 	uint32_t max_routes_v4, max_routes_v6, max_nexthops, max_groups,
 		max_neigh;
 	const char *ifnames[FPMD_MAX_CFG_IFACES];

@@ -17,10 +17,12 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 #include <bpf/bpf.h>
 
 #include "ctl.h"
+#include "fpm.h"
 #include "fpmd.h"
 #include "guard.h"
 #include "iface.h"
@@ -42,6 +44,10 @@ struct fpmd_config cfg = {
 	.max_nexthops = FPMD_MAX_NEXTHOPS,
 	.max_groups = FPMD_MAX_GROUPS,
 	.max_neigh = FPMD_MAX_NEIGH,
+	.fpm_address = "127.0.0.1",
+	.fpm_port = 2620,
+	.fpm_settle_ms = 3000,
+	.fpm_hold_s = 300,
 };
 
 enum {
@@ -55,6 +61,11 @@ enum {
 	OPT_MAX_NH,
 	OPT_MAX_GRP,
 	OPT_MAX_NEIGH,
+	OPT_FPM_ADDR,
+	OPT_FPM_PORT,
+	OPT_NO_FPM,
+	OPT_FPM_SETTLE,
+	OPT_FPM_HOLD,
 };
 
 struct opt_doc {
@@ -94,6 +105,16 @@ static const struct opt_doc opts[] = {
 	  "nexthop group table size" },
 	{ { "max-neighbors", required_argument, NULL, OPT_MAX_NEIGH }, 0, "N",
 	  "neighbor table size (per family)" },
+	{ { "fpm-address", required_argument, NULL, OPT_FPM_ADDR }, 0, "ADDR",
+	  "accept zebra's FPM connection on ADDR (default 127.0.0.1; IPv6 ok)" },
+	{ { "fpm-port", required_argument, NULL, OPT_FPM_PORT }, 0, "PORT",
+	  "FPM port (default 2620)" },
+	{ { "no-fpm", no_argument, NULL, OPT_NO_FPM }, 0, NULL,
+	  "no FPM server" },
+	{ { "fpm-settle", required_argument, NULL, OPT_FPM_SETTLE }, 0, "MS",
+	  "a replay has ended after MS quiet; then stale routes go (3000)" },
+	{ { "fpm-hold", required_argument, NULL, OPT_FPM_HOLD }, 0, "SEC",
+	  "keep forwarding a lost FPM feed's routes SEC seconds (300)" },
 	{ { "log", required_argument, NULL, 'l' }, 'l', "TARGET",
 	  "stderr (default), syslog or file:PATH" },
 	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL, "debug logging" },
@@ -226,6 +247,25 @@ static int parse_args(int argc, char **argv)
 				return -1;
 			}
 			break;
+		case OPT_FPM_ADDR: cfg.fpm_address = optarg; break;
+		case OPT_NO_FPM: cfg.fpm_address = NULL; break;
+		case OPT_FPM_PORT:
+			if (parse_u32("fpm-port", optarg, 1, &v) || v > 65535) {
+				fprintf(stderr, "fpmd: --fpm-port: 1..65535\n");
+				return -1;
+			}
+			cfg.fpm_port = (uint16_t)v;
+			break;
+		case OPT_FPM_SETTLE:
+			if (parse_u32("fpm-settle", optarg, 10, &v))
+				return -1;
+			cfg.fpm_settle_ms = v;
+			break;
+		case OPT_FPM_HOLD:
+			if (parse_u32("fpm-hold", optarg, 0, &v))
+				return -1;
+			cfg.fpm_hold_s = v;
+			break;
 		case OPT_MAX_NEIGH:
 			if (parse_u32("max-neighbors", optarg, 1, &cfg.max_neigh))
 				return -1;
@@ -273,6 +313,7 @@ static int enter_netns(const char *name)
 /* ---- kernel links -------------------------------------------------------- */
 
 static int prog_fd = -1;
+static bool need_neigh_resync, need_local_refresh;
 
 static void link_changed(const struct nl_link *l, void *arg)
 {
@@ -292,6 +333,7 @@ static void link_changed(const struct nl_link *l, void *arg)
 		if (iface_attach(i, prog_fd))
 			return;
 		fpmd_request_recheck();
+		need_neigh_resync = true;
 	}
 	log_info("iface %s: ifindex %u, mtu %u, %s", i->name, i->ifindex, i->mtu,
 		 i->up ? "up" : "down");
@@ -313,6 +355,41 @@ static void link_gone(uint32_t ifindex)
 
 	if (i)
 		iface_gone(i);
+}
+
+/* ---- kernel neighbors ---------------------------------------------------- */
+
+/*
+ * The kernel resolves ARP/ND for packets the fast path passes up; its
+ * neighbor table is the truth. Usable states complete nexthops at once;
+ * the rest (INCOMPLETE, FAILED, gone) unresolve them. Only neighbors on
+ * managed interfaces matter.
+ */
+static void neigh_event(const struct nl_neigh *n, void *arg)
+{
+	const uint16_t usable = NUD_REACHABLE | NUD_STALE | NUD_DELAY |
+				NUD_PROBE | NUD_PERMANENT;
+	const char *err;
+
+	if (!n->has_addr || (n->family != AF_INET && n->family != AF_INET6) ||
+	    (n->flags & NTF_PROXY) || !iface_by_ifindex(n->ifindex))
+		return;
+	if (!n->deleted && n->has_mac && (n->state & usable))
+		rib_neigh_add(n->family, n->addr, n->ifindex, n->mac, false,
+			      &err);
+	else
+		rib_neigh_del(n->family, n->addr, n->ifindex, false, &err);
+}
+
+/* Re-read the kernel's neighbors; forget learned ones it no longer has. */
+static void neigh_resync(void)
+{
+	rib_neigh_gen++;
+	if (nl_dump_neighs(neigh_event, NULL)) {
+		log_warn("kernel: cannot read neighbors");
+		return;
+	}
+	rib_neigh_sweep();
 }
 
 /* ---- the router's own addresses: local routes ---------------------------- */
@@ -424,11 +501,15 @@ static void local_routes_refresh(void)
 		if (!set_has(&d.routes, &local_prev.routes.p[i]))
 			rib_route_del(SRC_KERNEL_LOCAL, &local_prev.routes.p[i],
 				      &err);
-	for (i = 0; i < d.routes.n; i++)
+	for (i = 0; i < d.routes.n; i++) {
+		struct rib_route_req rq = { .src = SRC_KERNEL_LOCAL,
+					    .p = d.routes.p[i],
+					    .type = RT_LOCAL };
+
 		if (!set_has(&local_prev.routes, &d.routes.p[i]) &&
-		    rib_route_add(SRC_KERNEL_LOCAL, &d.routes.p[i], RT_LOCAL, 0,
-				  0, NULL, 0, &err))
+		    rib_route_add(&rq, &err))
 			log_warn("kernel: local route not programmed: %s", err);
+	}
 	for (i = 0; i < local_prev.addrs.n; i++)
 		if (!set_has(&d.addrs, &local_prev.addrs.p[i]))
 			maps_local_v4_delete(local_prev.addrs.p[i].addr);
@@ -444,7 +525,30 @@ static void local_routes_refresh(void)
 
 /* ---- event loop ----------------------------------------------------------- */
 
-enum ev_kind { EV_SIGNAL, EV_TIMER, EV_CTL_LISTEN, EV_CTL_CLIENT, EV_NL };
+enum ev_kind {
+	EV_SIGNAL,
+	EV_TIMER,
+	EV_CTL_LISTEN,
+	EV_CTL_CLIENT,
+	EV_NL,
+	EV_FPM_LISTEN,
+	EV_FPM_CONN,
+	EV_FPM_TIMER,
+};
+
+static void addr_event(void *arg)
+{
+	/* The kernel adds the local route after it announces the address:
+	 * look now and once more shortly after. */
+	need_local_refresh = true;
+}
+
+static const struct nl_event_ops nl_ops = {
+	.link = link_changed,
+	.link_gone = link_gone,
+	.neigh = neigh_event,
+	.addr = addr_event,
+};
 
 static int epfd = -1;
 static bool recheck;
@@ -475,7 +579,7 @@ static int run(int sfd)
 	struct epoll_event evs[16];
 
 	for (;;) {
-		int n = epoll_wait(epfd, evs, 16, -1);
+		int n = epoll_wait(epfd, evs, 16, need_local_refresh ? 100 : -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -521,16 +625,42 @@ static int run(int sfd)
 				ctl_client_io(fd);
 				break;
 			case EV_NL: {
-				int ret = nl_events_read(link_changed, link_gone);
+				int ret = nl_events_read(&nl_ops, NULL);
 
 				if (ret == -ENOBUFS) {
-					log_warn("kernel: link events overrun; "
-						 "re-reading all links");
+					log_warn("kernel: events overrun; "
+						 "re-reading links and "
+						 "neighbors");
 					nl_dump_links(link_changed, NULL);
+					need_neigh_resync = true;
+					need_local_refresh = true;
 				}
 				break;
 			}
+			case EV_FPM_LISTEN: {
+				int cfd = fpm_accept();
+
+				if (cfd >= 0)
+					ev_add(cfd, EV_FPM_CONN);
+				break;
 			}
+			case EV_FPM_CONN:
+				fpm_io();
+				break;
+			case EV_FPM_TIMER:
+				fpm_timer();
+				break;
+			}
+		}
+		if (!n && need_local_refresh) {
+			need_local_refresh = false;
+			local_routes_refresh();
+		} else if (need_local_refresh) {
+			local_routes_refresh(); /* and again after 100 ms */
+		}
+		if (need_neigh_resync) {
+			need_neigh_resync = false;
+			neigh_resync();
 		}
 		if (recheck)
 			periodic();
@@ -540,6 +670,7 @@ static int run(int sfd)
 static void stop(void)
 {
 	ctl_close();
+	fpm_close();
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
 
@@ -655,6 +786,8 @@ int main(int argc, char **argv)
 	}
 	periodic();
 
+	neigh_resync();
+
 	lfd = ctl_open(cfg.socket_path, cfg.socket_group);
 	if (lfd < 0) {
 		log_err("ctl: cannot listen on %s: %s", cfg.socket_path,
@@ -675,6 +808,22 @@ int main(int argc, char **argv)
 		log_err("event loop: %s", strerror(errno));
 		stop();
 		return 1;
+	}
+	if (cfg.fpm_address) {
+		int ffd = fpm_open(cfg.fpm_address, cfg.fpm_port);
+
+		if (ffd < 0) {
+			log_err("fpm: cannot listen on %s port %u: %s",
+				cfg.fpm_address, cfg.fpm_port, strerror(-ffd));
+			stop();
+			return 1;
+		}
+		if (ev_add(ffd, EV_FPM_LISTEN) ||
+		    ev_add(fpm_timer_fd(), EV_FPM_TIMER)) {
+			log_err("event loop: %s", strerror(errno));
+			stop();
+			return 1;
+		}
 	}
 	log_info("fpmd %s started: %d interface(s), control socket %s%s",
 		 PACKAGE_VERSION, cfg.n_ifnames, cfg.socket_path,

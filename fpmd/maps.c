@@ -102,9 +102,9 @@ int maps_group_clear(uint32_t index)
 }
 
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
-		     const uint8_t mac[6])
+		     const uint8_t mac[6], uint16_t flags)
 {
-	struct fpmd_neigh_val v = { 0 };
+	struct fpmd_neigh_val v = { .flags = flags };
 
 	memcpy(v.mac, mac, 6);
 	if (family == AF_INET) {

@@ -25,7 +25,7 @@ int maps_nexthop_clear(uint32_t index);
 int maps_group_write(uint32_t index, const struct fpmd_nh_group *g);
 int maps_group_clear(uint32_t index);
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
-		     const uint8_t mac[6]);
+		     const uint8_t mac[6], uint16_t flags);
 int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr);
 int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
 int maps_iface_delete(uint32_t ifindex);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
 #include <linux/net_namespace.h>
 #include <linux/fib_rules.h>
 #include <linux/pkt_sched.h>
@@ -470,46 +471,135 @@ int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
 
 int nl_events_open(void)
 {
+	unsigned int groups[] = { RTNLGRP_LINK, RTNLGRP_NEIGH,
+				  RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR };
+	int fd, sz = 4 << 20;
+
 	ev_sock = mnl_socket_open(NETLINK_ROUTE);
-	if (!ev_sock ||
-	    mnl_socket_bind(ev_sock, 1u << (RTNLGRP_LINK - 1),
-			    MNL_SOCKET_AUTOPID) < 0)
+	if (!ev_sock || mnl_socket_bind(ev_sock, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
-	return mnl_socket_get_fd(ev_sock);
+	fd = mnl_socket_get_fd(ev_sock);
+	for (size_t i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
+		if (mnl_socket_setsockopt(ev_sock, NETLINK_ADD_MEMBERSHIP,
+					  &groups[i], sizeof(groups[i])) < 0)
+			return -errno;
+	/* A burst of neighbor events (a subnet being scanned) must not
+	 * overrun us; if it does, ENOBUFS makes the caller re-dump. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	return fd;
+}
+
+int nl_parse_neigh(const struct nlmsghdr *nlh, struct nl_neigh *n)
+{
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+
+	memset(n, 0, sizeof(*n));
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ndm)))
+		return -EINVAL;
+	n->family = ndm->ndm_family;
+	n->ifindex = (uint32_t)ndm->ndm_ifindex;
+	n->state = ndm->ndm_state;
+	n->flags = ndm->ndm_flags;
+	mnl_attr_for_each(a, nlh, sizeof(*ndm)) {
+		uint16_t len = mnl_attr_get_payload_len(a);
+
+		switch (mnl_attr_get_type(a)) {
+		case NDA_DST:
+			if (len == 4 || len == 16) {
+				memcpy(n->addr, mnl_attr_get_payload(a), len);
+				n->has_addr = (len == 4) == (n->family == AF_INET);
+			}
+			break;
+		case NDA_LLADDR:
+			if (len == 6) {
+				memcpy(n->mac, mnl_attr_get_payload(a), 6);
+				n->has_mac = true;
+			}
+			break;
+		}
+	}
+	return 0;
 }
 
 struct ev_ctx {
-	nl_link_cb changed;
-	void (*gone)(uint32_t);
+	const struct nl_event_ops *ops;
+	void *arg;
 };
 
 static int ev_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ev_ctx *c = data;
 	struct nl_link l;
+	struct nl_neigh ne;
 
-	if (nlh->nlmsg_type != RTM_NEWLINK && nlh->nlmsg_type != RTM_DELLINK)
-		return MNL_CB_OK;
-	nl_parse_link(nlh, &l);
-	if (nlh->nlmsg_type == RTM_DELLINK)
-		c->gone(l.ifindex);
-	else
-		c->changed(&l, NULL);
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWLINK:
+		nl_parse_link(nlh, &l);
+		c->ops->link(&l, c->arg);
+		break;
+	case RTM_DELLINK:
+		nl_parse_link(nlh, &l);
+		c->ops->link_gone(l.ifindex);
+		break;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		if (!nl_parse_neigh(nlh, &ne)) {
+			ne.deleted = nlh->nlmsg_type == RTM_DELNEIGH;
+			c->ops->neigh(&ne, c->arg);
+		}
+		break;
+	case RTM_NEWADDR:
+	case RTM_DELADDR:
+		c->ops->addr(c->arg);
+		break;
+	}
 	return MNL_CB_OK;
 }
 
-int nl_events_read(nl_link_cb changed, void (*gone)(uint32_t ifindex))
+int nl_events_read(const struct nl_event_ops *ops, void *arg)
 {
 	static char buf[NL_RX_BUF];
-	struct ev_ctx c = { changed, gone };
+	struct ev_ctx c = { ops, arg };
 	ssize_t n;
 
-	n = recv(mnl_socket_get_fd(ev_sock), buf, sizeof(buf), MSG_DONTWAIT);
-	if (n < 0)
-		return errno == EAGAIN ? 0 : -errno;
-	if (mnl_cb_run(buf, (size_t)n, 0, 0, ev_cb, &c) < 0)
-		return -errno;
-	return 0;
+	for (;;) {
+		n = recv(mnl_socket_get_fd(ev_sock), buf, sizeof(buf),
+			 MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		if (mnl_cb_run(buf, (size_t)n, 0, 0, ev_cb, &c) < 0)
+			return -errno;
+	}
+}
+
+struct neigh_ctx {
+	nl_neigh_cb cb;
+	void *arg;
+};
+
+static int neigh_dump_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct neigh_ctx *c = data;
+	struct nl_neigh ne;
+
+	if (nlh->nlmsg_type == RTM_NEWNEIGH && !nl_parse_neigh(nlh, &ne))
+		c->cb(&ne, c->arg);
+	return MNL_CB_OK;
+}
+
+int nl_dump_neighs(nl_neigh_cb cb, void *arg)
+{
+	char buf[NL_TX_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *ndm;
+	struct neigh_ctx c = { cb, arg };
+
+	nlh->nlmsg_type = RTM_GETNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = AF_UNSPEC;
+	return nl_talk(req_sock, nlh, neigh_dump_cb, &c);
 }
 
 static int nsid_cb(const struct nlmsghdr *nlh, void *data)

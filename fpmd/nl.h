@@ -68,11 +68,31 @@ int nl_tc_egress(uint32_t ifindex, char *why, size_t len);
  * 1 (and why) if any, 0 if none, -errno. */
 int nl_tc_ingress(uint32_t ifindex, char *why, size_t len);
 
-/* Link event socket (RTNLGRP_LINK); fd for the event loop. */
+struct nl_neigh {
+	uint8_t family;
+	bool has_addr, has_mac, deleted;
+	uint16_t state; /* NUD_* */
+	uint8_t flags;  /* NTF_* */
+	uint32_t ifindex;
+	uint8_t addr[16];
+	uint8_t mac[6];
+};
+
+typedef void (*nl_neigh_cb)(const struct nl_neigh *n, void *arg);
+
+struct nl_event_ops {
+	nl_link_cb link;                   /* added or changed */
+	void (*link_gone)(uint32_t ifindex);
+	nl_neigh_cb neigh;                 /* added, changed or deleted */
+	void (*addr)(void *arg);           /* an address came or went */
+};
+
+/* Event socket: links, neighbors, addresses. fd for the event loop. */
 int nl_events_open(void);
-/* Read pending events; calls cb for each link added/changed, gone for
- * each removed (ifindex). */
-int nl_events_read(nl_link_cb changed, void (*gone)(uint32_t ifindex));
+/* Read every pending event. -ENOBUFS: events were lost, re-dump. */
+int nl_events_read(const struct nl_event_ops *ops, void *arg);
+int nl_dump_neighs(nl_neigh_cb cb, void *arg);
+int nl_parse_neigh(const struct nlmsghdr *nlh, struct nl_neigh *n);
 
 int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l);
 /* The id our namespace has for the namespace behind nsfd, or -1. */

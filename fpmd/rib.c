@@ -5,7 +5,8 @@
  * Routes point at nexthop objects, never at MACs: a neighbor or interface
  * change rewrites the one nexthop (or group) entry and every route using
  * it follows at once. Map indices are fpmd's own dense slots; external ids
- * (fpmctl's, later zebra's) are sparse and only live here.
+ * (fpmctl's, zebra's) are sparse, belong to their source, and only live
+ * here.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,55 +20,79 @@
 #include "maps.h"
 #include "rib.h"
 
-struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_neigh;
+struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_grp_by_key,
+	rib_neigh, rib_other;
 struct rib_stats rib_stats;
 
+/* ---- dense index pools ----------------------------------------------------- */
+
+/*
+ * A stack of free slots plus a used mark per slot. Adoption takes slots
+ * out of order; they stay on the stack marked used and are skipped when
+ * popped, so taking one is O(1).
+ */
 struct idx_pool {
 	uint32_t *free;
-	uint32_t nfree;
+	uint8_t *used;
+	uint32_t nfree, max;
 };
 
 static struct idx_pool nh_pool, group_pool;
 
 static int pool_init(struct idx_pool *p, uint32_t max)
 {
-	p->free = malloc(sizeof(*p->free) * (max ? max : 1));
-	if (!p->free)
+	p->free = malloc(sizeof(*p->free) * 2 * (max ? max : 1));
+	p->used = calloc(max ? max : 1, 1);
+	if (!p->free || !p->used)
 		return -1;
 	/* Hand out low indices first: stable, readable in bpftool dumps. */
 	for (uint32_t i = 0; i < max; i++)
 		p->free[i] = max - 1 - i;
-	p->nfree = max;
+	p->nfree = p->max = max;
 	return 0;
 }
 
 static uint32_t pool_get(struct idx_pool *p)
 {
-	return p->nfree ? p->free[--p->nfree] : NO_INDEX;
+	while (p->nfree) {
+		uint32_t idx = p->free[--p->nfree];
+
+		if (!p->used[idx]) {
+			p->used[idx] = 1;
+			return idx;
+		}
+	}
+	return NO_INDEX;
 }
 
 static void pool_put(struct idx_pool *p, uint32_t idx)
 {
-	if (idx != NO_INDEX)
-		p->free[p->nfree++] = idx;
+	if (idx == NO_INDEX || !p->used[idx])
+		return;
+	p->used[idx] = 0;
+	p->free[p->nfree++] = idx;
 }
 
-/* Take a specific index (adopting pinned maps after a restart). */
 static bool pool_take(struct idx_pool *p, uint32_t idx)
 {
-	for (uint32_t i = 0; i < p->nfree; i++) {
-		if (p->free[i] == idx) {
-			p->free[i] = p->free[--p->nfree];
-			return true;
-		}
-	}
-	return false;
+	if (idx >= p->max || p->used[idx])
+		return false;
+	p->used[idx] = 1;
+	return true;
+}
+
+static void pool_free(struct idx_pool *p)
+{
+	free(p->free);
+	free(p->used);
+	memset(p, 0, sizeof(*p));
 }
 
 int rib_init(uint32_t max_nexthops, uint32_t max_groups)
 {
 	if (ht_init(&rib_routes, 1024) || ht_init(&rib_nh_by_id, 256) ||
-	    ht_init(&rib_nh_by_key, 256) || ht_init(&rib_neigh, 256) ||
+	    ht_init(&rib_nh_by_key, 256) || ht_init(&rib_grp_by_key, 64) ||
+	    ht_init(&rib_neigh, 256) || ht_init(&rib_other, 64) ||
 	    pool_init(&nh_pool, max_nexthops) ||
 	    pool_init(&group_pool, max_groups))
 		return -ENOMEM;
@@ -84,27 +109,19 @@ const char *rib_source_name(int src)
 
 const char *rib_rtype_name(enum rib_rtype t)
 {
-	static const char *const n[] = { "unicast", "blackhole", "unreachable",
-					 "prohibit", "local" };
+	static const char *const n[] = { "unicast",  "blackhole", "unreachable",
+					 "prohibit", "local",     "unicast" };
 
 	return n[t];
 }
 
-const char *route_state_name(enum route_state s)
-{
-	static const char *const n[] = {
-		"forwarding",	  "unresolved", "egress-kernel", "kernel-path",
-		"blackhole",	  "nexthop-map-full", "map-full", "error",
-	};
-
-	return n[s];
-}
-
 /* ---- nexthops ------------------------------------------------------------ */
 
-static uint32_t id_hash(uint32_t id)
+static uint32_t id_hash(uint8_t src, uint32_t id)
 {
-	return hash_bytes(&id, sizeof(id), 0);
+	uint32_t k[2] = { src, id };
+
+	return hash_bytes(k, sizeof(k), 0);
 }
 
 static uint32_t key_hash(int family, const uint8_t *gw, uint32_t ifindex)
@@ -116,14 +133,25 @@ static uint32_t key_hash(int family, const uint8_t *gw, uint32_t ifindex)
 	return hash_bytes(k, sizeof(k), 1);
 }
 
-struct nexthop *rib_nexthop_find(uint32_t id)
+static uint32_t members_hash(const struct nh_member *m, int n)
 {
-	uint32_t h = id_hash(id);
+	uint32_t h = 3;
+
+	for (int i = 0; i < n; i++) {
+		h = hash_bytes(&m[i].nh, sizeof(m[i].nh), h);
+		h = hash_bytes(&m[i].weight, sizeof(m[i].weight), h);
+	}
+	return h;
+}
+
+struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id)
+{
+	uint32_t h = id_hash((uint8_t)src, id);
 
 	for (struct hnode *n = ht_chain(&rib_nh_by_id, h); n; n = n->next) {
 		struct nexthop *nh = container_of(n, struct nexthop, id_node);
 
-		if (n->hash == h && nh->id == id)
+		if (n->hash == h && nh->id == id && nh->src == src)
 			return nh;
 	}
 	return NULL;
@@ -142,9 +170,15 @@ static bool nh_egress_up(const struct nexthop *nh)
 	return iface_egress(nh->ifindex, mac, &mtu, &slot, &up) && up;
 }
 
+static bool member_live(const struct nexthop *m)
+{
+	return m->index != NO_INDEX && !m->unsupported && !m->blackhole &&
+	       nh_egress_up(m);
+}
+
 static int group_write(struct nexthop *g)
 {
-	struct fpmd_nh_group v = { .id = g->id };
+	struct fpmd_nh_group v = { .id = g->id, .src = g->src };
 	uint32_t total = 0, live = 0;
 
 	if (g->index == NO_INDEX)
@@ -152,18 +186,20 @@ static int group_write(struct nexthop *g)
 	/* Members whose egress is down leave the buckets, as the kernel
 	 * skips dead nexthops; unresolved ones stay (the kernel resolves). */
 	for (int i = 0; i < g->nmembers; i++) {
-		if (g->members[i].nh->index == NO_INDEX ||
-		    !nh_egress_up(g->members[i].nh))
+		v.member[i] = g->members[i].nh->index;
+		v.weight[i] = (uint8_t)g->members[i].weight;
+		if (!member_live(g->members[i].nh))
 			continue;
 		total += g->members[i].weight;
 		live++;
 	}
+	v.nmembers = (uint32_t)g->nmembers;
 	if (live) {
 		for (int i = 0; i < g->nmembers; i++) {
 			struct nexthop *m = g->members[i].nh;
 			uint32_t w = g->members[i].weight, nb;
 
-			if (m->index == NO_INDEX || !nh_egress_up(m))
+			if (!member_live(m))
 				continue;
 			/* Exact ratios when the weights fit in the buckets,
 			 * else proportional with one bucket at least. */
@@ -191,6 +227,7 @@ static int nh_write(struct nexthop *nh)
 		return group_write(nh);
 	v.ifindex = nh->ifindex;
 	v.id = nh->id;
+	v.src = nh->src;
 	v.flags = FPMD_NH_F_VALID;
 	if (!nh->has_gw)
 		v.flags |= FPMD_NH_F_CONNECTED;
@@ -211,19 +248,23 @@ static void nh_write_logged(struct nexthop *nh)
 
 	if (ret) {
 		rib_stats.map_errors++;
-		log_err("maps: nexthop %u (slot %u): write failed: %s", nh->id,
-			nh->index, strerror(-ret));
+		log_err("maps: %s %u (slot %u): write failed: %s",
+			nh->is_group ? "group" : "nexthop", nh->id, nh->index,
+			strerror(-ret));
 	}
 }
 
-static void groups_rewrite_containing(const struct nexthop *member)
+static void rewrite_groups_in(struct htable *t, bool by_id,
+			      const struct nexthop *member)
 {
 	struct hnode *n, *tmp;
 	size_t i;
 
-	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	ht_for_each(t, n, tmp, i)
 	{
-		struct nexthop *g = container_of(n, struct nexthop, id_node);
+		struct nexthop *g = by_id ?
+			container_of(n, struct nexthop, id_node) :
+			container_of(n, struct nexthop, key_node);
 
 		if (!g->is_group)
 			continue;
@@ -234,6 +275,12 @@ static void groups_rewrite_containing(const struct nexthop *member)
 			}
 		}
 	}
+}
+
+static void groups_rewrite_containing(const struct nexthop *member)
+{
+	rewrite_groups_in(&rib_nh_by_id, true, member);
+	rewrite_groups_in(&rib_grp_by_key, false, member);
 }
 
 static void nh_resolve(struct nexthop *nh)
@@ -250,14 +297,19 @@ static void nh_resolve(struct nexthop *nh)
 		memset(nh->mac, 0, 6);
 }
 
-static struct nexthop *nh_alloc(uint32_t id, bool is_group)
+static struct nexthop *nh_alloc(enum rib_source src, uint32_t id,
+				bool is_group, bool need_index)
 {
 	struct nexthop *nh = calloc(1, sizeof(*nh));
 
 	if (!nh)
 		return NULL;
 	nh->id = id;
+	nh->src = (uint8_t)src;
 	nh->is_group = is_group;
+	nh->index = NO_INDEX;
+	if (!need_index)
+		return nh;
 	nh->index = pool_get(is_group ? &group_pool : &nh_pool);
 	if (nh->index == NO_INDEX) {
 		if (is_group)
@@ -272,19 +324,18 @@ static struct nexthop *nh_alloc(uint32_t id, bool is_group)
 	return nh;
 }
 
-static void nh_set_single(struct nexthop *nh, int family, const uint8_t *gw,
-			  uint32_t ifindex)
+static void nh_set_single(struct nexthop *nh, const struct rib_path *path)
 {
 	if (nh->keyed)
 		ht_remove(&rib_nh_by_key, &nh->key_node);
-	nh->family = (uint8_t)family;
-	nh->has_gw = gw != NULL;
+	nh->family = path->has_gw ? path->family : AF_UNSPEC;
+	nh->has_gw = path->has_gw;
 	memset(nh->gw, 0, 16);
-	if (gw)
-		memcpy(nh->gw, gw, addr_len(family));
-	nh->ifindex = ifindex;
+	if (path->has_gw)
+		memcpy(nh->gw, path->gw, addr_len(path->family));
+	nh->ifindex = path->ifindex;
 	ht_insert(&rib_nh_by_key, &nh->key_node,
-		  key_hash(nh->family, nh->gw, ifindex));
+		  key_hash(nh->family, nh->gw, nh->ifindex));
 	nh->keyed = true;
 	nh_resolve(nh);
 }
@@ -294,6 +345,8 @@ static void nh_free(struct nexthop *nh)
 	if (nh->is_group) {
 		for (int i = 0; i < nh->nmembers; i++)
 			nh->members[i].nh->refcnt--;
+		if (nh->keyed)
+			ht_remove(&rib_grp_by_key, &nh->key_node);
 		if (nh->index != NO_INDEX)
 			maps_group_clear(nh->index);
 		pool_put(&group_pool, nh->index);
@@ -309,24 +362,40 @@ static void nh_free(struct nexthop *nh)
 
 static void nh_put(struct nexthop *nh)
 {
+	struct nh_member m[NH_MAX_MEMBERS];
+	int n = 0;
+
 	if (!nh)
 		return;
 	nh->refcnt--;
-	/* Implicit nexthops live as long as a route uses them. */
-	if (!nh->id && !nh->refcnt)
-		nh_free(nh);
+	/* Implicit nexthops and groups live as long as something uses them. */
+	if (nh->id || nh->refcnt)
+		return;
+	if (nh->is_group) {
+		n = nh->nmembers;
+		memcpy(m, nh->members, sizeof(m[0]) * (size_t)n);
+		for (int i = 0; i < n; i++)
+			m[i].nh->refcnt++; /* nh_free drops them */
+	}
+	nh_free(nh);
+	for (int i = 0; i < n; i++)
+		nh_put(m[i].nh);
 }
 
-int rib_nexthop_add(uint32_t id, int family, const uint8_t *gw,
-		    uint32_t ifindex, const char **err)
+static void route_retry_pending(enum rib_source src, uint32_t id);
+
+int rib_nexthop_add(enum rib_source src, uint32_t id,
+		    const struct rib_path *path, bool blackhole,
+		    bool unsupported, uint32_t gen, const char **err)
 {
-	struct nexthop *nh = rib_nexthop_find(id);
+	struct nexthop *nh = rib_nexthop_find(src, id);
+	bool is_new = !nh;
 
 	if (!id) {
 		*err = "nexthop id 0 is reserved";
 		return -EINVAL;
 	}
-	if (!ifindex) {
+	if (!blackhole && !unsupported && !path->ifindex) {
 		*err = "nexthop needs an interface";
 		return -EINVAL;
 	}
@@ -335,40 +404,54 @@ int rib_nexthop_add(uint32_t id, int family, const uint8_t *gw,
 		return -EEXIST;
 	}
 	if (!nh) {
-		nh = nh_alloc(id, false);
+		nh = nh_alloc(src, id, false, !blackhole && !unsupported);
 		if (!nh) {
 			*err = "out of memory";
 			return -ENOMEM;
 		}
-		ht_insert(&rib_nh_by_id, &nh->id_node, id_hash(id));
+		ht_insert(&rib_nh_by_id, &nh->id_node, id_hash((uint8_t)src, id));
+	} else if (!nh->blackhole && !nh->unsupported && nh->keyed &&
+		   !blackhole && !unsupported && nh->ifindex == path->ifindex &&
+		   nh->has_gw == path->has_gw &&
+		   (!path->has_gw ||
+		    (nh->family == path->family &&
+		     !memcmp(nh->gw, path->gw, addr_len(path->family))))) {
+		nh->gen = gen; /* unchanged: a replay writes nothing */
+		return 0;
 	}
-	/* Replace in place: routes and groups keep pointing at this slot. */
-	nh_set_single(nh, family, gw, ifindex);
-	nh_write_logged(nh);
-	groups_rewrite_containing(nh);
+	nh->gen = gen;
+	if (nh->blackhole != blackhole || nh->unsupported != unsupported) {
+		/* Changing kind changes route values: rare, done the long
+		 * way (routes are rewritten by their next update). */
+		if (!is_new && nh->refcnt)
+			log_warn("nexthop %u (%s): changed kind while in use",
+				 id, rib_source_name(src));
+		if (!blackhole && !unsupported && nh->index == NO_INDEX)
+			nh->index = pool_get(&nh_pool);
+	}
+	nh->blackhole = blackhole;
+	nh->unsupported = unsupported;
+	if (!blackhole && !unsupported) {
+		/* Replace in place: routes and groups keep this slot. */
+		nh_set_single(nh, path);
+		nh_write_logged(nh);
+		groups_rewrite_containing(nh);
+	}
+	if (is_new)
+		route_retry_pending(src, id);
 	return 0;
 }
 
-int rib_group_add(uint32_t id, const uint32_t *ids, const uint32_t *weights,
-		  int n, const char **err)
+static int members_check(enum rib_source src, const uint32_t *ids,
+			 const uint32_t *weights, int n, struct nh_member *m,
+			 const char **err)
 {
-	struct nh_member m[NH_MAX_MEMBERS];
-	struct nexthop *g = rib_nexthop_find(id);
-
-	if (!id) {
-		*err = "group id 0 is reserved";
-		return -EINVAL;
-	}
 	if (n < 1 || n > NH_MAX_MEMBERS) {
 		*err = "a group needs 1 to 64 members";
 		return -EINVAL;
 	}
-	if (g && !g->is_group) {
-		*err = "id is a single nexthop; delete it first";
-		return -EEXIST;
-	}
 	for (int i = 0; i < n; i++) {
-		m[i].nh = rib_nexthop_find(ids[i]);
+		m[i].nh = rib_nexthop_find(src, ids[i]);
 		m[i].weight = weights && weights[i] ? weights[i] : 1;
 		if (!m[i].nh) {
 			*err = "group member nexthop unknown";
@@ -378,32 +461,68 @@ int rib_group_add(uint32_t id, const uint32_t *ids, const uint32_t *weights,
 			*err = "group member is itself a group";
 			return -EINVAL;
 		}
-		if (m[i].weight > 255) {
-			*err = "weight must be 1..255";
+		if (m[i].weight > 256) {
+			*err = "weight must be 1..256";
 			return -EINVAL;
 		}
 	}
-	if (!g) {
-		g = nh_alloc(id, true);
-		if (!g) {
-			*err = "out of memory";
-			return -ENOMEM;
-		}
-		ht_insert(&rib_nh_by_id, &g->id_node, id_hash(id));
-	}
+	return 0;
+}
+
+static void group_set_members(struct nexthop *g, const struct nh_member *m,
+			      int n)
+{
 	for (int i = 0; i < n; i++)
 		m[i].nh->refcnt++;
 	for (int i = 0; i < g->nmembers; i++)
 		g->members[i].nh->refcnt--;
 	memcpy(g->members, m, sizeof(m[0]) * (size_t)n);
 	g->nmembers = n;
+}
+
+int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
+		  const uint32_t *weights, int n, uint32_t gen,
+		  const char **err)
+{
+	struct nh_member m[NH_MAX_MEMBERS];
+	struct nexthop *g = rib_nexthop_find(src, id);
+	bool is_new = !g;
+	int ret;
+
+	if (!id) {
+		*err = "group id 0 is reserved";
+		return -EINVAL;
+	}
+	if (g && !g->is_group) {
+		*err = "id is a single nexthop; delete it first";
+		return -EEXIST;
+	}
+	ret = members_check(src, ids, weights, n, m, err);
+	if (ret)
+		return ret;
+	if (!g) {
+		g = nh_alloc(src, id, true, true);
+		if (!g) {
+			*err = "out of memory";
+			return -ENOMEM;
+		}
+		ht_insert(&rib_nh_by_id, &g->id_node, id_hash((uint8_t)src, id));
+	} else if (g->nmembers == n &&
+		   !memcmp(g->members, m, sizeof(m[0]) * (size_t)n)) {
+		g->gen = gen;
+		return 0;
+	}
+	g->gen = gen;
+	group_set_members(g, m, n);
 	nh_write_logged(g);
+	if (is_new)
+		route_retry_pending(src, id);
 	return 0;
 }
 
-int rib_nexthop_del(uint32_t id, const char **err)
+int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err)
 {
-	struct nexthop *nh = rib_nexthop_find(id);
+	struct nexthop *nh = rib_nexthop_find(src, id);
 
 	if (!nh) {
 		*err = "no such nexthop";
@@ -418,29 +537,82 @@ int rib_nexthop_del(uint32_t id, const char **err)
 	return 0;
 }
 
-static struct nexthop *nh_implicit(int family, const uint8_t *gw,
-				   uint32_t ifindex)
+static struct nexthop *nh_implicit(const struct rib_path *path)
 {
 	uint8_t key[16] = { 0 };
+	int family = path->has_gw ? path->family : AF_UNSPEC;
 	struct nexthop *nh;
 	uint32_t h;
 
-	if (gw)
-		memcpy(key, gw, addr_len(family));
-	h = key_hash(gw ? family : AF_UNSPEC, key, ifindex);
+	if (path->has_gw)
+		memcpy(key, path->gw, addr_len(path->family));
+	h = key_hash(family, key, path->ifindex);
 	for (struct hnode *n = ht_chain(&rib_nh_by_key, h); n; n = n->next) {
 		nh = container_of(n, struct nexthop, key_node);
-		if (n->hash == h && !nh->id && nh->ifindex == ifindex &&
-		    nh->has_gw == (gw != NULL) &&
-		    (!gw || !memcmp(nh->gw, key, 16)))
+		if (n->hash == h && !nh->id && nh->ifindex == path->ifindex &&
+		    nh->has_gw == path->has_gw && nh->family == family &&
+		    !memcmp(nh->gw, key, 16))
 			return nh;
 	}
-	nh = nh_alloc(0, false);
+	nh = nh_alloc(SRC_MAX, 0, false, true);
 	if (!nh)
 		return NULL;
-	nh_set_single(nh, gw ? family : AF_UNSPEC, gw, ifindex);
+	nh_set_single(nh, path);
 	nh_write_logged(nh);
 	return nh;
+}
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct nh_member *x = a, *y = b;
+
+	if (x->nh != y->nh)
+		return x->nh < y->nh ? -1 : 1;
+	return x->weight < y->weight ? -1 : x->weight > y->weight;
+}
+
+/* The implicit group of these paths (RTA_MULTIPATH), shared by every
+ * route with the same member set. Takes one reference for the caller. */
+static struct nexthop *group_implicit(const struct rib_path *paths, int n)
+{
+	struct nh_member m[NH_MAX_MEMBERS];
+	struct nexthop *g;
+	uint32_t h;
+
+	if (n > NH_MAX_MEMBERS)
+		n = NH_MAX_MEMBERS;
+	for (int i = 0; i < n; i++) {
+		m[i].nh = nh_implicit(&paths[i]);
+		m[i].weight = paths[i].weight ? paths[i].weight : 1;
+		if (!m[i].nh) {
+			for (int k = 0; k < i; k++)
+				nh_put(m[k].nh);
+			return NULL;
+		}
+		m[i].nh->refcnt++; /* held while we look */
+	}
+	qsort(m, (size_t)n, sizeof(m[0]), cmp_member);
+	h = members_hash(m, n);
+	for (struct hnode *hn = ht_chain(&rib_grp_by_key, h); hn;
+	     hn = hn->next) {
+		g = container_of(hn, struct nexthop, key_node);
+		if (hn->hash == h && g->nmembers == n &&
+		    !memcmp(g->members, m, sizeof(m[0]) * (size_t)n))
+			goto found;
+	}
+	g = nh_alloc(SRC_MAX, 0, true, true);
+	if (!g)
+		goto out;
+	group_set_members(g, m, n);
+	ht_insert(&rib_grp_by_key, &g->key_node, h);
+	g->keyed = true;
+	nh_write_logged(g);
+found:
+	g->refcnt++;
+out:
+	for (int i = 0; i < n; i++)
+		nh_put(m[i].nh);
+	return g;
 }
 
 const char *nexthop_state(const struct nexthop *nh)
@@ -449,13 +621,14 @@ const char *nexthop_state(const struct nexthop *nh)
 	uint16_t mtu, slot;
 	bool up;
 
+	if (nh->blackhole)
+		return "blackhole";
+	if (nh->unsupported)
+		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
-	if (nh->is_group) {
-		if (!nh->nbuckets)
-			return "no-live-member";
-		return "forwarding";
-	}
+	if (nh->is_group)
+		return nh->nbuckets ? "forwarding" : "no-live-member";
 	if (!iface_egress(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
 	if (!up)
@@ -485,25 +658,26 @@ struct route *rib_route_find(const struct prefix *p)
 	return NULL;
 }
 
-static uint32_t route_value(const struct route_entry *e)
+static uint32_t route_value(const struct route_entry *e, int src)
 {
+	uint32_t t = FPMD_RT_KERNEL, idx = 0;
+
 	switch (e->type) {
 	case RT_UNICAST:
-		if (e->nh->index == NO_INDEX)
-			return FPMD_RT_ENCODE(FPMD_RT_KERNEL, 0);
-		return FPMD_RT_ENCODE(e->nh->is_group ? FPMD_RT_GROUP :
-							FPMD_RT_NEXTHOP,
-				      e->nh->index);
-	case RT_BLACKHOLE:
-		return FPMD_RT_ENCODE(FPMD_RT_BLACKHOLE, 0);
-	case RT_UNREACHABLE:
-		return FPMD_RT_ENCODE(FPMD_RT_UNREACHABLE, 0);
-	case RT_PROHIBIT:
-		return FPMD_RT_ENCODE(FPMD_RT_PROHIBIT, 0);
-	case RT_LOCAL:
-		return FPMD_RT_ENCODE(FPMD_RT_LOCAL, 0);
+		if (e->nh->blackhole) {
+			t = FPMD_RT_BLACKHOLE;
+		} else if (!e->nh->unsupported && e->nh->index != NO_INDEX) {
+			t = e->nh->is_group ? FPMD_RT_GROUP : FPMD_RT_NEXTHOP;
+			idx = e->nh->index;
+		}
+		break;
+	case RT_BLACKHOLE: t = FPMD_RT_BLACKHOLE; break;
+	case RT_UNREACHABLE: t = FPMD_RT_UNREACHABLE; break;
+	case RT_PROHIBIT: t = FPMD_RT_PROHIBIT; break;
+	case RT_LOCAL: t = FPMD_RT_LOCAL; break;
+	default: break;
 	}
-	return FPMD_RT_ENCODE(FPMD_RT_KERNEL, 0);
+	return FPMD_RT_ENCODE_SRC(src, t, idx);
 }
 
 static int route_selected(const struct route *r)
@@ -517,7 +691,7 @@ static int route_selected(const struct route *r)
 /*
  * Write the preferred entry of r to the map, or remove it. A write that
  * would not change the map is skipped: a replay must not touch a route
- * that is already right.
+ * that is already right. Frees r when no source has it any more.
  */
 static void route_program(struct route *r)
 {
@@ -528,6 +702,7 @@ static void route_program(struct route *r)
 
 	if (sel < 0) {
 		if (r->programmed) {
+			rib_stats.route_writes++;
 			ret = maps_route_delete(&r->p);
 			if (ret)
 				log_err("maps: route %s: delete failed: %s",
@@ -537,10 +712,11 @@ static void route_program(struct route *r)
 		free(r);
 		return;
 	}
-	r->selected = sel;
-	val = route_value(&r->e[sel]);
+	r->selected = (int8_t)sel;
+	val = route_value(&r->e[sel], sel);
 	if (r->programmed && val == r->val)
 		return;
+	rib_stats.route_writes++;
 	ret = maps_route_write(&r->p, val);
 	if (!ret) {
 		r->programmed = true;
@@ -568,35 +744,55 @@ static void route_program(struct route *r)
 	}
 }
 
-int rib_route_add(enum rib_source src, const struct prefix *p,
-		  enum rib_rtype type, uint32_t nhid, int gw_family,
-		  const uint8_t *gw, uint32_t ifindex, const char **err)
+static uint32_t pending_routes;
+static uint32_t nroutes[SRC_MAX];
+
+uint32_t rib_pending_routes(void)
+{
+	return pending_routes;
+}
+
+int rib_route_add(const struct rib_route_req *rq, const char **err)
 {
 	struct nexthop *nh = NULL, *old_nh;
+	struct route_entry ne = { .present = true, .type = (uint8_t)rq->type,
+				  .gen = rq->gen };
 	struct route *r;
-	struct prefix m = *p;
+	struct prefix m = rq->p;
 
 	prefix_mask(&m);
-	if (type == RT_UNICAST) {
-		if (nhid) {
-			nh = rib_nexthop_find(nhid);
-			if (!nh) {
-				*err = "nexthop id unknown";
-				return -ENOENT;
-			}
-		} else {
-			if (!ifindex) {
-				*err = "route needs a nexthop id or an interface";
-				return -EINVAL;
-			}
-			nh = nh_implicit(gw_family, gw, ifindex);
-			if (!nh) {
-				*err = "out of memory";
-				return -ENOMEM;
-			}
+	if (rq->type == RT_UNICAST && rq->nhid) {
+		nh = rib_nexthop_find(rq->src, rq->nhid);
+		if (!nh && rq->src == SRC_STATIC) {
+			*err = "nexthop id unknown";
+			return -ENOENT;
 		}
-		nh->refcnt++;
+		if (!nh) {
+			/* A feed's id we were never told about: say so and
+			 * let the kernel route it, do not guess. */
+			ne.type = RT_KERNEL;
+			ne.kreason = KR_NHID_UNKNOWN;
+			ne.pending_nhid = rq->nhid;
+		} else {
+			nh->refcnt++;
+		}
+	} else if (rq->type == RT_UNICAST) {
+		if (rq->npaths < 1 || !rq->paths[0].ifindex) {
+			*err = "route needs a nexthop id or an interface";
+			return -EINVAL;
+		}
+		nh = rq->npaths == 1 ? nh_implicit(&rq->paths[0]) :
+				       group_implicit(rq->paths, rq->npaths);
+		if (!nh) {
+			*err = "out of memory";
+			return -ENOMEM;
+		}
+		if (rq->npaths == 1)
+			nh->refcnt++;
+	} else if (rq->type == RT_KERNEL) {
+		ne.kreason = (uint8_t)rq->kreason;
 	}
+	ne.nh = nh;
 	r = rib_route_find(&m);
 	if (!r) {
 		r = calloc(1, sizeof(*r));
@@ -609,10 +805,14 @@ int rib_route_add(enum rib_source src, const struct prefix *p,
 		r->selected = -1;
 		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
 	}
-	old_nh = r->e[src].present ? r->e[src].nh : NULL;
-	r->e[src].present = true;
-	r->e[src].type = type;
-	r->e[src].nh = nh;
+	old_nh = r->e[rq->src].present ? r->e[rq->src].nh : NULL;
+	if (!r->e[rq->src].present)
+		nroutes[rq->src]++;
+	if (r->e[rq->src].present && r->e[rq->src].kreason == KR_NHID_UNKNOWN)
+		pending_routes--;
+	if (ne.kreason == KR_NHID_UNKNOWN)
+		pending_routes++;
+	r->e[rq->src] = ne;
 	route_program(r);
 	/* After the map points at the new nexthop: an implicit old one may
 	 * be freed (and its slot cleared) only now. */
@@ -637,6 +837,9 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 		*err = "no such route from this source";
 		return -ENOENT;
 	}
+	if (r->e[src].kreason == KR_NHID_UNKNOWN)
+		pending_routes--;
+	nroutes[src]--;
 	old_nh = r->e[src].nh;
 	memset(&r->e[src], 0, sizeof(r->e[src]));
 	route_program(r);
@@ -644,9 +847,37 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 	return 0;
 }
 
-void rib_flush_source(enum rib_source src)
+/* A nexthop id routes were waiting for has arrived. */
+static void route_retry_pending(enum rib_source src, uint32_t id)
+{
+	struct nexthop *nh = rib_nexthop_find(src, id);
+	struct hnode *n, *tmp;
+	size_t i;
+
+	if (!pending_routes || !nh)
+		return;
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+		struct route_entry *e = &r->e[src];
+
+		if (!e->present || e->kreason != KR_NHID_UNKNOWN ||
+		    e->pending_nhid != id)
+			continue;
+		e->type = RT_UNICAST;
+		e->kreason = KR_NONE;
+		e->pending_nhid = 0;
+		e->nh = nh;
+		nh->refcnt++;
+		pending_routes--;
+		route_program(r);
+	}
+}
+
+uint32_t rib_sweep(enum rib_source src, uint32_t gen)
 {
 	struct hnode *n, *tmp;
+	uint32_t swept = 0;
 	size_t i;
 
 	ht_for_each(&rib_routes, n, tmp, i)
@@ -654,17 +885,121 @@ void rib_flush_source(enum rib_source src)
 		struct route *r = container_of(n, struct route, node);
 		const char *err;
 
-		if (r->e[src].present)
-			rib_route_del(src, &r->p, &err);
+		if (r->e[src].present && (!gen || r->e[src].gen != gen) &&
+		    !rib_route_del(src, &r->p, &err))
+			swept++;
+	}
+	ht_for_each(&rib_other, n, tmp, i)
+	{
+		struct other_route *o = container_of(n, struct other_route,
+						     node);
+
+		if (o->src == src) {
+			ht_remove(&rib_other, &o->node);
+			free(o);
+		}
+	}
+	/* Groups before their members; in-use ones stay (a route of
+	 * another generation still points at them). */
+	for (int pass = 0; pass < 2; pass++) {
+		ht_for_each(&rib_nh_by_id, n, tmp, i)
+		{
+			struct nexthop *nh =
+				container_of(n, struct nexthop, id_node);
+			const char *err;
+
+			if (nh->src == src && nh->is_group == !pass &&
+			    (!gen || nh->gen != gen) && !nh->refcnt)
+				rib_nexthop_del(src, nh->id, &err);
+		}
+	}
+	return swept;
+}
+
+uint32_t rib_count(enum rib_source src)
+{
+	return nroutes[src];
+}
+
+const char *route_entry_state(const struct route *r, int src)
+{
+	const struct route_entry *e = &r->e[src];
+
+	if (src != r->selected)
+		return "not-selected";
+	if (!r->programmed)
+		return r->state == RS_MAP_FULL ? "map-full" : "error";
+	switch (e->type) {
+	case RT_BLACKHOLE: return "blackhole";
+	case RT_KERNEL:
+		return e->kreason == KR_NHID_UNKNOWN ? "nexthop-id-unknown" :
+						       "unsupported-nexthop";
+	case RT_UNICAST:
+		if (e->nh->blackhole)
+			return "blackhole";
+		if (e->nh->unsupported)
+			return "unsupported-nexthop";
+		if (e->nh->index == NO_INDEX)
+			return "nexthop-map-full";
+		return nexthop_state(e->nh);
+	default: return "kernel-path";
+	}
+}
+
+/* ---- other tables ---------------------------------------------------------- */
+
+static struct other_route *other_find(enum rib_source src,
+				      const struct prefix *p, uint32_t table,
+				      uint32_t h)
+{
+	for (struct hnode *n = ht_chain(&rib_other, h); n; n = n->next) {
+		struct other_route *o = container_of(n, struct other_route,
+						     node);
+
+		if (n->hash == h && o->table == table && o->src == src &&
+		    !memcmp(&o->p, p, sizeof(*p)))
+			return o;
+	}
+	return NULL;
+}
+
+void rib_other_add(enum rib_source src, const struct prefix *p,
+		   uint32_t table)
+{
+	uint32_t h = prefix_hash(p) ^ table;
+	struct other_route *o;
+	char pb[PREFIX_STRLEN];
+
+	rib_stats.other_table++;
+	if (other_find(src, p, table, h))
+		return;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return;
+	o->p = *p;
+	o->table = table;
+	o->src = (uint8_t)src;
+	ht_insert(&rib_other, &o->node, h);
+	if (rib_other.count <= 10 || !(rib_other.count % 10000))
+		log_info("%s: route %s in table %u: not programmed (only the "
+			 "main table is; %zu such routes)",
+			 rib_source_name(src), fmt_prefix(p, pb), table,
+			 rib_other.count);
+}
+
+void rib_other_del(enum rib_source src, const struct prefix *p,
+		   uint32_t table)
+{
+	struct other_route *o = other_find(src, p, table,
+					   prefix_hash(p) ^ table);
+
+	if (o) {
+		ht_remove(&rib_other, &o->node);
+		free(o);
 	}
 }
 
 /* ---- neighbors ----------------------------------------------------------- */
-
-static uint32_t neigh_hash(int family, const uint8_t *addr, uint32_t ifindex)
-{
-	return key_hash(family, addr, ifindex);
-}
 
 static struct neighbor *neigh_find(int family, const uint8_t *addr,
 				   uint32_t ifindex)
@@ -673,7 +1008,7 @@ static struct neighbor *neigh_find(int family, const uint8_t *addr,
 	uint32_t h;
 
 	memcpy(a, addr, addr_len(family));
-	h = neigh_hash(family, a, ifindex);
+	h = key_hash(family, a, ifindex);
 	for (struct hnode *n = ht_chain(&rib_neigh, h); n; n = n->next) {
 		struct neighbor *ne = container_of(n, struct neighbor, node);
 
@@ -705,7 +1040,7 @@ static void neigh_propagate(int family, const uint8_t *a16, uint32_t ifindex)
 }
 
 int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
-		  const uint8_t mac[6], const char **err)
+		  const uint8_t mac[6], bool is_static, const char **err)
 {
 	struct neighbor *ne = neigh_find(family, addr, ifindex);
 	int ret;
@@ -724,12 +1059,18 @@ int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
 		ne->ifindex = ifindex;
 		memcpy(ne->addr, addr, addr_len(family));
 		ht_insert(&rib_neigh, &ne->node,
-			  neigh_hash(family, ne->addr, ifindex));
-	} else if (!memcmp(ne->mac, mac, 6)) {
+			  key_hash(family, ne->addr, ifindex));
+	} else if (ne->is_static && !is_static) {
+		return 0; /* the operator's entry wins over the kernel's */
+	} else if (!memcmp(ne->mac, mac, 6) && ne->is_static == is_static) {
+		ne->gen = rib_neigh_gen;
 		return 0; /* unchanged: no map write */
 	}
+	ne->gen = rib_neigh_gen;
+	ne->is_static = is_static;
 	memcpy(ne->mac, mac, 6);
-	ret = maps_neigh_write(family, ifindex, ne->addr, mac);
+	ret = maps_neigh_write(family, ifindex, ne->addr, mac,
+			       is_static ? FPMD_NEIGH_F_STATIC : 0);
 	if (ret) {
 		rib_stats.map_errors++;
 		*err = ret == -E2BIG ? "neighbor table full" :
@@ -741,7 +1082,7 @@ int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
 }
 
 int rib_neigh_del(int family, const uint8_t *addr, uint32_t ifindex,
-		  const char **err)
+		  bool is_static, const char **err)
 {
 	struct neighbor *ne = neigh_find(family, addr, ifindex);
 	uint8_t a[16];
@@ -750,12 +1091,32 @@ int rib_neigh_del(int family, const uint8_t *addr, uint32_t ifindex,
 		*err = "no such neighbor";
 		return -ENOENT;
 	}
+	if (ne->is_static && !is_static)
+		return 0; /* the kernel forgetting it does not remove ours */
 	memcpy(a, ne->addr, 16);
 	ht_remove(&rib_neigh, &ne->node);
 	free(ne);
 	maps_neigh_delete(family, ifindex, a);
 	neigh_propagate(family, a, ifindex);
 	return 0;
+}
+
+uint32_t rib_neigh_gen;
+
+void rib_neigh_sweep(void)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&rib_neigh, n, tmp, i)
+	{
+		struct neighbor *ne = container_of(n, struct neighbor, node);
+		const char *err;
+
+		if (!ne->is_static && ne->gen != rib_neigh_gen)
+			rib_neigh_del(ne->family, ne->addr, ne->ifindex, false,
+				      &err);
+	}
 }
 
 void rib_iface_changed(uint32_t ifindex)
@@ -779,9 +1140,10 @@ void rib_iface_changed(uint32_t ifindex)
 /*
  * Rebuild the tables from the maps a previous fpmd left pinned, so that
  * the new one starts from exactly what the fast path forwards with and
- * writes nothing that is already right. Routes come back owned by the
- * hand source ("static"), local ones by the kernel source; a feed that
- * replays takes them over entry by entry.
+ * writes nothing that is already right. Every route goes back to the
+ * source recorded in its value, every nexthop and group to its id's
+ * owner, with generation 0: a feed's first replay refreshes what is still
+ * right and its sweep removes the rest.
  */
 int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 {
@@ -791,18 +1153,21 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	struct fpmd_lpm_v4 k4, *pk4 = NULL;
 	struct fpmd_neigh_v4_key n4, *pn4 = NULL;
 	struct fpmd_neigh_v6_key n6, *pn6 = NULL;
-	uint32_t nroutes = 0, nnh = 0, ngrp = 0, nneigh = 0, ndropped = 0;
+	uint32_t nadopted = 0, nnh = 0, ngrp = 0, nneigh = 0, nkernel = 0;
+	struct fpmd_nh_group *gv = malloc(sizeof(*gv));
 	struct hnode *n, *tmp;
 	size_t it;
 
-	if (!by_nh || !by_grp) {
+	if (!by_nh || !by_grp || !gv) {
 		free(by_nh);
 		free(by_grp);
+		free(gv);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < max_nexthops; i++) {
 		struct fpmd_nexthop v;
 		struct nexthop *nh;
+		struct rib_path path = { 0 };
 
 		if (bpf_map_lookup_elem(mapfd.nexthops, &i, &v) ||
 		    !(v.flags & FPMD_NH_F_VALID) || !pool_take(&nh_pool, i))
@@ -812,60 +1177,58 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			break;
 		nh->index = i;
 		nh->id = v.id;
-		nh->family = v.flags & FPMD_NH_F_V6 ? AF_INET6 : AF_INET;
-		nh->has_gw = !(v.flags & FPMD_NH_F_CONNECTED);
-		if (!nh->has_gw && !nh->id)
-			nh->family = AF_UNSPEC; /* as nh_implicit keys it */
-		memcpy(nh->gw, v.gw, 16);
-		nh->ifindex = v.ifindex;
-		nh->resolved = v.flags & FPMD_NH_F_RESOLVED;
-		memcpy(nh->mac, v.dmac, 6);
-		ht_insert(&rib_nh_by_key, &nh->key_node,
-			  key_hash(nh->family, nh->gw, nh->ifindex));
-		nh->keyed = true;
+		nh->src = (uint8_t)(v.id ? v.src : SRC_MAX);
+		path.has_gw = !(v.flags & FPMD_NH_F_CONNECTED);
+		path.family = v.flags & FPMD_NH_F_V6 ? AF_INET6 : AF_INET;
+		memcpy(path.gw, v.gw, 16);
+		path.ifindex = v.ifindex;
+		nh_set_single(nh, &path);
+		/* Keep the MAC the fast path uses until the kernel says. */
+		if (v.flags & FPMD_NH_F_RESOLVED) {
+			nh->resolved = true;
+			memcpy(nh->mac, v.dmac, 6);
+		}
 		if (nh->id)
-			ht_insert(&rib_nh_by_id, &nh->id_node, id_hash(nh->id));
+			ht_insert(&rib_nh_by_id, &nh->id_node,
+				  id_hash(nh->src, nh->id));
 		by_nh[i] = nh;
 		nnh++;
 	}
 	for (uint32_t i = 0; i < max_groups; i++) {
-		struct fpmd_nh_group v;
+		struct nh_member m[NH_MAX_MEMBERS];
 		struct nexthop *g;
+		int nm = 0;
 
-		if (bpf_map_lookup_elem(mapfd.nh_groups, &i, &v) || !v.id ||
+		if (bpf_map_lookup_elem(mapfd.nh_groups, &i, gv) ||
+		    !gv->nmembers || gv->nmembers > NH_MAX_MEMBERS ||
 		    !pool_take(&group_pool, i))
 			continue;
+		for (uint32_t k = 0; k < gv->nmembers; k++) {
+			uint32_t mi = gv->member[k];
+
+			if (mi < max_nexthops && by_nh[mi]) {
+				m[nm].nh = by_nh[mi];
+				m[nm++].weight = gv->weight[k] ? gv->weight[k] : 1;
+			}
+		}
 		g = calloc(1, sizeof(*g));
 		if (!g)
 			break;
 		g->index = i;
-		g->id = v.id;
+		g->id = gv->id;
+		g->src = (uint8_t)(gv->id ? gv->src : SRC_MAX);
 		g->is_group = true;
-		g->nbuckets = v.nbuckets;
-		/* Weights come back as bucket counts: the same ratios. */
-		for (uint32_t b = 0; b < v.nbuckets && b < FPMD_GROUP_BUCKETS;
-		     b++) {
-			struct nexthop *m = v.bucket[b] < max_nexthops ?
-						    by_nh[v.bucket[b]] :
-						    NULL;
-			int k;
-
-			if (!m)
-				continue;
-			for (k = 0; k < g->nmembers; k++)
-				if (g->members[k].nh == m)
-					break;
-			if (k == g->nmembers) {
-				g->members[g->nmembers].nh = m;
-				g->members[g->nmembers++].weight = 0;
-				m->refcnt++;
-			}
-			g->members[k].weight++;
+		g->nbuckets = gv->nbuckets;
+		group_set_members(g, m, nm);
+		if (g->id) {
+			ht_insert(&rib_nh_by_id, &g->id_node,
+				  id_hash(g->src, g->id));
+		} else {
+			qsort(g->members, (size_t)nm, sizeof(m[0]), cmp_member);
+			ht_insert(&rib_grp_by_key, &g->key_node,
+				  members_hash(g->members, nm));
+			g->keyed = true;
 		}
-		if (!v.nbuckets)
-			log_warn("adopt: group %u had no live member; its "
-				 "members must be given again", v.id);
-		ht_insert(&rib_nh_by_id, &g->id_node, id_hash(g->id));
 		by_grp[i] = g;
 		ngrp++;
 	}
@@ -875,7 +1238,8 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 
 		pn4 = &n4;
 		if (!bpf_map_lookup_elem(mapfd.neigh_v4, &n4, &v) &&
-		    !rib_neigh_add(AF_INET, n4.addr, n4.ifindex, v.mac, &err))
+		    !rib_neigh_add(AF_INET, n4.addr, n4.ifindex, v.mac,
+				   v.flags & FPMD_NEIGH_F_STATIC, &err))
 			nneigh++;
 	}
 	while (!bpf_map_get_next_key(mapfd.neigh_v6, pn6, &n6)) {
@@ -884,18 +1248,17 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 
 		pn6 = &n6;
 		if (!bpf_map_lookup_elem(mapfd.neigh_v6, &n6, &v) &&
-		    !rib_neigh_add(AF_INET6, n6.addr, n6.ifindex, v.mac, &err))
+		    !rib_neigh_add(AF_INET6, n6.addr, n6.ifindex, v.mac,
+				   v.flags & FPMD_NEIGH_F_STATIC, &err))
 			nneigh++;
 	}
 	for (int fam = 0; fam < 2; fam++) {
 		for (;;) {
 			struct fpmd_route_val v;
+			struct route_entry *e;
 			struct route *r;
 			struct prefix p = { 0 };
-			uint32_t type, idx;
-			int src = SRC_STATIC;
-			enum rib_rtype rt = RT_UNICAST;
-			struct nexthop *nh = NULL;
+			uint32_t type, idx, src;
 			int ret;
 
 			if (!fam) {
@@ -923,49 +1286,59 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 				continue;
 			type = FPMD_RT_TYPE(v.val);
 			idx = FPMD_RT_INDEX(v.val);
-			switch (type) {
-			case FPMD_RT_NEXTHOP:
-				nh = idx < max_nexthops ? by_nh[idx] : NULL;
-				break;
-			case FPMD_RT_GROUP:
-				nh = idx < max_groups ? by_grp[idx] : NULL;
-				break;
-			case FPMD_RT_LOCAL:
-				rt = RT_LOCAL;
-				src = SRC_KERNEL_LOCAL;
-				break;
-			case FPMD_RT_BLACKHOLE: rt = RT_BLACKHOLE; break;
-			case FPMD_RT_UNREACHABLE: rt = RT_UNREACHABLE; break;
-			case FPMD_RT_PROHIBIT: rt = RT_PROHIBIT; break;
-			default:
-				nh = NULL; /* "kernel" entries are re-derived */
-				break;
-			}
-			if (rt == RT_UNICAST && !nh) {
-				/* Nothing to rebuild it from: its source must
-				 * give it again; the kernel routes it till then. */
-				maps_route_write(&p, FPMD_RT_ENCODE(FPMD_RT_KERNEL, 0));
-				ndropped++;
-				continue;
-			}
+			src = FPMD_RT_SRC(v.val);
+			if (src >= SRC_MAX)
+				src = SRC_STATIC;
 			r = calloc(1, sizeof(*r));
 			if (!r)
 				break;
 			r->p = p;
-			r->e[src].present = true;
-			r->e[src].type = rt;
-			r->e[src].nh = nh;
-			if (nh)
-				nh->refcnt++;
-			r->selected = src;
+			e = &r->e[src];
+			e->present = true;
+			switch (type) {
+			case FPMD_RT_NEXTHOP:
+			case FPMD_RT_GROUP:
+				e->type = RT_UNICAST;
+				e->nh = type == FPMD_RT_NEXTHOP ?
+						(idx < max_nexthops ? by_nh[idx] : NULL) :
+						(idx < max_groups ? by_grp[idx] : NULL);
+				if (e->nh)
+					e->nh->refcnt++;
+				break;
+			case FPMD_RT_LOCAL: e->type = RT_LOCAL; break;
+			case FPMD_RT_BLACKHOLE: e->type = RT_BLACKHOLE; break;
+			case FPMD_RT_UNREACHABLE: e->type = RT_UNREACHABLE; break;
+			case FPMD_RT_PROHIBIT: e->type = RT_PROHIBIT; break;
+			default: e->type = RT_KERNEL; break;
+			}
+			if (e->type == RT_UNICAST && !e->nh) {
+				/* Nothing to rebuild it from: keep it on the
+				 * kernel path until its source gives it again. */
+				e->type = RT_KERNEL;
+				e->kreason = KR_UNSUPPORTED;
+				nkernel++;
+			}
+			r->selected = (int8_t)src;
 			r->programmed = true;
+			nroutes[src]++;
 			r->val = v.val;
 			r->state = RS_FORWARDING;
 			ht_insert(&rib_routes, &r->node, prefix_hash(&p));
-			nroutes++;
+			nadopted++;
+			/* Same value as before: no write unless it changed. */
+			route_program(r);
 		}
 	}
-	/* Implicit nexthops no adopted route uses are leftovers. */
+	/* Implicit nexthops and groups no adopted route uses are leftovers. */
+	ht_for_each(&rib_grp_by_key, n, tmp, it)
+	{
+		struct nexthop *g = container_of(n, struct nexthop, key_node);
+
+		if (!g->refcnt) {
+			g->refcnt++;
+			nh_put(g);
+		}
+	}
 	ht_for_each(&rib_nh_by_key, n, tmp, it)
 	{
 		struct nexthop *nh = container_of(n, struct nexthop, key_node);
@@ -975,13 +1348,14 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	}
 	free(by_nh);
 	free(by_grp);
+	free(gv);
 	log_info("adopt: %u routes, %u nexthops, %u groups, %u neighbors "
 		 "from the pinned maps",
-		 nroutes, nnh, ngrp, nneigh);
-	if (ndropped)
+		 nadopted, nnh, ngrp, nneigh);
+	if (nkernel)
 		log_warn("adopt: %u routes had no usable nexthop in the maps; "
 			 "they stay on the kernel path until given again",
-			 ndropped);
+			 nkernel);
 	return 0;
 }
 
@@ -993,9 +1367,12 @@ void rib_free(void)
 
 	ht_for_each(&rib_routes, n, tmp, i)
 		free(container_of(n, struct route, node));
+	ht_for_each(&rib_other, n, tmp, i)
+		free(container_of(n, struct other_route, node));
 	ht_for_each(&rib_neigh, n, tmp, i)
 		free(container_of(n, struct neighbor, node));
-	/* Groups live only in by_id; singles are all in by_key. */
+	/* Explicit groups are only in by_id, implicit ones only in
+	 * grp_by_key; every single is in by_key. */
 	ht_for_each(&rib_nh_by_id, n, tmp, i)
 	{
 		struct nexthop *nh = container_of(n, struct nexthop, id_node);
@@ -1003,14 +1380,16 @@ void rib_free(void)
 		if (nh->is_group)
 			free(nh);
 	}
+	ht_for_each(&rib_grp_by_key, n, tmp, i)
+		free(container_of(n, struct nexthop, key_node));
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
 		free(container_of(n, struct nexthop, key_node));
 	ht_free(&rib_routes);
+	ht_free(&rib_other);
 	ht_free(&rib_neigh);
 	ht_free(&rib_nh_by_id);
 	ht_free(&rib_nh_by_key);
-	free(nh_pool.free);
-	free(group_pool.free);
-	memset(&nh_pool, 0, sizeof(nh_pool));
-	memset(&group_pool, 0, sizeof(group_pool));
+	ht_free(&rib_grp_by_key);
+	pool_free(&nh_pool);
+	pool_free(&group_pool);
 }

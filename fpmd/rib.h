@@ -10,15 +10,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "fpmd_maps.h"
 #include "hash.h"
 #include "util.h"
 
-/* In order of preference: the first present source is programmed. */
+/* In order of preference: the first present source is programmed. The
+ * numbers are stored in route values (FPMD_RT_SRC), keep them stable. */
 enum rib_source {
-	SRC_KERNEL_LOCAL, /* the router's own addresses: always pass */
-	SRC_PLUGIN,
-	SRC_FPM,
-	SRC_STATIC, /* by hand, fpmctl */
+	SRC_KERNEL_LOCAL = 0, /* the router's own addresses: always pass */
+	SRC_PLUGIN = 1,
+	SRC_FPM = 2,
+	SRC_STATIC = 3, /* by hand, fpmctl */
 	SRC_MAX
 };
 
@@ -28,6 +30,14 @@ enum rib_rtype {
 	RT_UNREACHABLE,
 	RT_PROHIBIT,
 	RT_LOCAL,
+	RT_KERNEL, /* kept on the kernel path, see enum kernel_reason */
+};
+
+/* Why a route is kept on the kernel path although it is unicast. */
+enum kernel_reason {
+	KR_NONE,
+	KR_NHID_UNKNOWN, /* RTA_NH_ID of a nexthop never sent */
+	KR_UNSUPPORTED,  /* encap, IPv6 gateway for IPv4 (RFC 5549), ... */
 };
 
 #define NH_MAX_MEMBERS FPMD_GROUP_BUCKETS
@@ -41,37 +51,40 @@ struct nh_member {
 };
 
 struct nexthop {
-	struct hnode id_node;  /* by id (explicit ones) */
-	struct hnode key_node; /* by (family, gw, ifindex), single only */
+	struct hnode id_node;  /* by (src, id): explicit ones */
+	struct hnode key_node; /* singles by (family, gw, ifindex); implicit
+				* groups by their member list */
 	uint32_t id;           /* external id; 0 for implicit nexthops */
-	uint32_t index;        /* nexthops or nh_groups slot, or NO_INDEX */
+	uint8_t src;           /* owner of the id (enum rib_source) */
 	bool is_group;
-	bool keyed;            /* in rib_nh_by_key */
+	bool keyed;            /* in rib_nh_by_key / rib_grp_by_key */
+	bool blackhole;        /* a blackhole nexthop (NHA_BLACKHOLE) */
+	bool unsupported;      /* a nexthop fpmd cannot forward with */
 	uint8_t family;        /* of the gateway; AF_UNSPEC when on-link */
 	bool has_gw;
+	bool resolved;
+	uint32_t index;        /* nexthops or nh_groups slot, or NO_INDEX */
 	uint8_t gw[16];
 	uint32_t ifindex;
-	bool resolved;
 	uint8_t mac[6];
 	struct nh_member members[NH_MAX_MEMBERS];
 	int nmembers;
 	uint32_t refcnt;      /* routes and groups using it */
 	uint32_t nbuckets;    /* groups: buckets in use */
+	uint32_t gen;         /* replay generation that last refreshed it */
 };
 
 struct route_entry {
 	bool present;
-	enum rib_rtype type;
+	uint8_t type;   /* enum rib_rtype */
+	uint8_t kreason; /* enum kernel_reason, RT_KERNEL only */
 	struct nexthop *nh; /* RT_UNICAST only */
+	uint32_t pending_nhid; /* KR_NHID_UNKNOWN: the id we wait for */
+	uint32_t gen;   /* replay generation that last refreshed it */
 };
 
 enum route_state {
-	RS_FORWARDING,   /* in the maps, nexthop usable */
-	RS_UNRESOLVED,   /* in the maps, packets go to the kernel for ARP/ND */
-	RS_EGRESS_KERNEL,/* in the maps, egress not in the fast path */
-	RS_KERNEL_PATH,  /* in the maps as "pass": local/unreachable/... */
-	RS_BLACKHOLE,    /* in the maps, dropped in XDP */
-	RS_NH_MAP_FULL,  /* in the maps as "pass": nexthop had no slot */
+	RS_FORWARDING,   /* in the maps */
 	RS_MAP_FULL,     /* NOT in the maps: route table full */
 	RS_ERROR,        /* NOT in the maps: write failed */
 };
@@ -80,15 +93,25 @@ struct route {
 	struct hnode node;
 	struct prefix p;
 	struct route_entry e[SRC_MAX];
-	int selected;      /* source programmed, or -1 */
+	int8_t selected;   /* source programmed, or -1 */
 	bool programmed;
+	uint8_t state;     /* enum route_state */
 	uint32_t val;      /* the value in the map when programmed */
-	enum route_state state;
+};
+
+/* Routes of other tables: counted and shown, never programmed. */
+struct other_route {
+	struct hnode node;
+	struct prefix p;
+	uint32_t table;
+	uint8_t src;
 };
 
 struct neighbor {
 	struct hnode node;
 	uint8_t family;
+	bool is_static; /* entered by hand: the kernel's view does not remove it */
+	uint32_t gen;   /* rib_neigh_gen when the kernel last reported it */
 	uint32_t ifindex;
 	uint8_t addr[16];
 	uint8_t mac[6];
@@ -96,45 +119,80 @@ struct neighbor {
 
 struct rib_stats {
 	uint64_t route_map_full, nh_map_full, group_map_full, map_errors;
+	uint64_t route_writes; /* route map updates and deletes */
+	uint64_t other_table;  /* other-table route messages seen */
 };
 
-extern struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_neigh;
+/* A member of an implicit group (RTA_MULTIPATH) or an implicit single. */
+struct rib_path {
+	uint8_t family; /* of gw; AF_UNSPEC when on-link */
+	bool has_gw;
+	uint8_t gw[16];
+	uint32_t ifindex;
+	uint32_t weight;
+};
+
+struct rib_route_req {
+	enum rib_source src;
+	struct prefix p;
+	enum rib_rtype type;
+	uint32_t nhid;              /* explicit nexthop or group id of src */
+	const struct rib_path *paths; /* else implicit: one path or a group */
+	int npaths;
+	enum kernel_reason kreason; /* RT_KERNEL */
+	uint32_t gen;
+};
+
+extern struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_grp_by_key,
+	rib_neigh, rib_other;
 extern struct rib_stats rib_stats;
 
 int rib_init(uint32_t max_nexthops, uint32_t max_groups);
+void rib_free(void);
 
 /* err gets a human-readable reason on failure (static storage). */
-int rib_nexthop_add(uint32_t id, int family, const uint8_t *gw,
-		    uint32_t ifindex, const char **err);
-int rib_group_add(uint32_t id, const uint32_t *ids, const uint32_t *weights,
-		  int n, const char **err);
-int rib_nexthop_del(uint32_t id, const char **err);
-struct nexthop *rib_nexthop_find(uint32_t id);
+int rib_nexthop_add(enum rib_source src, uint32_t id,
+		    const struct rib_path *path, bool blackhole,
+		    bool unsupported, uint32_t gen, const char **err);
+int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
+		  const uint32_t *weights, int n, uint32_t gen,
+		  const char **err);
+int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err);
+struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id);
 
-/* nhid != 0: use that nexthop/group; otherwise gw/ifindex (implicit). */
-int rib_route_add(enum rib_source src, const struct prefix *p,
-		  enum rib_rtype type, uint32_t nhid, int gw_family,
-		  const uint8_t *gw, uint32_t ifindex, const char **err);
+int rib_route_add(const struct rib_route_req *rq, const char **err);
 int rib_route_del(enum rib_source src, const struct prefix *p,
 		  const char **err);
 struct route *rib_route_find(const struct prefix *p);
 
+void rib_other_add(enum rib_source src, const struct prefix *p,
+		   uint32_t table);
+void rib_other_del(enum rib_source src, const struct prefix *p,
+		   uint32_t table);
+
 int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
-		  const uint8_t mac[6], const char **err);
+		  const uint8_t mac[6], bool is_static, const char **err);
 int rib_neigh_del(int family, const uint8_t *addr, uint32_t ifindex,
-		  const char **err);
+		  bool is_static, const char **err);
+/* Learned neighbors not reported since rib_neigh_gen was bumped go. */
+extern uint32_t rib_neigh_gen;
+void rib_neigh_sweep(void);
 
 /* An interface changed (MAC, MTU, state, tx port): rewrite its nexthops. */
 void rib_iface_changed(uint32_t ifindex);
-/* Remove every entry of one source (e.g. its feed went away for good). */
-void rib_flush_source(enum rib_source src);
+/* Remove what src gave that was not refreshed in generation gen (or
+ * everything, with gen 0). Returns the number of routes removed. */
+uint32_t rib_sweep(enum rib_source src, uint32_t gen);
+/* Routes waiting for a nexthop id their feed never sent. */
+uint32_t rib_pending_routes(void);
+/* Routes of src present now. */
+uint32_t rib_count(enum rib_source src);
 /* Rebuild the tables from adopted pinned maps (after a restart). */
 int rib_adopt(uint32_t max_nexthops, uint32_t max_groups);
-void rib_free(void);
 
 const char *rib_source_name(int src);
 const char *rib_rtype_name(enum rib_rtype t);
-const char *route_state_name(enum route_state s);
+const char *route_entry_state(const struct route *r, int src);
 const char *nexthop_state(const struct nexthop *nh);
 
 #endif

@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * FPM: routes and nexthops from zebra's dplane_fpm_nl.
+ *
+ * zebra replays everything on every connect, with no end marker, and drops
+ * what changed while it was disconnected. So each connection starts a new
+ * generation; every route and nexthop it sends is stamped with it, and
+ * once the stream has been quiet for the settle time, what the replay did
+ * not refresh is swept. A refreshed entry whose value did not change is
+ * never rewritten. While zebra is away the last state keeps forwarding
+ * for the hold time.
+ *
+ * A frame is validated completely before any of it is applied: malformed
+ * input closes the connection and changes nothing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <linux/nexthop.h>
+#include <linux/rtnetlink.h>
+#include <libmnl/libmnl.h>
+
+#include "fpm.h"
+#include "fpmd.h"
+#include "log.h"
+#include "rib.h"
+
+#define FPM_VERSION 1
+#define FPM_TYPE_NETLINK 1
+#define FPM_HDR 4
+#define FPM_RCVBUF (1u << 20)
+
+#ifndef RTA_NH_ID
+#define RTA_NH_ID 30
+#endif
+
+static int listen_fd = -1, conn_fd = -1, timer_fd = -1;
+static uint8_t *rbuf;
+static size_t rlen, rcap;
+static uint32_t gen;
+static uint64_t settle_deadline_ns, hold_deadline_ns;
+static struct fpm_status st = { .replay_state = "none" };
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void timer_arm(uint64_t deadline_ns)
+{
+	struct itimerspec its = { 0 };
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t d = deadline_ns > now ? deadline_ns - now : 1;
+
+	its.it_value.tv_sec = (time_t)(d / 1000000000ull);
+	its.it_value.tv_nsec = (long)(d % 1000000000ull);
+	timerfd_settime(timer_fd, 0, &its, NULL);
+}
+
+int fpm_open(const char *addr, uint16_t port)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *s4 = (void *)&ss;
+	struct sockaddr_in6 *s6 = (void *)&ss;
+	socklen_t sl;
+	int one = 1, fd;
+
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		sl = sizeof(*s4);
+	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		sl = sizeof(*s6);
+	} else {
+		return -EINVAL;
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 4) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (timer_fd < 0) {
+		close(fd);
+		return -errno;
+	}
+	listen_fd = fd;
+	st.enabled = true;
+	snprintf(st.listen, sizeof(st.listen), "%s%s%s:%u",
+		 ss.ss_family == AF_INET6 ? "[" : "", addr,
+		 ss.ss_family == AF_INET6 ? "]" : "", port);
+	log_info("fpm: listening on %s", st.listen);
+	return fd;
+}
+
+static void conn_close(const char *why)
+{
+	if (conn_fd < 0)
+		return;
+	close(conn_fd);
+	conn_fd = -1;
+	rlen = 0;
+	st.connected = false;
+	hold_deadline_ns = now_ns(CLOCK_MONOTONIC) +
+			   (uint64_t)cfg.fpm_hold_s * 1000000000ull;
+	settle_deadline_ns = 0;
+	st.replay_state = "held";
+	timer_arm(hold_deadline_ns);
+	log_warn("fpm: %s: %s; its %u routes keep forwarding for %us unless "
+		 "it comes back",
+		 st.peer, why, rib_count(SRC_FPM), cfg.fpm_hold_s);
+}
+
+void fpm_close(void)
+{
+	if (conn_fd >= 0)
+		close(conn_fd);
+	if (listen_fd >= 0)
+		close(listen_fd);
+	if (timer_fd >= 0)
+		close(timer_fd);
+	conn_fd = listen_fd = timer_fd = -1;
+	free(rbuf);
+	rbuf = NULL;
+	rlen = rcap = 0;
+}
+
+int fpm_accept(void)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN] = "?";
+	int fd, sz = FPM_RCVBUF;
+
+	fd = accept4(listen_fd, (struct sockaddr *)&ss, &sl,
+		     SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (conn_fd >= 0) {
+		/* zebra reconnects only after losing us: the old one is dead. */
+		log_warn("fpm: new connection replaces %s", st.peer);
+		close(conn_fd);
+		rlen = 0;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (ss.ss_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a,
+			  sizeof(a));
+	else if (ss.ss_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
+			  a, sizeof(a));
+	snprintf(st.peer, sizeof(st.peer), "%s:%u", a,
+		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	conn_fd = fd;
+	st.connected = true;
+	st.connections++;
+	st.first_message_ns = 0;
+	st.replay_refreshed = st.replay_swept = 0;
+	st.replay_state = "in-progress";
+	hold_deadline_ns = 0;
+	gen++;
+	/* The replay ends when the stream has been quiet this long. */
+	settle_deadline_ns = now_ns(CLOCK_MONOTONIC) +
+			     (uint64_t)cfg.fpm_settle_ms * 1000000ull;
+	timer_arm(settle_deadline_ns);
+	log_info("fpm: zebra connected from %s (connection %llu): taking its "
+		 "replay",
+		 st.peer, (unsigned long long)st.connections);
+	return fd;
+}
+
+int fpm_timer_fd(void)
+{
+	return timer_fd;
+}
+
+void fpm_timer(void)
+{
+	uint64_t exp, now = now_ns(CLOCK_MONOTONIC);
+	uint32_t swept;
+
+	if (read(timer_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+		return;
+	if (settle_deadline_ns) {
+		if (now < settle_deadline_ns) {
+			timer_arm(settle_deadline_ns);
+			return;
+		}
+		settle_deadline_ns = 0;
+		swept = rib_sweep(SRC_FPM, gen);
+		st.replay_swept = swept;
+		st.replay_refreshed = rib_count(SRC_FPM);
+		st.replay_state = "settled";
+		log_info("fpm: replay settled: %llu routes refreshed, %u stale "
+			 "removed",
+			 (unsigned long long)st.replay_refreshed, swept);
+		return;
+	}
+	if (hold_deadline_ns && conn_fd < 0) {
+		if (now < hold_deadline_ns) {
+			timer_arm(hold_deadline_ns);
+			return;
+		}
+		hold_deadline_ns = 0;
+		swept = rib_sweep(SRC_FPM, 0);
+		st.replay_state = "none";
+		log_warn("fpm: zebra did not come back within %us: its %u "
+			 "routes removed",
+			 cfg.fpm_hold_s, swept);
+	}
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+struct attrs {
+	const struct nlattr *tb[64];
+};
+
+/*
+ * Walk the attributes after a fixed header of hdrlen bytes; an attribute
+ * running past the message is an error (libmnl's iterator would just
+ * stop there).
+ */
+static int attrs_parse(const struct nlmsghdr *nlh, size_t hdrlen,
+		       struct attrs *a, int maxtype, char *why, size_t wlen)
+{
+	const struct nlattr *at;
+	size_t off = NLMSG_HDRLEN + MNL_ALIGN(hdrlen);
+
+	memset(a, 0, sizeof(*a));
+	if (nlh->nlmsg_len < NLMSG_HDRLEN + hdrlen) {
+		snprintf(why, wlen, "message type %u: %u bytes, shorter than "
+			 "its header",
+			 nlh->nlmsg_type, nlh->nlmsg_len);
+		return -1;
+	}
+	while (off < nlh->nlmsg_len) {
+		size_t left = nlh->nlmsg_len - off;
+		uint16_t t;
+
+		at = (const struct nlattr *)((const char *)nlh + off);
+		if (left < sizeof(*at) || at->nla_len < sizeof(*at) ||
+		    at->nla_len > left) {
+			snprintf(why, wlen, "message type %u: truncated "
+				 "attribute at offset %zu (%zu bytes left)",
+				 nlh->nlmsg_type, off, left);
+			return -1;
+		}
+		t = mnl_attr_get_type(at);
+		if (t < maxtype && t < 64)
+			a->tb[t] = at;
+		off += MNL_ALIGN(at->nla_len);
+	}
+	return 0;
+}
+
+static bool attr_len_ok(const struct nlattr *a, size_t l1, size_t l2)
+{
+	size_t l;
+
+	if (!a)
+		return true;
+	l = mnl_attr_get_payload_len(a);
+	return l == l1 || (l2 && l == l2);
+}
+
+/* Bytes to the next RTA_MULTIPATH entry (the last may lack padding). */
+static size_t rtnh_step(const struct rtnexthop *nh, size_t left)
+{
+	size_t step = RTNH_ALIGN((size_t)nh->rtnh_len);
+
+	return step < left ? step : left;
+}
+
+/* Check that a route message can be applied; nothing is changed. */
+static int route_check(const struct nlmsghdr *nlh, char *why, size_t wlen)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct attrs a;
+	size_t alen;
+
+	if (attrs_parse(nlh, sizeof(*rtm), &a, RTA_MAX + 1, why, wlen))
+		return -1;
+	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6)
+		return 0; /* MPLS and others: ignored, not an error */
+	alen = rtm->rtm_family == AF_INET ? 4 : 16;
+	if (rtm->rtm_dst_len > alen * 8 ||
+	    (a.tb[RTA_DST] && mnl_attr_get_payload_len(a.tb[RTA_DST]) != alen) ||
+	    !attr_len_ok(a.tb[RTA_OIF], 4, 0) ||
+	    !attr_len_ok(a.tb[RTA_TABLE], 4, 0) ||
+	    !attr_len_ok(a.tb[RTA_NH_ID], 4, 0) ||
+	    !attr_len_ok(a.tb[RTA_GATEWAY], 4, 16)) {
+		snprintf(why, wlen, "route message: bad prefix length or "
+			 "attribute size");
+		return -1;
+	}
+	if (a.tb[RTA_MULTIPATH]) {
+		const uint8_t *p = mnl_attr_get_payload(a.tb[RTA_MULTIPATH]);
+		size_t left = mnl_attr_get_payload_len(a.tb[RTA_MULTIPATH]);
+
+		while (left) {
+			const struct rtnexthop *nh = (const void *)p;
+
+			if (left < sizeof(*nh) || nh->rtnh_len < sizeof(*nh) ||
+			    nh->rtnh_len > left) {
+				snprintf(why, wlen, "route message: truncated "
+					 "RTA_MULTIPATH entry");
+				return -1;
+			}
+			left -= rtnh_step(nh, left);
+			p += RTNH_ALIGN(nh->rtnh_len);
+		}
+	}
+	return 0;
+}
+
+static int nexthop_check(const struct nlmsghdr *nlh, char *why, size_t wlen)
+{
+	struct attrs a;
+
+	if (attrs_parse(nlh, sizeof(struct nhmsg), &a, NHA_MAX + 1, why, wlen))
+		return -1;
+	if (!a.tb[NHA_ID] || !attr_len_ok(a.tb[NHA_ID], 4, 0)) {
+		snprintf(why, wlen, "nexthop message without a valid NHA_ID");
+		return -1;
+	}
+	if (!attr_len_ok(a.tb[NHA_OIF], 4, 0) ||
+	    !attr_len_ok(a.tb[NHA_GATEWAY], 4, 16) ||
+	    (a.tb[NHA_GROUP] &&
+	     (mnl_attr_get_payload_len(a.tb[NHA_GROUP]) %
+		      sizeof(struct nexthop_grp) ||
+	      !mnl_attr_get_payload_len(a.tb[NHA_GROUP]) ||
+	      mnl_attr_get_payload_len(a.tb[NHA_GROUP]) >
+		      NH_MAX_MEMBERS * sizeof(struct nexthop_grp)))) {
+		snprintf(why, wlen, "nexthop %u: bad attribute size",
+			 mnl_attr_get_u32(a.tb[NHA_ID]));
+		return -1;
+	}
+	return 0;
+}
+
+static int msg_check(const struct nlmsghdr *nlh, char *why, size_t wlen)
+{
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		return route_check(nlh, why, wlen);
+	case RTM_NEWNEXTHOP:
+	case RTM_DELNEXTHOP:
+		return nexthop_check(nlh, why, wlen);
+	case RTM_NEWNEIGH: /* EVPN MACs: not ours */
+	case RTM_DELNEIGH:
+	case NLMSG_NOOP:
+		return 0;
+	default:
+		snprintf(why, wlen, "unknown netlink message type %u",
+			 nlh->nlmsg_type);
+		return -1;
+	}
+}
+
+static void route_key(const struct nlmsghdr *nlh, struct prefix *p,
+		      uint32_t *table, struct attrs *a)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	char why[8];
+
+	attrs_parse(nlh, sizeof(*rtm), a, RTA_MAX + 1, why, sizeof(why));
+	memset(p, 0, sizeof(*p));
+	p->family = rtm->rtm_family;
+	p->len = rtm->rtm_dst_len;
+	if (a->tb[RTA_DST])
+		memcpy(p->addr, mnl_attr_get_payload(a->tb[RTA_DST]),
+		       mnl_attr_get_payload_len(a->tb[RTA_DST]));
+	prefix_mask(p);
+	*table = a->tb[RTA_TABLE] ? mnl_attr_get_u32(a->tb[RTA_TABLE]) :
+				    rtm->rtm_table;
+}
+
+static void path_from(struct rib_path *path, int family, const void *gw,
+		      size_t gwlen, uint32_t oif, uint32_t weight)
+{
+	memset(path, 0, sizeof(*path));
+	path->ifindex = oif;
+	path->weight = weight;
+	if (gw && gwlen) {
+		path->has_gw = true;
+		path->family = gwlen == 4 ? AF_INET : AF_INET6;
+		memcpy(path->gw, gw, gwlen);
+	}
+	(void)family;
+}
+
+static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct rib_path paths[NH_MAX_MEMBERS];
+	struct rib_route_req rq = { .src = SRC_FPM, .gen = gen };
+	char pb[PREFIX_STRLEN];
+	const char *err = NULL;
+	uint32_t table;
+	struct attrs a;
+	int ret;
+
+	st.route_msgs++;
+	if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) {
+		st.ignored++;
+		return;
+	}
+	route_key(nlh, &rq.p, &table, &a);
+	if (table != RT_TABLE_MAIN) {
+		if (nlh->nlmsg_type == RTM_NEWROUTE)
+			rib_other_add(SRC_FPM, &rq.p, table);
+		else
+			rib_other_del(SRC_FPM, &rq.p, table);
+		return;
+	}
+	if (nlh->nlmsg_type == RTM_DELROUTE) {
+		/* DELROUTE + NEWROUTE in one frame is zebra's replace: skip
+		 * the delete so the route never leaves the fast path. */
+		if (!replaced_next)
+			rib_route_del(SRC_FPM, &rq.p, &err);
+		return;
+	}
+	switch (rtm->rtm_type) {
+	case RTN_UNICAST:
+		rq.type = RT_UNICAST;
+		break;
+	case RTN_BLACKHOLE: rq.type = RT_BLACKHOLE; break;
+	case RTN_UNREACHABLE: rq.type = RT_UNREACHABLE; break;
+	case RTN_PROHIBIT: rq.type = RT_PROHIBIT; break;
+	case RTN_LOCAL: rq.type = RT_LOCAL; break;
+	default:
+		/* multicast, nat, ...: keep the kernel in charge */
+		rq.type = RT_KERNEL;
+		rq.kreason = KR_UNSUPPORTED;
+		break;
+	}
+	if (rq.type == RT_UNICAST) {
+		if (a.tb[RTA_ENCAP] || a.tb[RTA_VIA]) {
+			rq.type = RT_KERNEL;
+			rq.kreason = KR_UNSUPPORTED;
+		} else if (a.tb[RTA_NH_ID]) {
+			rq.nhid = mnl_attr_get_u32(a.tb[RTA_NH_ID]);
+		} else if (a.tb[RTA_MULTIPATH]) {
+			const uint8_t *p = mnl_attr_get_payload(a.tb[RTA_MULTIPATH]);
+			size_t left = mnl_attr_get_payload_len(a.tb[RTA_MULTIPATH]);
+
+			while (left >= sizeof(struct rtnexthop) &&
+			       rq.npaths < NH_MAX_MEMBERS) {
+				const struct rtnexthop *nh = (const void *)p;
+				const struct rtattr *ra = RTNH_DATA(nh);
+				int alen = nh->rtnh_len - (int)sizeof(*nh);
+				const void *gw = NULL;
+				size_t gwlen = 0;
+
+				for (; RTA_OK(ra, alen); ra = RTA_NEXT(ra, alen)) {
+					if (ra->rta_type == RTA_GATEWAY &&
+					    (RTA_PAYLOAD(ra) == 4 ||
+					     RTA_PAYLOAD(ra) == 16)) {
+						gw = RTA_DATA(ra);
+						gwlen = RTA_PAYLOAD(ra);
+					} else if (ra->rta_type == RTA_VIA ||
+						   ra->rta_type == RTA_ENCAP) {
+						rq.type = RT_KERNEL;
+						rq.kreason = KR_UNSUPPORTED;
+					}
+				}
+				path_from(&paths[rq.npaths++], rtm->rtm_family,
+					  gw, gwlen, (uint32_t)nh->rtnh_ifindex,
+					  nh->rtnh_hops + 1u);
+				left -= rtnh_step(nh, left);
+				p += RTNH_ALIGN(nh->rtnh_len);
+			}
+			rq.paths = paths;
+		} else if (a.tb[RTA_OIF]) {
+			path_from(&paths[0], rtm->rtm_family,
+				  a.tb[RTA_GATEWAY] ?
+					  mnl_attr_get_payload(a.tb[RTA_GATEWAY]) :
+					  NULL,
+				  a.tb[RTA_GATEWAY] ?
+					  mnl_attr_get_payload_len(a.tb[RTA_GATEWAY]) :
+					  0,
+				  mnl_attr_get_u32(a.tb[RTA_OIF]), 1);
+			rq.paths = paths;
+			rq.npaths = 1;
+		} else {
+			rq.type = RT_KERNEL;
+			rq.kreason = KR_UNSUPPORTED;
+		}
+		for (int i = 0; rq.type == RT_UNICAST && i < rq.npaths; i++)
+			if (!paths[i].ifindex) {
+				rq.type = RT_KERNEL;
+				rq.kreason = KR_UNSUPPORTED;
+			}
+		if (rq.type == RT_KERNEL)
+			rq.npaths = 0;
+	}
+	ret = rib_route_add(&rq, &err);
+	if (ret)
+		log_warn("fpm: route %s: %s", fmt_prefix(&rq.p, pb), err);
+	else if (rq.nhid && !rib_nexthop_find(SRC_FPM, rq.nhid))
+		log_warn("fpm: route %s: nexthop id %u was never sent (zebra "
+			 "without kernel nexthop objects?); the kernel routes "
+			 "it",
+			 fmt_prefix(&rq.p, pb), rq.nhid);
+}
+
+static void nexthop_apply(const struct nlmsghdr *nlh)
+{
+	const struct nhmsg *nhm = mnl_nlmsg_get_payload(nlh);
+	struct rib_path path = { 0 };
+	const char *err = NULL;
+	struct attrs a;
+	char why[8];
+	uint32_t id;
+	int ret;
+
+	st.nexthop_msgs++;
+	attrs_parse(nlh, sizeof(*nhm), &a, NHA_MAX + 1, why, sizeof(why));
+	id = mnl_attr_get_u32(a.tb[NHA_ID]);
+	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
+		ret = rib_nexthop_del(SRC_FPM, id, &err);
+		if (ret && ret != -ENOENT)
+			log_warn("fpm: nexthop %u delete: %s (kept)", id, err);
+		return;
+	}
+	if (a.tb[NHA_GROUP]) {
+		const struct nexthop_grp *g = mnl_attr_get_payload(a.tb[NHA_GROUP]);
+		int n = (int)(mnl_attr_get_payload_len(a.tb[NHA_GROUP]) /
+			      sizeof(*g));
+		uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS];
+
+		for (int i = 0; i < n; i++) {
+			ids[i] = g[i].id;
+			w[i] = g[i].weight + 1u; /* the kernel's weight - 1 */
+		}
+		ret = rib_group_add(SRC_FPM, id, ids, w, n, gen, &err);
+	} else if (a.tb[NHA_BLACKHOLE]) {
+		ret = rib_nexthop_add(SRC_FPM, id, &path, true, false, gen, &err);
+	} else if (a.tb[NHA_ENCAP] || a.tb[NHA_FDB] || !a.tb[NHA_OIF]) {
+		ret = rib_nexthop_add(SRC_FPM, id, &path, false, true, gen, &err);
+	} else {
+		path_from(&path, nhm->nh_family,
+			  a.tb[NHA_GATEWAY] ? mnl_attr_get_payload(a.tb[NHA_GATEWAY]) :
+					      NULL,
+			  a.tb[NHA_GATEWAY] ?
+				  mnl_attr_get_payload_len(a.tb[NHA_GATEWAY]) :
+				  0,
+			  mnl_attr_get_u32(a.tb[NHA_OIF]), 1);
+		ret = rib_nexthop_add(SRC_FPM, id, &path, false, false, gen, &err);
+	}
+	if (ret)
+		log_warn("fpm: nexthop %u: %s", id, err);
+}
+
+static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
+{
+	struct prefix pa, pb;
+	uint32_t ta, tb;
+	struct attrs x;
+
+	if (b->nlmsg_type != RTM_NEWROUTE)
+		return false;
+	route_key(a, &pa, &ta, &x);
+	route_key(b, &pb, &tb, &x);
+	return ta == tb && !memcmp(&pa, &pb, sizeof(pa));
+}
+
+/* Validate one frame's netlink messages, then apply them. */
+static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
+{
+	const struct nlmsghdr *msgs[512];
+	size_t n = 0, off = 0;
+
+	while (off < len) {
+		const struct nlmsghdr *nlh = (const void *)(p + off);
+		size_t left = len - off;
+
+		if (left < NLMSG_HDRLEN || nlh->nlmsg_len < NLMSG_HDRLEN ||
+		    nlh->nlmsg_len > left) {
+			snprintf(why, wlen, "truncated netlink message at "
+				 "offset %zu of the frame (%zu bytes left)",
+				 off, left);
+			return -1;
+		}
+		if (msg_check(nlh, why, wlen))
+			return -1;
+		if (n == sizeof(msgs) / sizeof(msgs[0])) {
+			snprintf(why, wlen, "more than %zu messages in a frame",
+				 n);
+			return -1;
+		}
+		msgs[n++] = nlh;
+		off += NLMSG_ALIGN(nlh->nlmsg_len) < left ?
+			       NLMSG_ALIGN(nlh->nlmsg_len) :
+			       left;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct nlmsghdr *nlh = msgs[i];
+
+		st.messages++;
+		switch (nlh->nlmsg_type) {
+		case RTM_NEWROUTE:
+			route_apply(nlh, false);
+			break;
+		case RTM_DELROUTE:
+			route_apply(nlh, i + 1 < n &&
+						 same_route(nlh, msgs[i + 1]));
+			break;
+		case RTM_NEWNEXTHOP:
+		case RTM_DELNEXTHOP:
+			nexthop_apply(nlh);
+			break;
+		default:
+			st.ignored++;
+			break;
+		}
+	}
+	return 0;
+}
+
+long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
+{
+	static uint8_t frame[65536] __attribute__((aligned(8)));
+	size_t off = 0;
+
+	while (len - off >= FPM_HDR) {
+		const uint8_t *h = buf + off;
+		size_t flen = (size_t)h[2] << 8 | h[3];
+
+		if (h[0] != FPM_VERSION) {
+			snprintf(why, wlen, "bad frame version %u (expected %u)",
+				 h[0], FPM_VERSION);
+			return -1;
+		}
+		if (h[1] != FPM_TYPE_NETLINK) {
+			snprintf(why, wlen, "unsupported frame type %u (only "
+				 "netlink, 1, is)",
+				 h[1]);
+			return -1;
+		}
+		if (flen < FPM_HDR + NLMSG_HDRLEN) {
+			snprintf(why, wlen, "bad frame length %zu (at least "
+				 "%u)",
+				 flen, FPM_HDR + NLMSG_HDRLEN);
+			return -1;
+		}
+		if (len - off < flen)
+			break; /* the rest of the frame is still on its way */
+		/* Netlink headers want 4-byte alignment; frames need not
+		 * keep it, so decode from an aligned copy. */
+		memcpy(frame, h + FPM_HDR, flen - FPM_HDR);
+		if (frame_apply(frame, flen - FPM_HDR, why, wlen))
+			return -1;
+		st.frames++;
+		off += flen;
+	}
+	return (long)off;
+}
+
+int fpm_io(void)
+{
+	uint64_t writes = rib_stats.route_writes;
+	char why[256] = "";
+	bool got = false;
+
+	for (;;) {
+		ssize_t r;
+		long used;
+
+		if (rcap - rlen < 65536) {
+			size_t cap = rcap ? rcap * 2 : 262144;
+			uint8_t *nb = realloc(rbuf, cap);
+
+			if (!nb) {
+				conn_close("out of memory");
+				return -ENOMEM;
+			}
+			rbuf = nb;
+			rcap = cap;
+		}
+		r = read(conn_fd, rbuf + rlen, rcap - rlen);
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (r <= 0) {
+			char msg[128];
+
+			if (rlen)
+				snprintf(msg, sizeof(msg), "connection closed in "
+					 "the middle of a frame (%zu bytes of it "
+					 "received)",
+					 rlen);
+			else
+				snprintf(msg, sizeof(msg), "connection closed%s%s",
+					 r < 0 ? ": " : "",
+					 r < 0 ? strerror(errno) : "");
+			if (rlen) {
+				st.errors++;
+				snprintf(st.last_error, sizeof(st.last_error),
+					 "%s", msg);
+			}
+			conn_close(msg);
+			return -ECONNRESET;
+		}
+		rlen += (size_t)r;
+		got = true;
+		used = fpm_feed(rbuf, rlen, why, sizeof(why));
+		if (used < 0) {
+			char msg[300];
+
+			st.errors++;
+			snprintf(st.last_error, sizeof(st.last_error), "%s", why);
+			snprintf(msg, sizeof(msg), "%s; closing the connection",
+				 why);
+			log_err("fpm: %s: %s", st.peer, msg);
+			conn_close("closed on bad input");
+			return -EPROTO;
+		}
+		memmove(rbuf, rbuf + used, rlen - (size_t)used);
+		rlen -= (size_t)used;
+	}
+	if (got) {
+		uint64_t now = now_ns(CLOCK_REALTIME);
+
+		if (!st.first_message_ns)
+			st.first_message_ns = now;
+		st.last_message_ns = now;
+		if (rib_stats.route_writes != writes)
+			st.last_map_write_ns = now_ns(CLOCK_REALTIME);
+		if (settle_deadline_ns)
+			settle_deadline_ns = now_ns(CLOCK_MONOTONIC) +
+					     (uint64_t)cfg.fpm_settle_ms * 1000000ull;
+	}
+	return 0;
+}
+
+void fpm_get_status(struct fpm_status *out)
+{
+	*out = st;
+	out->hold_remaining_ms = 0;
+	if (hold_deadline_ns && conn_fd < 0) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (hold_deadline_ns > now)
+			out->hold_remaining_ms = (hold_deadline_ns - now) / 1000000;
+	}
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The FPM server: zebra's stock dplane_fpm_nl connects here and streams
+ * netlink route and nexthop messages (FPM framing: version 1, type 1,
+ * 16-bit big-endian length including the 4-byte header).
+ */
+#ifndef FPMD_FPM_H
+#define FPMD_FPM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct fpm_status {
+	bool enabled, connected;
+	char listen[64], peer[64];
+	uint64_t connections, frames, messages, errors;
+	uint64_t route_msgs, nexthop_msgs, ignored;
+	char last_error[256];
+	const char *replay_state; /* none, in-progress, settled, held */
+	uint64_t replay_refreshed, replay_swept;
+	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
+	uint64_t hold_remaining_ms;
+};
+
+/* Listen; returns the listening fd or -errno. */
+int fpm_open(const char *addr, uint16_t port);
+void fpm_close(void);
+/* A zebra connects: returns its fd (for the event loop) or -errno. */
+int fpm_accept(void);
+/* Data on the connection; returns <0 once it is closed. */
+int fpm_io(void);
+/* The settle/hold timer's fd, and what to do when it fires. */
+int fpm_timer_fd(void);
+void fpm_timer(void);
+void fpm_get_status(struct fpm_status *st);
+
+/* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
+ * returns bytes consumed, or -1 with why filled on malformed input. */
+long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen);
+
+#endif
