@@ -683,7 +683,9 @@ int fpm_io(void)
 	char why[256] = "";
 	bool got = false;
 
-	for (;;) {
+	/* A bounded batch per wakeup: a full-table replay must not starve
+	 * the control socket and kernel events (epoll calls us again). */
+	for (int batch = 0; batch < 64; batch++) {
 		ssize_t r;
 		long used;
 
