@@ -796,6 +796,54 @@ static int show_fpm(struct arena *a, Fpmd__Response *rsp)
 	return 0;
 }
 
+static int show_summary(struct arena *a, Fpmd__Response *rsp)
+{
+	Fpmd__Summary *o = arena_alloc(a, sizeof(*o));
+	struct hnode *n, *tmp;
+	size_t i;
+
+	if (!o)
+		return -ENOMEM;
+	fpmd__summary__init(o);
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+
+		if (r->p.family == AF_INET)
+			o->routes_v4++;
+		else
+			o->routes_v6++;
+		if (r->programmed)
+			o->programmed++;
+		else
+			o->not_programmed++;
+	}
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+		o->nexthops++;
+	ht_for_each(&rib_grp_by_key, n, tmp, i)
+		o->groups++;
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+		if (container_of(n, struct nexthop, id_node)->is_group)
+			o->groups++;
+	o->neighbors = rib_neigh.count;
+	o->other_table = rib_other.count;
+	o->route_map_full = rib_stats.route_map_full;
+	o->nexthop_map_full = rib_stats.nh_map_full;
+	o->group_map_full = rib_stats.group_map_full;
+	o->map_errors = rib_stats.map_errors;
+	o->by_source = arena_alloc(a, SRC_MAX * sizeof(*o->by_source));
+	if (!o->by_source)
+		return -ENOMEM;
+	for (int s = 0; s < SRC_MAX; s++)
+		o->by_source[o->n_by_source++] = rib_count(s);
+	o->max_routes_v4 = cfg.max_routes_v4;
+	o->max_routes_v6 = cfg.max_routes_v6;
+	o->max_nexthops = cfg.max_nexthops;
+	o->max_groups = cfg.max_groups;
+	rsp->summary = o;
+	return 0;
+}
+
 static int do_show(struct arena *a, Fpmd__Response *rsp,
 		   const Fpmd__ShowRequest *s, const char **err)
 {
@@ -807,6 +855,7 @@ static int do_show(struct arena *a, Fpmd__Response *rsp,
 	case FPMD__SHOW__SHOW_COUNTERS: return show_counters(a, rsp);
 	case FPMD__SHOW__SHOW_GUARDS: return show_guards(a, rsp);
 	case FPMD__SHOW__SHOW_FPM: return show_fpm(a, rsp);
+	case FPMD__SHOW__SHOW_SUMMARY: return show_summary(a, rsp);
 	default:
 		*err = "unknown show request";
 		return -EINVAL;

@@ -618,6 +618,60 @@ static int print_fpm(Fpmd__Response *rsp)
 	return 0;
 }
 
+static int print_summary(Fpmd__Response *rsp)
+{
+	static const char *const src[] = { "kernel", "plugin", "fpm", "static" };
+	const Fpmd__Summary *m = rsp->summary;
+	const struct {
+		const char *json, *text;
+		uint64_t v;
+	} f[] = {
+		{ "routesV4", "IPv4 routes", m ? m->routes_v4 : 0 },
+		{ "routesV6", "IPv6 routes", m ? m->routes_v6 : 0 },
+		{ "programmed", "in the maps", m ? m->programmed : 0 },
+		{ "notProgrammed", "not in the maps (full, error)",
+		  m ? m->not_programmed : 0 },
+		{ "otherTable", "routes of other tables", m ? m->other_table : 0 },
+		{ "nexthops", "nexthops", m ? m->nexthops : 0 },
+		{ "groups", "nexthop groups", m ? m->groups : 0 },
+		{ "neighbors", "neighbors", m ? m->neighbors : 0 },
+		{ "routeMapFull", "routes refused: routes map full",
+		  m ? m->route_map_full : 0 },
+		{ "nexthopMapFull", "nexthops refused: nexthops map full",
+		  m ? m->nexthop_map_full : 0 },
+		{ "groupMapFull", "groups refused: nh_groups map full",
+		  m ? m->group_map_full : 0 },
+		{ "mapErrors", "other map write errors", m ? m->map_errors : 0 },
+		{ "maxRoutesV4", "routes_v4 size", m ? m->max_routes_v4 : 0 },
+		{ "maxRoutesV6", "routes_v6 size", m ? m->max_routes_v6 : 0 },
+		{ "maxNexthops", "nexthops size", m ? m->max_nexthops : 0 },
+		{ "maxGroups", "nh_groups size", m ? m->max_groups : 0 },
+	};
+
+	if (!m) {
+		fprintf(stderr, "fpmctl: fpmd sent no summary\n");
+		return 1;
+	}
+	if (json) {
+		printf("{");
+		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+			printf("%s\"%s\": %llu", i ? ", " : "", f[i].json,
+			       (unsigned long long)f[i].v);
+		printf(", \"routesBySource\": {");
+		for (size_t i = 0; i < m->n_by_source && i < 4; i++)
+			printf("%s\"%s\": %llu", i ? ", " : "", src[i],
+			       (unsigned long long)m->by_source[i]);
+		printf("}}\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		printf("%-38s %llu\n", f[i].text, (unsigned long long)f[i].v);
+	for (size_t i = 0; i < m->n_by_source && i < 4; i++)
+		printf("routes from %-26s %llu\n", src[i],
+		       (unsigned long long)m->by_source[i]);
+	return 0;
+}
+
 /* ---- commands -------------------------------------------------------------- */
 
 static int run_show(int argc, char **argv)
@@ -634,12 +688,14 @@ static int run_show(int argc, char **argv)
 		{ "counters", FPMD__SHOW__SHOW_COUNTERS, print_counters },
 		{ "guards", FPMD__SHOW__SHOW_GUARDS, print_guards },
 		{ "fpm", FPMD__SHOW__SHOW_FPM, print_fpm },
+		{ "summary", FPMD__SHOW__SHOW_SUMMARY, print_summary },
 	};
 	uint8_t store[16];
 
 	if (argc < 1)
 		die("show what? %s",
-		    "routes|nexthops|neighbors|interfaces|counters|guards|fpm");
+		    "routes|nexthops|neighbors|interfaces|counters|guards|fpm|"
+		    "summary");
 	for (size_t i = 0; i < sizeof(shows) / sizeof(shows[0]); i++) {
 		Fpmd__Prefix *p = NULL;
 		Fpmd__Response *rsp;
@@ -827,7 +883,7 @@ static const struct {
 } commands[] = {
 	{ "show", NULL,
 	  "show routes [PREFIX] | nexthops | neighbors | interfaces | "
-	  "counters [all] | guards | fpm",
+	  "counters [all] | guards | fpm | summary",
 	  run_show },
 	{ "route", "routes",
 	  "route add PREFIX {via GW dev IF | dev IF | nhid ID | blackhole | "

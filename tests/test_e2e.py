@@ -664,3 +664,53 @@ def test_nexthop_group_forwards(lab):
     assert nexthops_json(d)["2"]["refCount"] == 0
     got, dc, f4, _ = measure(lab, d, ping_all)
     assert got == 2 * len(dsts) and f4 == 0, (got, f4, nonzero(dc))
+
+
+# ---- 11. full maps ------------------------------------------------------------
+
+def test_full_maps_are_reported_not_silent(lab):
+    # Tiny tables: what does not fit is refused, logged, counted and shown,
+    # and what fits keeps working.
+    d = lab.fpmd(extra=("--max-routes-v4", "16", "--max-nexthops", "3"))
+    lab.routes_and_neighbors(d, v6=False)
+    used = d.show("summary")["routesV4"]
+    assert used < 16, used
+    added, refused = [], None
+    for k in range(40):
+        pfx = f"10.200.{k}.0/24"
+        r = d.ctl("route", "add", pfx, "blackhole", check=False)
+        if r.returncode:
+            refused = (pfx, r.stderr)
+            break
+        added.append(pfx)
+    assert refused, "the 16-entry table never filled"
+    assert "full" in refused[1], refused
+    st = routes_json(d)[refused[0]][0]
+    assert st["state"] == "map-full" and not st["installed"], st
+    summ = d.show("summary")
+    assert summ["routeMapFull"] >= 1 and summ["notProgrammed"] == 1, summ
+    assert f"route {refused[0]}" in d.logtext() and "full" in d.logtext()
+    # Routes that fit still forward by XDP.
+    lab.warm_kernel_neighbors()
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, lab.H2_V4, 3, 0.05))
+    assert got == 3 and f4 == 0 and dc["r1-eth0"]["forwarded"] >= 3, \
+        nonzero(dc)
+
+    # Nexthops: 2 implicit ones (the connected routes) + 1 fit.
+    for pfx in added:
+        d.ctl("route", "del", pfx)
+    d.ctl("route", "del", refused[0])
+    d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "2", "via", "172.16.102.9", "dev", "r1-eth1")
+    nh = nexthops_json(d)["2"]
+    assert nh["state"] == "map-full", nh
+    add_h2_loopback(lab, H2_EXTRA)
+    lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
+    d.ctl("route", "add", "10.99.0.0/24", "nhid", "2")
+    rt = routes_json(d)["10.99.0.0/24"][0]
+    assert rt["state"] == "nexthop-map-full", rt
+    assert d.show("summary")["nexthopMapFull"] >= 1
+    # Its packets go to the kernel, which has the route: nothing is lost.
+    got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, H2_EXTRA, 3, 0.05))
+    assert got == 3 and dc["r1-eth0"]["pass-unreachable"] >= 3 and f4 >= 3, \
+        nonzero(dc)
