@@ -24,8 +24,10 @@
 #include "guard.h"
 #include "iface.h"
 #include "log.h"
+#include "plugin.h"
 #include "maps.h"
 #include "rib.h"
+#include "util.h"
 #include "wire.h"
 
 #define CTL_MAX_CLIENTS 32
@@ -59,6 +61,11 @@ int ctl_open(const char *path, const char *group)
 	if (fd < 0)
 		return -errno;
 	strcpy(sa.sun_path, path);
+	/* A stale socket file is replaced; a live one is another fpmd's. */
+	if (unix_socket_in_use(path)) {
+		close(fd);
+		return -EADDRINUSE;
+	}
 	unlink(path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(fd, 16) < 0) {
@@ -796,6 +803,42 @@ static int show_fpm(struct arena *a, Fpmd__Response *rsp)
 	return 0;
 }
 
+static int show_plugin(struct arena *a, Fpmd__Response *rsp)
+{
+	Fpmd__FpmStatus *o = arena_alloc(a, sizeof(*o));
+	struct plugin_status st;
+
+	if (!o)
+		return -ENOMEM;
+	fpmd__fpm_status__init(o);
+	plugin_get_status(&st);
+	o->enabled = st.enabled;
+	o->listen = arena_str(a, st.listen);
+	o->connected = st.connected;
+	o->peer = arena_str(a, st.peer);
+	o->connections = st.connections;
+	o->messages = st.messages;
+	o->frames = st.messages;
+	o->errors = st.errors;
+	o->last_error = arena_str(a, st.last_error);
+	o->replay_state = arena_str(a, st.replay_state);
+	o->replay_refreshed = st.replay_refreshed;
+	o->replay_swept = st.replay_swept;
+	o->routes = rib_count(SRC_PLUGIN);
+	o->route_msgs = st.route_ops;
+	o->nexthop_msgs = st.nexthop_ops;
+	o->other_table = rib_stats.other_table;
+	o->ignored = st.nacks;
+	o->map_writes = rib_stats.route_writes;
+	o->first_message_ns = st.first_message_ns;
+	o->last_message_ns = st.last_message_ns;
+	o->last_map_write_ns = st.last_map_write_ns;
+	o->hold_remaining_ms = st.hold_remaining_ms;
+	o->unknown_nhid = rib_pending_routes();
+	rsp->plugin = o;
+	return 0;
+}
+
 static int show_summary(struct arena *a, Fpmd__Response *rsp)
 {
 	Fpmd__Summary *o = arena_alloc(a, sizeof(*o));
@@ -856,6 +899,7 @@ static int do_show(struct arena *a, Fpmd__Response *rsp,
 	case FPMD__SHOW__SHOW_GUARDS: return show_guards(a, rsp);
 	case FPMD__SHOW__SHOW_FPM: return show_fpm(a, rsp);
 	case FPMD__SHOW__SHOW_SUMMARY: return show_summary(a, rsp);
+	case FPMD__SHOW__SHOW_PLUGIN: return show_plugin(a, rsp);
 	default:
 		*err = "unknown show request";
 		return -EINVAL;

@@ -47,6 +47,7 @@ static uint8_t *rbuf;
 static size_t rlen, rcap;
 static uint32_t gen;
 static uint64_t settle_deadline_ns, hold_deadline_ns;
+static uint64_t frames_at_connect;
 static struct fpm_status st = { .replay_state = "none" };
 
 static uint64_t now_ns(clockid_t clk)
@@ -176,6 +177,7 @@ int fpm_accept(void)
 	st.replay_refreshed = st.replay_swept = 0;
 	st.replay_state = "in-progress";
 	hold_deadline_ns = 0;
+	frames_at_connect = st.frames;
 	gen++;
 	/* The replay ends when the stream has been quiet this long. */
 	settle_deadline_ns = now_ns(CLOCK_MONOTONIC) +
@@ -201,6 +203,14 @@ void fpm_timer(void)
 		return;
 	if (settle_deadline_ns) {
 		if (now < settle_deadline_ns) {
+			timer_arm(settle_deadline_ns);
+			return;
+		}
+		if (st.frames == frames_at_connect) {
+			/* Nothing replayed yet (zebra always sends its connected
+			 * routes): an idle peer must not sweep the routes. */
+			settle_deadline_ns = now + (uint64_t)cfg.fpm_settle_ms *
+							   1000000ull;
 			timer_arm(settle_deadline_ns);
 			return;
 		}

@@ -557,9 +557,21 @@ static int print_guards(Fpmd__Response *rsp)
 	return 0;
 }
 
+static int print_feed(const Fpmd__FpmStatus *f, const char *name);
+
 static int print_fpm(Fpmd__Response *rsp)
 {
-	const Fpmd__FpmStatus *f = rsp->fpm;
+	return print_feed(rsp->fpm, "FPM server");
+}
+
+static int print_plugin(Fpmd__Response *rsp)
+{
+	return print_feed(rsp->plugin, "plugin feed");
+}
+
+/* The FPM and plugin feeds share one status shape. */
+static int print_feed(const Fpmd__FpmStatus *f, const char *name)
+{
 	const struct {
 		const char *json, *text;
 		uint64_t v;
@@ -572,7 +584,7 @@ static int print_fpm(Fpmd__Response *rsp)
 		{ "otherTable", "other-table route messages", f ? f->other_table : 0 },
 		{ "ignored", "ignored messages", f ? f->ignored : 0 },
 		{ "errors", "connections closed on bad input", f ? f->errors : 0 },
-		{ "routes", "routes from FPM", f ? f->routes : 0 },
+		{ "routes", "routes from this feed", f ? f->routes : 0 },
 		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
 		  f ? f->unknown_nhid : 0 },
 		{ "replayRefreshed", "last replay: refreshed", f ? f->replay_refreshed : 0 },
@@ -585,7 +597,7 @@ static int print_fpm(Fpmd__Response *rsp)
 	};
 
 	if (!f) {
-		fprintf(stderr, "fpmctl: fpmd sent no FPM status\n");
+		fprintf(stderr, "fpmctl: fpmd sent no %s status\n", name);
 		return 1;
 	}
 	if (json) {
@@ -604,7 +616,7 @@ static int print_fpm(Fpmd__Response *rsp)
 		printf("}\n");
 		return 0;
 	}
-	printf("FPM server: %s (%s)\n", f->enabled ? f->listen : "disabled",
+	printf("%s: %s (%s)\n", name, f->enabled ? f->listen : "disabled",
 	       f->connected ? "zebra connected" : "no zebra connected");
 	if (f->connected || f->peer[0])
 		printf("  peer: %s\n", f->peer);
@@ -689,13 +701,14 @@ static int run_show(int argc, char **argv)
 		{ "guards", FPMD__SHOW__SHOW_GUARDS, print_guards },
 		{ "fpm", FPMD__SHOW__SHOW_FPM, print_fpm },
 		{ "summary", FPMD__SHOW__SHOW_SUMMARY, print_summary },
+		{ "plugin", FPMD__SHOW__SHOW_PLUGIN, print_plugin },
 	};
 	uint8_t store[16];
 
 	if (argc < 1)
 		die("show what? %s",
 		    "routes|nexthops|neighbors|interfaces|counters|guards|fpm|"
-		    "summary");
+		    "plugin|summary");
 	for (size_t i = 0; i < sizeof(shows) / sizeof(shows[0]); i++) {
 		Fpmd__Prefix *p = NULL;
 		Fpmd__Response *rsp;
@@ -883,7 +896,7 @@ static const struct {
 } commands[] = {
 	{ "show", NULL,
 	  "show routes [PREFIX] | nexthops | neighbors | interfaces | "
-	  "counters [all] | guards | fpm | summary",
+	  "counters [all] | guards | fpm | plugin | summary",
 	  run_show },
 	{ "route", "routes",
 	  "route add PREFIX {via GW dev IF | dev IF | nhid ID | blackhole | "

@@ -13,6 +13,7 @@
 
 #define FPMD_DEFAULT_PIN_DIR "/sys/fs/bpf/fpmd"
 #define FPMD_DEFAULT_SOCKET FPMD_RUNSTATEDIR "/fpmd.sock"
+#define FPMD_DEFAULT_PLUGIN_SOCKET FPMD_RUNSTATEDIR "/plugin.sock"
 #define FPMD_MAX_CFG_IFACES FPMD_MAX_IFACES
 
 enum xdp_mode { XDP_MODE_AUTO, XDP_MODE_NATIVE, XDP_MODE_GENERIC };
@@ -32,6 +33,7 @@ struct fpmd_config {
 	uint16_t fpm_port;
 	unsigned int fpm_settle_ms; /* quiet time that ends a replay */
 	unsigned int fpm_hold_s;    /* keep a lost feed's routes this long */
+	const char *plugin_socket;  /* NULL: no plugin feed */
 	uint32_t max_routes_v4, max_routes_v6, max_nexthops, max_groups,
 		max_neigh;
 	const char *ifnames[FPMD_MAX_CFG_IFACES];

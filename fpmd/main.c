@@ -29,6 +29,7 @@
 #include "log.h"
 #include "maps.h"
 #include "nl.h"
+#include "plugin.h"
 #include "rib.h"
 #include "xdp.h"
 
@@ -48,6 +49,7 @@ struct fpmd_config cfg = {
 	.fpm_port = 2620,
 	.fpm_settle_ms = 3000,
 	.fpm_hold_s = 300,
+	.plugin_socket = FPMD_DEFAULT_PLUGIN_SOCKET,
 };
 
 enum {
@@ -66,6 +68,8 @@ enum {
 	OPT_NO_FPM,
 	OPT_FPM_SETTLE,
 	OPT_FPM_HOLD,
+	OPT_PLUGIN_SOCK,
+	OPT_NO_PLUGIN,
 };
 
 struct opt_doc {
@@ -115,6 +119,10 @@ static const struct opt_doc opts[] = {
 	  "a replay has ended after MS quiet; then stale routes go (3000)" },
 	{ { "fpm-hold", required_argument, NULL, OPT_FPM_HOLD }, 0, "SEC",
 	  "keep forwarding a lost FPM feed's routes SEC seconds (300)" },
+	{ { "plugin-socket", required_argument, NULL, OPT_PLUGIN_SOCK }, 0,
+	  "PATH", "zebra plugin feed socket (default " FPMD_DEFAULT_PLUGIN_SOCKET ")" },
+	{ { "no-plugin", no_argument, NULL, OPT_NO_PLUGIN }, 0, NULL,
+	  "no zebra plugin feed" },
 	{ { "log", required_argument, NULL, 'l' }, 'l', "TARGET",
 	  "stderr (default), syslog or file:PATH" },
 	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL, "debug logging" },
@@ -249,6 +257,8 @@ static int parse_args(int argc, char **argv)
 			break;
 		case OPT_FPM_ADDR: cfg.fpm_address = optarg; break;
 		case OPT_NO_FPM: cfg.fpm_address = NULL; break;
+		case OPT_PLUGIN_SOCK: cfg.plugin_socket = optarg; break;
+		case OPT_NO_PLUGIN: cfg.plugin_socket = NULL; break;
 		case OPT_FPM_PORT:
 			if (parse_u32("fpm-port", optarg, 1, &v) || v > 65535) {
 				fprintf(stderr, "fpmd: --fpm-port: 1..65535\n");
@@ -534,6 +544,9 @@ enum ev_kind {
 	EV_FPM_LISTEN,
 	EV_FPM_CONN,
 	EV_FPM_TIMER,
+	EV_PLUGIN_LISTEN,
+	EV_PLUGIN_CONN,
+	EV_PLUGIN_TIMER,
 };
 
 static void addr_event(void *arg)
@@ -650,6 +663,19 @@ static int run(int sfd)
 			case EV_FPM_TIMER:
 				fpm_timer();
 				break;
+			case EV_PLUGIN_LISTEN: {
+				int cfd = plugin_accept();
+
+				if (cfd >= 0)
+					ev_add(cfd, EV_PLUGIN_CONN);
+				break;
+			}
+			case EV_PLUGIN_CONN:
+				plugin_io();
+				break;
+			case EV_PLUGIN_TIMER:
+				plugin_timer();
+				break;
 			}
 		}
 		if (!n && need_local_refresh) {
@@ -671,6 +697,7 @@ static void stop(void)
 {
 	ctl_close();
 	fpm_close();
+	plugin_close();
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
 
@@ -820,6 +847,22 @@ int main(int argc, char **argv)
 		}
 		if (ev_add(ffd, EV_FPM_LISTEN) ||
 		    ev_add(fpm_timer_fd(), EV_FPM_TIMER)) {
+			log_err("event loop: %s", strerror(errno));
+			stop();
+			return 1;
+		}
+	}
+	if (cfg.plugin_socket) {
+		int pfd = plugin_open(cfg.plugin_socket, cfg.socket_group);
+
+		if (pfd < 0) {
+			log_err("plugin: cannot listen on %s: %s",
+				cfg.plugin_socket, strerror(-pfd));
+			stop();
+			return 1;
+		}
+		if (ev_add(pfd, EV_PLUGIN_LISTEN) ||
+		    ev_add(plugin_timer_fd(), EV_PLUGIN_TIMER)) {
 			log_err("event loop: %s", strerror(errno));
 			stop();
 			return 1;

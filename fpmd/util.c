@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +128,21 @@ uint32_t hash_bytes(const void *data, size_t len, uint32_t seed)
 		h *= 16777619u;
 	}
 	return h;
+}
+
+bool unix_socket_in_use(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	bool live;
+
+	if (fd < 0 || strlen(path) >= sizeof(sa.sun_path)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	strcpy(sa.sun_path, path);
+	live = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
+	close(fd);
+	return live;
 }

@@ -29,5 +29,7 @@ int addr_len(int family);
 void prefix_mask(struct prefix *p);
 
 uint32_t hash_bytes(const void *data, size_t len, uint32_t seed);
+/* Someone accepts connections on this unix socket (another fpmd)? */
+bool unix_socket_in_use(const char *path);
 
 #endif

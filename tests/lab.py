@@ -92,9 +92,11 @@ class Fpmd:
         self.lab = lab
         self.ns = ns
         self.sock = os.path.join(lab.tmp, "fpmd.sock")
+        self.plugin_sock = os.path.join(lab.tmp, "plugin.sock")
         self.log = os.path.join(lab.tmp, "fpmd.log")
         self.pin = lab.pin
         args = [FPMD, "--netns", ns.name, "-b", self.pin, "-s", self.sock,
+                "--plugin-socket", self.plugin_sock,
                 "--log", "file:" + self.log, "-d", "--guard-interval", "200"]
         for i in ifnames:
             args += ["-i", i]

@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The plugin feed server. Unlike FPM, the plugin says when a replay starts
+ * and ends, so the sweep of what a replay did not send is exact and needs
+ * no timer, and every operation gets an Ack with fpmd's status, which the
+ * plugin writes into zebra's log.
+ *
+ * One plugin (one zebra) at a time; a message that does not decode, or a
+ * Hello of another API version, closes the connection and changes nothing.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <linux/rtnetlink.h>
+
+#include "fpmd.h"
+#include "fpmd.pb-c.h"
+#include "log.h"
+#include "plugin.h"
+#include "rib.h"
+#include "util.h"
+#include "wire.h"
+
+#define PLUGIN_MAX_MSG (1u << 20)
+
+static int listen_fd = -1, conn_fd = -1, timer_fd = -1;
+static struct wire_buf in;
+static bool hello_done;
+static uint32_t gen;
+static uint64_t replay_id, hold_deadline_ns;
+static struct plugin_status st = { .replay_state = "none" };
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int plugin_open(const char *path, const char *group)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct group *gr;
+	int fd;
+	char dir[sizeof(sa.sun_path)], *slash;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(sa.sun_path, path);
+	/* A stale socket file is replaced; a live one is another fpmd's. */
+	if (unix_socket_in_use(path)) {
+		close(fd);
+		return -EADDRINUSE;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 4) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	/* zebra runs as frr: the group must be able to connect. */
+	gr = getgrnam(group);
+	if (gr && chown(path, 0, gr->gr_gid))
+		log_warn("plugin: chown %s: %s", path, strerror(errno));
+	chmod(path, gr ? 0660 : 0600);
+	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (timer_fd < 0) {
+		close(fd);
+		unlink(path);
+		return -errno;
+	}
+	listen_fd = fd;
+	st.enabled = true;
+	snprintf(st.listen, sizeof(st.listen), "%s", path);
+	log_info("plugin: listening on %s", path);
+	return fd;
+}
+
+static void send_msg(const Fpmd__FpmdMsg *m)
+{
+	int ret;
+
+	if (conn_fd < 0)
+		return;
+	ret = wire_send(conn_fd, &m->base);
+	if (ret)
+		log_warn("plugin: send failed: %s", strerror(-ret));
+}
+
+static void conn_close(const char *why)
+{
+	struct itimerspec its = { 0 };
+
+	if (conn_fd < 0)
+		return;
+	close(conn_fd);
+	conn_fd = -1;
+	wire_buf_free(&in);
+	hello_done = false;
+	st.connected = false;
+	st.replay_state = "held";
+	hold_deadline_ns = now_ns(CLOCK_MONOTONIC) +
+			   (uint64_t)cfg.fpm_hold_s * 1000000000ull;
+	its.it_value.tv_sec = cfg.fpm_hold_s ? cfg.fpm_hold_s : 1;
+	timerfd_settime(timer_fd, 0, &its, NULL);
+	log_warn("plugin: %s; its %u routes keep forwarding for %us unless "
+		 "zebra comes back",
+		 why, rib_count(SRC_PLUGIN), cfg.fpm_hold_s);
+}
+
+void plugin_close(void)
+{
+	if (conn_fd >= 0)
+		close(conn_fd);
+	if (listen_fd >= 0) {
+		close(listen_fd);
+		unlink(st.listen);
+	}
+	if (timer_fd >= 0)
+		close(timer_fd);
+	conn_fd = listen_fd = timer_fd = -1;
+	wire_buf_free(&in);
+}
+
+int plugin_accept(void)
+{
+	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	struct timeval tv = { .tv_sec = 2 };
+
+	if (fd < 0)
+		return -errno;
+	if (conn_fd >= 0) {
+		log_warn("plugin: a new connection replaces the old one");
+		close(conn_fd);
+		wire_buf_free(&in);
+	}
+	/* Acks must not stall us on a plugin that stopped reading. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	conn_fd = fd;
+	hello_done = false;
+	st.connected = true;
+	st.connections++;
+	hold_deadline_ns = 0;
+	snprintf(st.peer, sizeof(st.peer), "zebra (connection %llu)",
+		 (unsigned long long)st.connections);
+	log_info("plugin: zebra's plugin connected");
+	return fd;
+}
+
+int plugin_timer_fd(void)
+{
+	return timer_fd;
+}
+
+void plugin_timer(void)
+{
+	uint64_t exp;
+	uint32_t swept;
+
+	if (read(timer_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
+		return;
+	if (!hold_deadline_ns || conn_fd >= 0 ||
+	    now_ns(CLOCK_MONOTONIC) < hold_deadline_ns)
+		return;
+	hold_deadline_ns = 0;
+	swept = rib_sweep(SRC_PLUGIN, 0);
+	st.replay_state = "none";
+	log_warn("plugin: zebra did not come back within %us: its %u routes "
+		 "removed",
+		 cfg.fpm_hold_s, swept);
+}
+
+/* ---- operations ---------------------------------------------------------- */
+
+static int path_of(const Fpmd__PluginPath *pp, struct rib_path *path,
+		   const char **err)
+{
+	memset(path, 0, sizeof(*path));
+	if (!pp)
+		return 0;
+	if (pp->gateway.len && pp->gateway.len != 4 && pp->gateway.len != 16) {
+		*err = "gateway must be 4 or 16 bytes";
+		return -EINVAL;
+	}
+	if (pp->weight > 256) {
+		*err = "weight must be 1..256";
+		return -EINVAL;
+	}
+	path->ifindex = pp->ifindex;
+	path->weight = pp->weight ? pp->weight : 1;
+	if (pp->gateway.len) {
+		path->has_gw = true;
+		path->family = pp->gateway.len == 4 ? AF_INET : AF_INET6;
+		memcpy(path->gw, pp->gateway.data, pp->gateway.len);
+	}
+	return 0;
+}
+
+static int route_op(const Fpmd__RouteOp *r, const char **err)
+{
+	static const enum rib_rtype types[] = {
+		[FPMD__ROUTE_TYPE__RT_UNSPEC] = RT_UNICAST,
+		[FPMD__ROUTE_TYPE__RT_UNICAST] = RT_UNICAST,
+		[FPMD__ROUTE_TYPE__RT_BLACKHOLE] = RT_BLACKHOLE,
+		[FPMD__ROUTE_TYPE__RT_UNREACHABLE] = RT_UNREACHABLE,
+		[FPMD__ROUTE_TYPE__RT_PROHIBIT] = RT_PROHIBIT,
+		[FPMD__ROUTE_TYPE__RT_LOCAL] = RT_LOCAL,
+	};
+	struct rib_path paths[NH_MAX_MEMBERS];
+	struct rib_route_req rq = { .src = SRC_PLUGIN, .gen = gen };
+	const Fpmd__Prefix *p = r->prefix;
+	int ret;
+
+	if (!p || (p->addr.len != 4 && p->addr.len != 16) ||
+	    p->len > p->addr.len * 8u) {
+		*err = "bad prefix";
+		return -EINVAL;
+	}
+	rq.p.family = p->addr.len == 4 ? AF_INET : AF_INET6;
+	rq.p.len = (uint8_t)p->len;
+	memcpy(rq.p.addr, p->addr.data, p->addr.len);
+	prefix_mask(&rq.p);
+	if (r->table && r->table != RT_TABLE_MAIN) {
+		if (r->del)
+			rib_other_del(SRC_PLUGIN, &rq.p, r->table);
+		else
+			rib_other_add(SRC_PLUGIN, &rq.p, r->table);
+		return 0;
+	}
+	if (r->del) {
+		ret = rib_route_del(SRC_PLUGIN, &rq.p, err);
+		return ret == -ENOENT ? 0 : ret; /* already gone is fine */
+	}
+	if (r->type < 0 || r->type > FPMD__ROUTE_TYPE__RT_LOCAL) {
+		*err = "unknown route type";
+		return -EINVAL;
+	}
+	rq.type = types[r->type];
+	if (r->unsupported) {
+		rq.type = RT_KERNEL;
+		rq.kreason = KR_UNSUPPORTED;
+	} else if (rq.type == RT_UNICAST && r->nhg_id) {
+		rq.nhid = r->nhg_id;
+	} else if (rq.type == RT_UNICAST) {
+		if (!r->n_paths || r->n_paths > NH_MAX_MEMBERS) {
+			*err = "unicast route needs 1 to 64 paths or a group id";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < r->n_paths; i++) {
+			ret = path_of(r->paths[i], &paths[i], err);
+			if (ret)
+				return ret;
+		}
+		rq.paths = paths;
+		rq.npaths = (int)r->n_paths;
+	}
+	return rib_route_add(&rq, err);
+}
+
+static int nexthop_op(const Fpmd__NexthopOp *n, const char **err)
+{
+	struct rib_path path;
+	int ret;
+
+	if (n->del) {
+		ret = rib_nexthop_del(SRC_PLUGIN, n->id, err);
+		return ret == -ENOENT ? 0 : ret;
+	}
+	if (n->n_group) {
+		uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS];
+
+		if (n->n_group > NH_MAX_MEMBERS) {
+			*err = "too many group members (max 64)";
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < n->n_group; i++) {
+			ids[i] = n->group[i]->nhid;
+			w[i] = n->group[i]->weight;
+		}
+		return rib_group_add(SRC_PLUGIN, n->id, ids, w, (int)n->n_group,
+				     gen, err);
+	}
+	ret = path_of(n->path, &path, err);
+	if (ret)
+		return ret;
+	return rib_nexthop_add(SRC_PLUGIN, n->id, &path, n->blackhole,
+			       n->unsupported, gen, err);
+}
+
+static int status_of(int err)
+{
+	switch (err) {
+	case 0: return FPMD__STATUS__OK;
+	case -ENOENT: return FPMD__STATUS__ERR_NOT_FOUND;
+	case -EEXIST: return FPMD__STATUS__ERR_EXISTS;
+	case -ENOSPC: return FPMD__STATUS__ERR_FULL;
+	case -EBUSY: return FPMD__STATUS__ERR_IN_USE;
+	case -EINVAL: return FPMD__STATUS__ERR_INVALID;
+	default: return FPMD__STATUS__ERR_INTERNAL;
+	}
+}
+
+static void ack(uint64_t seq, int ret, const char *err)
+{
+	Fpmd__FpmdMsg m = FPMD__FPMD_MSG__INIT;
+	Fpmd__Ack a = FPMD__ACK__INIT;
+
+	a.seq = seq;
+	a.status = status_of(ret);
+	a.error = (char *)(ret ? (err ? err : strerror(-ret)) : "");
+	if (ret)
+		st.nacks++;
+	m.msg_case = FPMD__FPMD_MSG__MSG_ACK;
+	m.ack = &a;
+	send_msg(&m);
+}
+
+/* Returns <0 when the connection must close. */
+static int handle(const uint8_t *buf, size_t len)
+{
+	Fpmd__FpmdMsg out = FPMD__FPMD_MSG__INIT;
+	Fpmd__Hello hello = FPMD__HELLO__INIT;
+	Fpmd__PluginMsg *m = fpmd__plugin_msg__unpack(NULL, len, buf);
+	const char *err = NULL;
+	uint32_t swept;
+	int ret = 0;
+
+	if (!m) {
+		snprintf(st.last_error, sizeof(st.last_error),
+			 "malformed protobuf message (%zu bytes)", len);
+		return -EINVAL;
+	}
+	st.messages++;
+	if (!hello_done && m->msg_case != FPMD__PLUGIN_MSG__MSG_HELLO) {
+		snprintf(st.last_error, sizeof(st.last_error),
+			 "message %d before Hello", m->msg_case);
+		fpmd__plugin_msg__free_unpacked(m, NULL);
+		return -EPROTO;
+	}
+	switch (m->msg_case) {
+	case FPMD__PLUGIN_MSG__MSG_HELLO:
+		hello.version = FPMD__API_VERSION__API_VERSION_CURRENT;
+		hello.peer = "fpmd " PACKAGE_VERSION;
+		out.msg_case = FPMD__FPMD_MSG__MSG_HELLO;
+		out.hello = &hello;
+		send_msg(&out);
+		if (m->hello->version != FPMD__API_VERSION__API_VERSION_CURRENT) {
+			snprintf(st.last_error, sizeof(st.last_error),
+				 "plugin '%s' speaks API version %u, fpmd %u",
+				 m->hello->peer, m->hello->version,
+				 FPMD__API_VERSION__API_VERSION_CURRENT);
+			ret = -EPROTO;
+			break;
+		}
+		hello_done = true;
+		snprintf(st.peer, sizeof(st.peer), "%s", m->hello->peer);
+		break;
+	case FPMD__PLUGIN_MSG__MSG_REPLAY_BEGIN:
+		gen++;
+		replay_id = m->replay_begin->id;
+		st.replays++;
+		st.replay_state = "in-progress";
+		log_info("plugin: replay %llu begins",
+			 (unsigned long long)replay_id);
+		break;
+	case FPMD__PLUGIN_MSG__MSG_REPLAY_END:
+		if (m->replay_end->id != replay_id) {
+			log_warn("plugin: end of replay %llu, but replay %llu "
+				 "began; no sweep",
+				 (unsigned long long)m->replay_end->id,
+				 (unsigned long long)replay_id);
+			break;
+		}
+		swept = rib_sweep(SRC_PLUGIN, gen);
+		st.replay_swept = swept;
+		st.replay_refreshed = rib_count(SRC_PLUGIN);
+		st.replay_state = "complete";
+		log_info("plugin: replay %llu complete: %llu routes sent, %llu "
+			 "held, %u stale removed",
+			 (unsigned long long)replay_id,
+			 (unsigned long long)m->replay_end->routes,
+			 (unsigned long long)st.replay_refreshed, swept);
+		out.msg_case = FPMD__FPMD_MSG__MSG_REPLAY_DONE;
+		out.replay_done = m->replay_end;
+		send_msg(&out);
+		break;
+	case FPMD__PLUGIN_MSG__MSG_ROUTE:
+		st.route_ops++;
+		ret = route_op(m->route, &err);
+		ack(m->route->seq, ret, err);
+		ret = 0;
+		break;
+	case FPMD__PLUGIN_MSG__MSG_NEXTHOP:
+		st.nexthop_ops++;
+		ret = nexthop_op(m->nexthop, &err);
+		ack(m->nexthop->seq, ret, err);
+		ret = 0;
+		break;
+	default:
+		snprintf(st.last_error, sizeof(st.last_error),
+			 "unknown plugin message %d", m->msg_case);
+		ret = -EPROTO;
+		break;
+	}
+	fpmd__plugin_msg__free_unpacked(m, NULL);
+	return ret;
+}
+
+int plugin_io(void)
+{
+	uint64_t writes = rib_stats.route_writes;
+	const uint8_t *msg;
+	size_t len;
+	bool got = false;
+	int r;
+
+	for (int batch = 0; batch < 64; batch++) {
+		long n = wire_fill(conn_fd, &in);
+
+		if (n == -EAGAIN)
+			break;
+		if (n <= 0) {
+			conn_close(in.len ? "connection closed in the middle "
+					    "of a message" :
+					    "zebra's plugin disconnected");
+			return -ECONNRESET;
+		}
+		got = true;
+		while ((r = wire_frame(&in, PLUGIN_MAX_MSG, &msg, &len)) == 1) {
+			int ret = handle(msg, len);
+
+			wire_consume(&in, WIRE_HDR + len);
+			if (ret) {
+				st.errors++;
+				log_err("plugin: %s; closing the connection",
+					st.last_error);
+				conn_close("closed on bad input");
+				return ret;
+			}
+		}
+		if (r < 0) {
+			st.errors++;
+			snprintf(st.last_error, sizeof(st.last_error),
+				 "message larger than %u bytes", PLUGIN_MAX_MSG);
+			log_err("plugin: %s; closing the connection",
+				st.last_error);
+			conn_close("closed on bad input");
+			return r;
+		}
+	}
+	if (got) {
+		uint64_t now = now_ns(CLOCK_REALTIME);
+
+		if (!st.first_message_ns)
+			st.first_message_ns = now;
+		st.last_message_ns = now;
+		if (rib_stats.route_writes != writes)
+			st.last_map_write_ns = now;
+	}
+	return 0;
+}
+
+void plugin_get_status(struct plugin_status *out)
+{
+	*out = st;
+	out->hold_remaining_ms = 0;
+	if (hold_deadline_ns && conn_fd < 0) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (hold_deadline_ns > now)
+			out->hold_remaining_ms =
+				(hold_deadline_ns - now) / 1000000;
+	}
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The plugin feed: fpmd's own zebra dataplane provider (fpmd/zebra-plugin)
+ * connects to a unix socket and sends routes and nexthops as protobuf
+ * (PluginMsg in proto/fpmd.proto), each acknowledged, full replays
+ * bracketed by ReplayBegin / ReplayEnd so the sweep is exact.
+ */
+#ifndef FPMD_PLUGIN_H
+#define FPMD_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct plugin_status {
+	bool enabled, connected;
+	char listen[108], peer[64];
+	uint64_t connections, messages, route_ops, nexthop_ops, nacks, errors;
+	uint64_t replays, replay_refreshed, replay_swept;
+	const char *replay_state;
+	char last_error[256];
+	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
+	uint64_t hold_remaining_ms;
+};
+
+int plugin_open(const char *path, const char *group);
+void plugin_close(void);
+int plugin_accept(void);
+int plugin_io(void);
+int plugin_timer_fd(void);
+void plugin_timer(void);
+void plugin_get_status(struct plugin_status *st);
+
+#endif
