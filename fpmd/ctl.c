@@ -447,14 +447,17 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 	if (e->type == RT_KERNEL && e->kreason == KR_NHID_UNKNOWN)
 		o->nhid = e->pending_nhid;
 	if (e->type == RT_UNICAST && e->nh) {
+		/* Content from the slot the id forwards by. */
+		struct nexthop *sl = rib_nexthop_slot(e->nh);
+
 		o->nhid = e->nh->id;
-		o->index = e->nh->index == NO_INDEX ? 0 : e->nh->index;
+		o->index = sl->index == NO_INDEX ? 0 : sl->index;
 		o->is_group = e->nh->is_group;
-		if (!e->nh->is_group) {
-			if (e->nh->has_gw)
-				o->gateway = bytes(a, e->nh->gw,
-						   (size_t)addr_len(e->nh->family));
-			o->ifname = arena_str(a, ifname_of(e->nh->ifindex, ifn));
+		if (!e->nh->is_group && !e->nh->blackhole && !e->nh->unsupported) {
+			if (sl->has_gw)
+				o->gateway = bytes(a, sl->gw,
+						   (size_t)addr_len(sl->family));
+			o->ifname = arena_str(a, ifname_of(sl->ifindex, ifn));
 		}
 	}
 	return o;
@@ -520,30 +523,32 @@ static int show_routes(struct arena *a, Fpmd__Response *rsp,
 	return 0;
 }
 
-static Fpmd__Nexthop *show_nexthop(struct arena *a, const struct nexthop *nh)
+static Fpmd__Nexthop *show_nexthop(struct arena *a, struct nexthop *id)
 {
+	/* A feed's id shows the slot it forwards by. */
+	const struct nexthop *nh = rib_nexthop_slot(id);
 	Fpmd__Nexthop *o = arena_alloc(a, sizeof(*o));
 	char ifn[IF_NAMESIZE];
 
 	if (!o)
 		return NULL;
 	fpmd__nexthop__init(o);
-	o->id = nh->id;
-	o->source = source_pb(nh->id ? nh->src : -1);
+	o->id = id->id;
+	o->source = source_pb(id->id ? id->src : -1);
 	o->index = nh->index == NO_INDEX ? 0 : nh->index;
-	o->refcnt = nh->refcnt;
-	o->state = arena_str(a, nexthop_state(nh));
-	if (nh->is_group) {
+	o->refcnt = id->refcnt;
+	o->state = arena_str(a, nexthop_state(id));
+	if (id->is_group) {
 		o->members = arena_alloc(a, sizeof(*o->members) *
-					       (size_t)nh->nmembers);
-		for (int m = 0; o->members && m < nh->nmembers; m++) {
+					       (size_t)id->nmembers);
+		for (int m = 0; o->members && m < id->nmembers; m++) {
 			Fpmd__GroupMember *gm = arena_alloc(a, sizeof(*gm));
 
 			if (!gm)
 				break;
 			fpmd__group_member__init(gm);
-			gm->nhid = nh->members[m].nh->id;
-			gm->weight = nh->members[m].weight;
+			gm->nhid = id->members[m].nh->id;
+			gm->weight = id->members[m].weight;
 			o->members[o->n_members++] = gm;
 		}
 		o->buckets = nh->nbuckets;

@@ -31,6 +31,7 @@
 #include "fpm.h"
 #include "fpmd.h"
 #include "log.h"
+#include "nl.h"
 #include "rib.h"
 
 #define FPM_VERSION 1
@@ -46,7 +47,7 @@ static int listen_fd = -1, conn_fd = -1, timer_fd = -1;
 static uint8_t *rbuf;
 static size_t rlen, rcap;
 static uint32_t gen;
-static uint64_t settle_deadline_ns, hold_deadline_ns;
+static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
 static struct fpm_status st = { .replay_state = "none" };
 
@@ -124,10 +125,78 @@ static void conn_close(const char *why)
 			   (uint64_t)cfg.fpm_hold_s * 1000000000ull;
 	settle_deadline_ns = 0;
 	st.replay_state = "held";
-	timer_arm(hold_deadline_ns);
+	/* zebra stopped without -r withdraws its routes from the kernel but
+	 * sends nothing: look at the kernel soon, and while holding. */
+	kcheck_ns = now_ns(CLOCK_MONOTONIC) + 1000000000ull;
+	timer_arm(kcheck_ns < hold_deadline_ns ? kcheck_ns : hold_deadline_ns);
 	log_warn("fpm: %s: %s; its %u routes keep forwarding for %us unless "
-		 "it comes back",
+		 "it comes back (or the kernel drops them)",
 		 st.peer, why, rib_count(SRC_FPM), cfg.fpm_hold_s);
+}
+
+struct kset {
+	struct prefix *p;
+	size_t n, cap;
+	bool failed;
+};
+
+static void kset_cb(const struct nl_route *r, void *arg)
+{
+	struct kset *k = arg;
+	struct prefix p = r->p;
+
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 1024;
+		struct prefix *np = realloc(k->p, cap * sizeof(*np));
+
+		if (!np) {
+			k->failed = true;
+			return;
+		}
+		k->p = np;
+		k->cap = cap;
+	}
+	prefix_mask(&p);
+	k->p[k->n++] = p;
+}
+
+static int cmp_pfx(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct prefix));
+}
+
+/*
+ * While zebra is away, the kernel's main table is the truth it left
+ * behind: held FPM routes the kernel no longer has are removed.
+ */
+static void kernel_check(void)
+{
+	struct kset k = { 0 };
+	struct hnode *n, *tmp;
+	uint32_t removed = 0;
+	size_t i;
+
+	if (nl_dump_routes(AF_INET, RT_TABLE_MAIN, kset_cb, &k) ||
+	    nl_dump_routes(AF_INET6, RT_TABLE_MAIN, kset_cb, &k) || k.failed) {
+		free(k.p);
+		return;
+	}
+	qsort(k.p, k.n, sizeof(*k.p), cmp_pfx);
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+		const char *err;
+
+		if (r->e[SRC_FPM].present &&
+		    !bsearch(&r->p, k.p, k.n, sizeof(*k.p), cmp_pfx) &&
+		    !rib_route_del(SRC_FPM, &r->p, &err))
+			removed++;
+	}
+	free(k.p);
+	if (removed)
+		log_info("fpm: zebra is away and the kernel dropped %u of its "
+			 "routes: removed them too",
+			 removed);
 }
 
 void fpm_close(void)
@@ -156,10 +225,14 @@ int fpm_accept(void)
 	if (fd < 0)
 		return -errno;
 	if (conn_fd >= 0) {
-		/* zebra reconnects only after losing us: the old one is dead. */
-		log_warn("fpm: new connection replaces %s", st.peer);
-		close(conn_fd);
-		rlen = 0;
+		/* zebra reconnects only after losing us, which we see: a
+		 * second connection is someone else's and must not take
+		 * zebra's feed away. */
+		log_warn("fpm: refusing a second FPM connection while %s is "
+			 "connected",
+			 st.peer);
+		close(fd);
+		return -EBUSY;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	if (ss.ss_family == AF_INET)
@@ -225,8 +298,13 @@ void fpm_timer(void)
 		return;
 	}
 	if (hold_deadline_ns && conn_fd < 0) {
+		if (now >= kcheck_ns && now < hold_deadline_ns) {
+			kernel_check();
+			kcheck_ns = now + 5000000000ull;
+		}
 		if (now < hold_deadline_ns) {
-			timer_arm(hold_deadline_ns);
+			timer_arm(kcheck_ns < hold_deadline_ns ? kcheck_ns :
+								 hold_deadline_ns);
 			return;
 		}
 		hold_deadline_ns = 0;
@@ -735,6 +813,9 @@ int fpm_io(void)
 		}
 		rlen += (size_t)r;
 		got = true;
+		st.last_message_ns = now_ns(CLOCK_REALTIME);
+		if (!st.first_message_ns)
+			st.first_message_ns = st.last_message_ns;
 		used = fpm_feed(rbuf, rlen, why, sizeof(why));
 		if (used < 0) {
 			char msg[300];
@@ -751,11 +832,6 @@ int fpm_io(void)
 		rlen -= (size_t)used;
 	}
 	if (got) {
-		uint64_t now = now_ns(CLOCK_REALTIME);
-
-		if (!st.first_message_ns)
-			st.first_message_ns = now;
-		st.last_message_ns = now;
 		if (rib_stats.route_writes != writes)
 			st.last_map_write_ns = now_ns(CLOCK_REALTIME);
 		if (settle_deadline_ns)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -347,6 +348,7 @@ static void link_changed(const struct nl_link *l, void *arg)
 	}
 	log_info("iface %s: ifindex %u, mtu %u, %s", i->name, i->ifindex, i->mtu,
 		 i->up ? "up" : "down");
+	need_local_refresh = true;
 	iface_sync(i);
 	rib_iface_changed(i->ifindex);
 }
@@ -566,6 +568,14 @@ static const struct nl_event_ops nl_ops = {
 static int epfd = -1;
 static bool recheck;
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 void fpmd_request_recheck(void)
 {
 	recheck = true;
@@ -583,7 +593,6 @@ static void periodic(void)
 {
 	if (guard_check() && !cfg.allow_nf_bypass)
 		log_debug("guard: netfilter still refuses the fast path");
-	local_routes_refresh();
 	recheck = false;
 }
 
@@ -591,8 +600,17 @@ static int run(int sfd)
 {
 	struct epoll_event evs[16];
 
+	uint64_t local_due = 0; /* ms, CLOCK_MONOTONIC */
+
 	for (;;) {
-		int n = epoll_wait(epfd, evs, 16, need_local_refresh ? 100 : -1);
+		int timeout = -1, n;
+
+		if (local_due) {
+			uint64_t now = mono_ms();
+
+			timeout = local_due > now ? (int)(local_due - now) : 0;
+		}
+		n = epoll_wait(epfd, evs, 16, timeout);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -611,8 +629,10 @@ static int run(int sfd)
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					break;
 				if (si.ssi_signo == SIGHUP) {
-					log_info("SIGHUP: re-checking guards");
+					log_info("SIGHUP: re-checking guards and "
+						 "local routes");
 					periodic();
+					local_routes_refresh();
 					break;
 				}
 				log_info("%s: stopping",
@@ -678,11 +698,18 @@ static int run(int sfd)
 				break;
 			}
 		}
-		if (!n && need_local_refresh) {
-			need_local_refresh = false;
+		/* An address or link event: look at the local table now and
+		 * once more 100 ms later (the kernel adds the local route
+		 * after announcing the address). A dump walks the whole FIB,
+		 * so never more often than that. */
+		if (need_local_refresh && !local_due) {
 			local_routes_refresh();
-		} else if (need_local_refresh) {
-			local_routes_refresh(); /* and again after 100 ms */
+			local_due = mono_ms() + 100;
+		}
+		need_local_refresh = false;
+		if (local_due && mono_ms() >= local_due) {
+			local_due = 0;
+			local_routes_refresh();
 		}
 		if (need_neigh_resync) {
 			need_neigh_resync = false;
@@ -814,6 +841,7 @@ int main(int argc, char **argv)
 	periodic();
 
 	neigh_resync();
+	local_routes_refresh();
 
 	lfd = ctl_open(cfg.socket_path, cfg.socket_group);
 	if (lfd < 0) {

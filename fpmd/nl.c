@@ -26,9 +26,15 @@ static uint32_t seq;
 
 int nl_open(void)
 {
+	int one = 1;
+
 	req_sock = mnl_socket_open(NETLINK_ROUTE);
 	if (!req_sock || mnl_socket_bind(req_sock, 0, MNL_SOCKET_AUTOPID) < 0)
 		return -errno;
+	/* Let the kernel filter dumps (the local table out of a million
+	 * routes); older kernels ignore it and we filter ourselves too. */
+	mnl_socket_setsockopt(req_sock, NETLINK_GET_STRICT_CHK, &one,
+			      sizeof(one));
 	seq = (uint32_t)time(NULL);
 	return 0;
 }
@@ -234,6 +240,10 @@ int nl_dump_routes(int family, uint32_t table, nl_route_cb cb, void *arg)
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 	rtm->rtm_family = (uint8_t)family;
+	if (table) {
+		rtm->rtm_table = table < 256 ? (uint8_t)table : RT_TABLE_UNSPEC;
+		mnl_attr_put_u32(nlh, RTA_TABLE, table);
+	}
 	return nl_talk(req_sock, nlh, route_cb, &c);
 }
 

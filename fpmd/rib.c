@@ -160,6 +160,17 @@ struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id)
 static struct neighbor *neigh_find(int family, const uint8_t *addr,
 				   uint32_t ifindex);
 
+/* The object whose map slot forwards for nh. */
+static struct nexthop *slot_of(struct nexthop *nh)
+{
+	return nh && nh->alias ? nh->alias : nh;
+}
+
+static bool feed_src(enum rib_source src)
+{
+	return src == SRC_FPM || src == SRC_PLUGIN;
+}
+
 /* Egress usable (interface managed and up)? */
 static bool nh_egress_up(const struct nexthop *nh)
 {
@@ -170,8 +181,9 @@ static bool nh_egress_up(const struct nexthop *nh)
 	return iface_egress(nh->ifindex, mac, &mtu, &slot, &up) && up;
 }
 
-static bool member_live(const struct nexthop *m)
+static bool member_live(struct nexthop *m)
 {
+	m = slot_of(m);
 	return m->index != NO_INDEX && !m->unsupported && !m->blackhole &&
 	       nh_egress_up(m);
 }
@@ -186,7 +198,7 @@ static int group_write(struct nexthop *g)
 	/* Members whose egress is down leave the buckets, as the kernel
 	 * skips dead nexthops; unresolved ones stay (the kernel resolves). */
 	for (int i = 0; i < g->nmembers; i++) {
-		v.member[i] = g->members[i].nh->index;
+		v.member[i] = slot_of(g->members[i].nh)->index;
 		v.weight[i] = (uint8_t)g->members[i].weight;
 		if (!member_live(g->members[i].nh))
 			continue;
@@ -196,7 +208,7 @@ static int group_write(struct nexthop *g)
 	v.nmembers = (uint32_t)g->nmembers;
 	if (live) {
 		for (int i = 0; i < g->nmembers; i++) {
-			struct nexthop *m = g->members[i].nh;
+			struct nexthop *m = slot_of(g->members[i].nh);
 			uint32_t w = g->members[i].weight, nb;
 
 			if (!member_live(m))
@@ -340,8 +352,12 @@ static void nh_set_single(struct nexthop *nh, const struct rib_path *path)
 	nh_resolve(nh);
 }
 
+static void nh_put(struct nexthop *nh);
+
 static void nh_free(struct nexthop *nh)
 {
+	struct nexthop *alias = nh->alias;
+
 	if (nh->is_group) {
 		for (int i = 0; i < nh->nmembers; i++)
 			nh->members[i].nh->refcnt--;
@@ -358,6 +374,7 @@ static void nh_free(struct nexthop *nh)
 		pool_put(&nh_pool, nh->index);
 	}
 	free(nh);
+	nh_put(alias);
 }
 
 static void nh_put(struct nexthop *nh)
@@ -383,6 +400,47 @@ static void nh_put(struct nexthop *nh)
 }
 
 static void route_retry_pending(enum rib_source src, uint32_t id);
+static void routes_follow(struct nexthop *nh);
+static struct nexthop *nh_implicit(const struct rib_path *path);
+static int feed_group(struct nexthop *g, const struct nh_member *m, int n);
+
+static bool same_path(const struct nexthop *nh, const struct rib_path *path)
+{
+	return nh->keyed && !nh->blackhole && !nh->unsupported &&
+	       nh->ifindex == path->ifindex && nh->has_gw == path->has_gw &&
+	       (!path->has_gw ||
+		(nh->family == path->family &&
+		 !memcmp(nh->gw, path->gw, addr_len(path->family))));
+}
+
+/* A feed's single id: point it at the content slot for path. */
+static int feed_single(struct nexthop *nh, const struct rib_path *path,
+		       bool blackhole, bool unsupported, const char **err)
+{
+	struct nexthop *slot = NULL, *old = nh->alias;
+
+	if (!blackhole && !unsupported) {
+		slot = nh_implicit(path);
+		if (!slot) {
+			*err = "out of memory";
+			return -ENOMEM;
+		}
+		if (slot == old && !nh->blackhole && !nh->unsupported)
+			return 0; /* unchanged: a replay writes nothing */
+		slot->refcnt++;
+	} else if (!old && nh->blackhole == blackhole &&
+		   nh->unsupported == unsupported) {
+		return 0;
+	}
+	nh->alias = slot;
+	nh->blackhole = blackhole;
+	nh->unsupported = unsupported;
+	/* What used this id now forwards by another slot (or none). */
+	if (nh->refcnt)
+		routes_follow(nh);
+	nh_put(old);
+	return 0;
+}
 
 int rib_nexthop_add(enum rib_source src, uint32_t id,
 		    const struct rib_path *path, bool blackhole,
@@ -390,6 +448,7 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 {
 	struct nexthop *nh = rib_nexthop_find(src, id);
 	bool is_new = !nh;
+	int ret;
 
 	if (!id) {
 		*err = "nexthop id 0 is reserved";
@@ -404,33 +463,32 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 		return -EEXIST;
 	}
 	if (!nh) {
-		nh = nh_alloc(src, id, false, !blackhole && !unsupported);
+		nh = nh_alloc(src, id, false,
+			      !feed_src(src) && !blackhole && !unsupported);
 		if (!nh) {
 			*err = "out of memory";
 			return -ENOMEM;
 		}
 		ht_insert(&rib_nh_by_id, &nh->id_node, id_hash((uint8_t)src, id));
-	} else if (!nh->blackhole && !nh->unsupported && nh->keyed &&
-		   !blackhole && !unsupported && nh->ifindex == path->ifindex &&
-		   nh->has_gw == path->has_gw &&
-		   (!path->has_gw ||
-		    (nh->family == path->family &&
-		     !memcmp(nh->gw, path->gw, addr_len(path->family))))) {
-		nh->gen = gen; /* unchanged: a replay writes nothing */
-		return 0;
 	}
 	nh->gen = gen;
+	if (feed_src(src)) {
+		ret = feed_single(nh, path, blackhole, unsupported, err);
+		if (!ret && is_new)
+			route_retry_pending(src, id);
+		return ret;
+	}
+	if (!is_new && !blackhole && !unsupported && same_path(nh, path))
+		return 0; /* unchanged: nothing to write */
 	if (nh->blackhole != blackhole || nh->unsupported != unsupported) {
-		/* Changing kind changes route values: rare, done the long
-		 * way (routes are rewritten by their next update). */
-		if (!is_new && nh->refcnt)
-			log_warn("nexthop %u (%s): changed kind while in use",
-				 id, rib_source_name(src));
 		if (!blackhole && !unsupported && nh->index == NO_INDEX)
 			nh->index = pool_get(&nh_pool);
+		nh->blackhole = blackhole;
+		nh->unsupported = unsupported;
+		/* The kind changes route values: routes using it follow. */
+		if (nh->refcnt)
+			routes_follow(nh);
 	}
-	nh->blackhole = blackhole;
-	nh->unsupported = unsupported;
 	if (!blackhole && !unsupported) {
 		/* Replace in place: routes and groups keep this slot. */
 		nh_set_single(nh, path);
@@ -501,7 +559,7 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 	if (ret)
 		return ret;
 	if (!g) {
-		g = nh_alloc(src, id, true, true);
+		g = nh_alloc(src, id, true, !feed_src(src));
 		if (!g) {
 			*err = "out of memory";
 			return -ENOMEM;
@@ -514,7 +572,15 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 	}
 	g->gen = gen;
 	group_set_members(g, m, n);
-	nh_write_logged(g);
+	if (feed_src(src)) {
+		ret = feed_group(g, m, n);
+		if (ret) {
+			*err = "out of memory";
+			return ret;
+		}
+	} else {
+		nh_write_logged(g);
+	}
 	if (is_new)
 		route_retry_pending(src, id);
 	return 0;
@@ -571,13 +637,44 @@ static int cmp_member(const void *a, const void *b)
 	return x->weight < y->weight ? -1 : x->weight > y->weight;
 }
 
+static struct nexthop *group_lookup(const struct nh_member *m, int n,
+				    uint32_t h)
+{
+	for (struct hnode *hn = ht_chain(&rib_grp_by_key, h); hn;
+	     hn = hn->next) {
+		struct nexthop *g = container_of(hn, struct nexthop, key_node);
+
+		if (hn->hash == h && g->nmembers == n &&
+		    !memcmp(g->members, m, sizeof(m[0]) * (size_t)n))
+			return g;
+	}
+	return NULL;
+}
+
+/* The content group of these (sorted) member slots; created if new. */
+static struct nexthop *group_of_slots(const struct nh_member *m, int n)
+{
+	uint32_t h = members_hash(m, n);
+	struct nexthop *g = group_lookup(m, n, h);
+
+	if (g)
+		return g;
+	g = nh_alloc(SRC_MAX, 0, true, true);
+	if (!g)
+		return NULL;
+	group_set_members(g, m, n);
+	ht_insert(&rib_grp_by_key, &g->key_node, h);
+	g->keyed = true;
+	nh_write_logged(g);
+	return g;
+}
+
 /* The implicit group of these paths (RTA_MULTIPATH), shared by every
  * route with the same member set. Takes one reference for the caller. */
 static struct nexthop *group_implicit(const struct rib_path *paths, int n)
 {
 	struct nh_member m[NH_MAX_MEMBERS];
 	struct nexthop *g;
-	uint32_t h;
 
 	if (n > NH_MAX_MEMBERS)
 		n = NH_MAX_MEMBERS;
@@ -592,38 +689,68 @@ static struct nexthop *group_implicit(const struct rib_path *paths, int n)
 		m[i].nh->refcnt++; /* held while we look */
 	}
 	qsort(m, (size_t)n, sizeof(m[0]), cmp_member);
-	h = members_hash(m, n);
-	for (struct hnode *hn = ht_chain(&rib_grp_by_key, h); hn;
-	     hn = hn->next) {
-		g = container_of(hn, struct nexthop, key_node);
-		if (hn->hash == h && g->nmembers == n &&
-		    !memcmp(g->members, m, sizeof(m[0]) * (size_t)n))
-			goto found;
-	}
-	g = nh_alloc(SRC_MAX, 0, true, true);
-	if (!g)
-		goto out;
-	group_set_members(g, m, n);
-	ht_insert(&rib_grp_by_key, &g->key_node, h);
-	g->keyed = true;
-	nh_write_logged(g);
-found:
-	g->refcnt++;
-out:
+	g = group_of_slots(m, n);
+	if (g)
+		g->refcnt++;
 	for (int i = 0; i < n; i++)
 		nh_put(m[i].nh);
 	return g;
 }
 
-const char *nexthop_state(const struct nexthop *nh)
+/*
+ * A feed's group id: point it at the content group of its members' slots.
+ * When nothing else uses its current content group, that one is changed
+ * in place (a member going away rewrites one entry, not the routes).
+ */
+static int feed_group(struct nexthop *g, const struct nh_member *m, int n)
 {
+	struct nh_member sm[NH_MAX_MEMBERS];
+	struct nexthop *target, *old = g->alias;
+	uint32_t h;
+
+	for (int i = 0; i < n; i++) {
+		sm[i].nh = slot_of(m[i].nh);
+		sm[i].weight = m[i].weight;
+	}
+	qsort(sm, (size_t)n, sizeof(sm[0]), cmp_member);
+	h = members_hash(sm, n);
+	target = group_lookup(sm, n, h);
+	if (target && target == old)
+		return 0;
+	if (!target && old && old->refcnt == 1) {
+		ht_remove(&rib_grp_by_key, &old->key_node);
+		group_set_members(old, sm, n);
+		ht_insert(&rib_grp_by_key, &old->key_node, h);
+		nh_write_logged(old);
+		return 0;
+	}
+	if (!target)
+		target = group_of_slots(sm, n);
+	if (!target)
+		return -ENOMEM;
+	target->refcnt++;
+	g->alias = target;
+	if (g->refcnt)
+		routes_follow(g);
+	nh_put(old);
+	return 0;
+}
+
+struct nexthop *rib_nexthop_slot(struct nexthop *nh)
+{
+	return slot_of(nh);
+}
+
+const char *nexthop_state(const struct nexthop *cnh)
+{
+	struct nexthop *nh = slot_of((struct nexthop *)cnh);
 	uint8_t mac[6];
 	uint16_t mtu, slot;
 	bool up;
 
-	if (nh->blackhole)
+	if (cnh->blackhole)
 		return "blackhole";
-	if (nh->unsupported)
+	if (cnh->unsupported)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
@@ -661,14 +788,15 @@ struct route *rib_route_find(const struct prefix *p)
 static uint32_t route_value(const struct route_entry *e, int src)
 {
 	uint32_t t = FPMD_RT_KERNEL, idx = 0;
+	struct nexthop *sl = slot_of(e->nh);
 
 	switch (e->type) {
 	case RT_UNICAST:
 		if (e->nh->blackhole) {
 			t = FPMD_RT_BLACKHOLE;
-		} else if (!e->nh->unsupported && e->nh->index != NO_INDEX) {
-			t = e->nh->is_group ? FPMD_RT_GROUP : FPMD_RT_NEXTHOP;
-			idx = e->nh->index;
+		} else if (!e->nh->unsupported && sl->index != NO_INDEX) {
+			t = sl->is_group ? FPMD_RT_GROUP : FPMD_RT_NEXTHOP;
+			idx = sl->index;
 		}
 		break;
 	case RT_BLACKHOLE: t = FPMD_RT_BLACKHOLE; break;
@@ -847,6 +975,45 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 	return 0;
 }
 
+/* Routes and groups using nh forward by another slot now: reprogram
+ * them. A scan, but only when a feed changes what an id means in place
+ * (rare: zebra gives new content a new id). */
+static void routes_follow(struct nexthop *nh)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+
+		for (int s = 0; s < SRC_MAX; s++) {
+			if (r->e[s].present && r->e[s].nh == nh) {
+				route_program(r);
+				break;
+			}
+		}
+	}
+	if (nh->is_group)
+		return;
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	{
+		struct nexthop *g = container_of(n, struct nexthop, id_node);
+
+		if (!g->is_group)
+			continue;
+		for (int m = 0; m < g->nmembers; m++) {
+			if (g->members[m].nh != nh)
+				continue;
+			if (feed_src(g->src))
+				feed_group(g, g->members, g->nmembers);
+			else
+				nh_write_logged(g);
+			break;
+		}
+	}
+}
+
 /* A nexthop id routes were waiting for has arrived. */
 static void route_retry_pending(enum rib_source src, uint32_t id)
 {
@@ -939,7 +1106,7 @@ const char *route_entry_state(const struct route *r, int src)
 			return "blackhole";
 		if (e->nh->unsupported)
 			return "unsupported-nexthop";
-		if (e->nh->index == NO_INDEX)
+		if (slot_of(e->nh)->index == NO_INDEX)
 			return "nexthop-map-full";
 		return nexthop_state(e->nh);
 	default: return "kernel-path";
@@ -1371,13 +1538,13 @@ void rib_free(void)
 		free(container_of(n, struct other_route, node));
 	ht_for_each(&rib_neigh, n, tmp, i)
 		free(container_of(n, struct neighbor, node));
-	/* Explicit groups are only in by_id, implicit ones only in
-	 * grp_by_key; every single is in by_key. */
+	/* Explicit groups and a feed's ids are only in by_id, implicit
+	 * groups only in grp_by_key; every other single is in by_key. */
 	ht_for_each(&rib_nh_by_id, n, tmp, i)
 	{
 		struct nexthop *nh = container_of(n, struct nexthop, id_node);
 
-		if (nh->is_group)
+		if (nh->is_group || !nh->keyed)
 			free(nh);
 	}
 	ht_for_each(&rib_grp_by_key, n, tmp, i)

@@ -69,7 +69,11 @@ struct nexthop {
 	uint8_t mac[6];
 	struct nh_member members[NH_MAX_MEMBERS];
 	int nmembers;
-	uint32_t refcnt;      /* routes and groups using it */
+	uint32_t refcnt;      /* routes, groups and aliases using it */
+	/* A feed's ids (FPM, plugin) do not own map slots: each points at a
+	 * slot keyed by content, so zebra renumbering a nexthop after a
+	 * restart changes no route value. */
+	struct nexthop *alias;
 	uint32_t nbuckets;    /* groups: buckets in use */
 	uint32_t gen;         /* replay generation that last refreshed it */
 };
@@ -194,5 +198,7 @@ const char *rib_source_name(int src);
 const char *rib_rtype_name(enum rib_rtype t);
 const char *route_entry_state(const struct route *r, int src);
 const char *nexthop_state(const struct nexthop *nh);
+/* The object whose map slot forwards for nh (a feed's id shares one). */
+struct nexthop *rib_nexthop_slot(struct nexthop *nh);
 
 #endif

@@ -9,7 +9,7 @@ bpftool libbpf-dev libelf-dev zlib1g-dev libmnl-dev
 libprotobuf-c-dev protobuf-c-compiler libyang2-dev linux-libc-dev
 iproute2 iputils-ping iperf3 ethtool nftables procps
 python3 python3-pytest python3-scapy
-frr
+frr bird2
 "
 
 export DEBIAN_FRONTEND=noninteractive
@@ -19,6 +19,23 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
 	chmod 755 /usr/sbin/policy-rc.d
 	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
+# bird2 is only a route feed for tests/bench_cp.py, which runs its own bird
+# inside a namespace: a bird2 installed here must not run on the host, not
+# now (policy-rc.d) and not at the next boot either.
+bird_was_installed=$(dpkg-query -W -f='${Status}' bird2 2>/dev/null || true)
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $PKGS
+case $bird_was_installed in
+*" installed") ;;
+*)
+	if [ -d /run/systemd/system ]; then
+		systemctl disable --now bird.service >/dev/null 2>&1 || true
+	elif command -v systemctl >/dev/null; then
+		systemctl disable bird.service >/dev/null 2>&1 || true
+	else
+		rm -f /etc/systemd/system/multi-user.target.wants/bird.service
+	fi
+	update-rc.d bird disable >/dev/null 2>&1 || true
+	;;
+esac

@@ -1,0 +1,372 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Real FRR daemons in test namespaces: one instance per namespace.
+
+Each instance has its own pathspace (zebra/staticd -N PS): sockets and pid
+files under /var/run/frr/PS/ (owned frr:frr), vtysh's /etc/frr/PS/vtysh.conf,
+configs and logs in the lab's temp dir. PS is unique per run, so parallel
+runs and other FRR instances on the machine never meet. Daemons are stopped
+by the pid in their pid file (checked against the pathspace in their command
+line), never by name, all instances in parallel.
+
+FrrLab extends Lab (tests/lab.py) with FRR instances and a second topology
+(h1 - r1 - {r2, r3} - h2 for ECMP); its cleanup() stops FRR, then does
+everything Lab.cleanup() does, then removes the pathspace directories.
+"""
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import time
+
+from lab import Lab, sh
+
+FRR_SBIN = "/usr/lib/frr"
+FRR_RUN = "/var/run/frr"
+FRR_ETC = "/etc/frr"
+FRR_USER = "frr"
+
+# Daemons in start order; stopping goes in parallel.
+DAEMONS = ("zebra", "staticd")
+
+
+def _frr_ids():
+    pw = pwd.getpwnam(FRR_USER)
+    return pw.pw_uid, pw.pw_gid
+
+
+class FrrError(RuntimeError):
+    pass
+
+
+class Frr:
+    """zebra (with the FPM client) and staticd inside one namespace.
+
+    fpm: load dplane_fpm_nl and point it at 127.0.0.1 of the namespace.
+    nhg: keep `fpm use-next-hop-groups` (FRR's default); False writes
+         `no fpm use-next-hop-groups` (routes carry RTA_GATEWAY/MULTIPATH).
+    kernel_nhg: False writes `no zebra nexthop kernel enable` too.
+    """
+
+    def __init__(self, lab, ns, fpm=True, nhg=True, kernel_nhg=True,
+                 fpm_port=None, zebra_conf=()):
+        self.lab, self.ns = lab, ns
+        self.ps = ns.name                      # unique per run already
+        self.rundir = os.path.join(FRR_RUN, self.ps)
+        self.etcdir = os.path.join(FRR_ETC, self.ps)
+        self.confdir = os.path.join(lab.tmp, "frr-" + self.ps)
+        self.fpm = fpm
+        uid, gid = _frr_ids()
+        # Removed by remove() on every exit path, also if a step below
+        # fails; only what this instance created.
+        self.created = []
+        lab.frrs.append(self)
+        if not os.path.isdir(FRR_RUN):   # normally made by tmpfiles.d/frr
+            os.makedirs(FRR_RUN, 0o755)
+            os.chown(FRR_RUN, uid, gid)
+        for d in (self.rundir, self.etcdir, self.confdir):
+            os.mkdir(d)
+            self.created.append(d)
+            os.chown(d, uid, gid)
+        # The daemons read their configs after dropping to frr: the lab's
+        # temp dir (0700 root) must let them through.
+        os.chmod(lab.tmp, 0o711)
+        open(os.path.join(self.etcdir, "vtysh.conf"), "w").close()
+        zebra = [f"hostname {ns.name}"]
+        if fpm:
+            line = "fpm address 127.0.0.1"
+            if fpm_port:
+                line += f" port {fpm_port}"
+            zebra.append(line)
+            if not nhg:
+                zebra.append("no fpm use-next-hop-groups")
+        if not kernel_nhg:
+            zebra.append("no zebra nexthop kernel enable")
+        zebra += list(zebra_conf)
+        self._write_conf("zebra", zebra)
+        self._write_conf("staticd", [f"hostname {ns.name}"])
+
+    # ---- files ------------------------------------------------------------
+
+    def _write_conf(self, daemon, lines):
+        path = self.conf(daemon)
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        uid, gid = _frr_ids()
+        os.chown(path, uid, gid)
+
+    def conf(self, daemon):
+        return os.path.join(self.confdir, daemon + ".conf")
+
+    def pidfile(self, daemon):
+        return os.path.join(self.rundir, daemon + ".pid")
+
+    def logfile(self, daemon):
+        return os.path.join(self.lab.tmp, f"{self.ps}-{daemon}.log")
+
+    def logtext(self, daemon="zebra"):
+        try:
+            with open(self.logfile(daemon)) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    # ---- processes --------------------------------------------------------
+
+    def pid(self, daemon):
+        """The daemon's pid if it runs and is ours (pathspace in its argv)."""
+        try:
+            with open(self.pidfile(daemon)) as f:
+                pid = int(f.read().strip())
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except (FileNotFoundError, ValueError, ProcessLookupError):
+            return None
+        if self.ps.encode() not in argv or \
+                not any(a.endswith(daemon.encode()) for a in argv[:1]):
+            return None
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return None
+        except FileNotFoundError:
+            return None
+        return pid
+
+    def running(self, daemon):
+        return self.pid(daemon) is not None
+
+    def start(self, daemon, args=()):
+        """Start one daemon daemonized (-d): FRR's parent returns once the
+        child has read its config and opened its vty socket."""
+        if self.running(daemon):
+            raise FrrError(f"{self.ps}: {daemon} already running")
+        argv = ["ip", "netns", "exec", self.ns.name,
+                os.path.join(FRR_SBIN, daemon), "-d", "-N", self.ps,
+                "-f", self.conf(daemon), "-i", self.pidfile(daemon),
+                "--log", "file:" + self.logfile(daemon),
+                "-P", "0"]            # no vty TCP port, the unix socket only
+        if daemon == "zebra" and self.fpm:
+            argv += ["-M", "dplane_fpm_nl"]
+        argv += list(args)
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+        if r.returncode != 0 or not self.running(daemon):
+            raise FrrError(f"{self.ps}: {daemon} did not start "
+                           f"({r.returncode}): {' '.join(argv)}\n{r.stdout}"
+                           f"{r.stderr}\n{self.logtext(daemon)}")
+        return self
+
+    def start_zebra(self, retain=False, graceful=None, extra=()):
+        """retain: -r, the routes stay in the kernel when zebra exits.
+        graceful: -K N, keep the retained routes N s after start (they must
+        outlive staticd's resend, ~8.6 s after zebra returns)."""
+        args = list(extra)
+        if retain:
+            args.append("-r")
+        if graceful is not None:
+            args += ["-K", str(graceful)]
+        return self.start("zebra", args)
+
+    def start_all(self, retain=False, graceful=None):
+        self.start_zebra(retain, graceful)
+        self.start("staticd")
+        return self
+
+    def signal(self, daemon, sig=signal.SIGTERM):
+        pid = self.pid(daemon)
+        if pid is not None:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        return pid
+
+    def stop(self, *daemons, timeout=15):
+        stop_parallel([(self, d) for d in (daemons or DAEMONS)], timeout)
+
+    # ---- vtysh ------------------------------------------------------------
+
+    def vtysh(self, *cmds, check=True, timeout=30):
+        argv = ["vtysh", "-N", self.ps]
+        for c in cmds:
+            argv += ["-c", c]
+        r = subprocess.run(argv, capture_output=True, text=True,
+                           timeout=timeout)
+        out = r.stdout + r.stderr
+        if check and (r.returncode != 0 or "\n% " in "\n" + out):
+            raise FrrError(f"{self.ps}: vtysh {cmds} failed "
+                           f"({r.returncode}):\n{out}")
+        return r.stdout
+
+    def configure(self, *lines):
+        return self.vtysh("configure terminal", *lines)
+
+    def json(self, cmd):
+        out = self.vtysh(cmd if cmd.endswith(" json") else cmd + " json")
+        return json.loads(out) if out.strip() else {}
+
+    def routes(self, v6=False):
+        return self.json("show ipv6 route" if v6 else "show ip route")
+
+    def wait_route(self, prefix, v6=False, present=True, timeout=10):
+        """Until zebra has (or no longer has) prefix selected and
+        installed."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            e = self.routes(v6).get(prefix, [])
+            ok = any(x.get("selected") and x.get("installed") for x in e)
+            if ok == present:
+                return e
+            time.sleep(0.1)
+        raise FrrError(f"{self.ps}: route {prefix} "
+                       f"{'not installed' if present else 'still there'} "
+                       f"after {timeout} s: {self.routes(v6).get(prefix)}")
+
+    # ---- removal ----------------------------------------------------------
+
+    def remove(self):
+        """Everything this instance created on the host: the pathspace's run
+        and etc directories (the config dir goes with the lab's tmp)."""
+        for d in self.created:
+            shutil.rmtree(d, ignore_errors=True)
+        self.created = []
+
+
+def stop_parallel(items, timeout=15):
+    """SIGTERM every (Frr, daemon) first, then wait for all: FRR daemons take
+    1.3-2 s to exit each. SIGKILL what is still there at the timeout."""
+    pending = []
+    for frr, d in items:
+        pid = frr.signal(d, signal.SIGTERM)
+        if pid is not None:
+            pending.append((frr, d, pid))
+    deadline = time.time() + timeout
+    while pending and time.time() < deadline:
+        pending = [(f, d, p) for f, d, p in pending if f.pid(d) == p]
+        if pending:
+            time.sleep(0.05)
+    for f, d, p in pending:
+        f.signal(d, signal.SIGKILL)
+    deadline = time.time() + 5
+    while any(f.pid(d) == p for f, d, p in pending) and \
+            time.time() < deadline:
+        time.sleep(0.05)
+    # FRR leaves its pid files behind; a stale one must not be read again.
+    for frr, d in items:
+        if not frr.running(d):
+            try:
+                os.unlink(frr.pidfile(d))
+            except FileNotFoundError:
+                pass
+    return [(f.ps, d) for f, d, p in pending]
+
+
+class FrrLab(Lab):
+    """Lab with FRR instances, and topo="ecmp":
+
+        h1 -- r1 -+- r2 -- h2 (h2-eth0)
+                  +- r3 -- h2 (h2-eth1)
+
+    r1 runs fpmd and FRR; r2 and r3 are plain kernel routers. Addresses:
+    h1 172.16.101.1/24, r1-eth0 .2; r1-eth1 10.0.12.1/24 - r2-eth0 .2;
+    r1-eth2 10.0.13.1/24 - r3-eth0 .2; r2-eth1 172.16.102.2/24 - h2-eth0
+    172.16.102.1; r3-eth1 172.16.103.2/24 - h2-eth1 172.16.103.1. The
+    destination behind both is h2's loopback prefix (ECMP_DST).
+    """
+
+    R2_V4, R3_V4 = "10.0.12.2", "10.0.13.2"
+    R1_R2_V4, R1_R3_V4 = "10.0.12.1", "10.0.13.1"
+    ECMP_DST = "10.99.0.1"
+
+    def __init__(self, topo="line", receiver_gro=True):
+        self.topo = topo
+        self.frrs = []
+        super().__init__(receiver_gro)
+
+    def _build(self, receiver_gro):
+        if self.topo == "line":
+            return super()._build(receiver_gro)
+        if self.topo != "ecmp":
+            raise ValueError(self.topo)
+        p = self.prefix
+        h1, r1 = self.add_ns(p + "h1"), self.add_ns(p + "r1")
+        r2, r3 = self.add_ns(p + "r2"), self.add_ns(p + "r3")
+        h2 = self.add_ns(p + "h2")
+        self.h1, self.r1, self.r2, self.r3, self.h2 = h1, r1, r2, r3, h2
+        self.link(h1, "h1-eth0", r1, "r1-eth0")
+        self.link(r1, "r1-eth1", r2, "r2-eth0")
+        self.link(r1, "r1-eth2", r3, "r3-eth0")
+        self.link(r2, "r2-eth1", h2, "h2-eth0")
+        self.link(r3, "r3-eth1", h2, "h2-eth1")
+        h1.run(f"ip addr add {self.H1_V4}/24 dev h1-eth0 && "
+               f"ip route add default via {self.R1_V4_0}")
+        r1.run(f"ip addr add {self.R1_V4_0}/24 dev r1-eth0 && "
+               f"ip addr add {self.R1_R2_V4}/24 dev r1-eth1 && "
+               f"ip addr add {self.R1_R3_V4}/24 dev r1-eth2")
+        r2.run("ip addr add 10.0.12.2/24 dev r2-eth0 && "
+               "ip addr add 172.16.102.2/24 dev r2-eth1 && "
+               f"ip route add default via {self.R1_R2_V4} && "
+               "ip route add 10.99.0.0/24 via 172.16.102.1")
+        r3.run("ip addr add 10.0.13.2/24 dev r3-eth0 && "
+               "ip addr add 172.16.103.2/24 dev r3-eth1 && "
+               f"ip route add default via {self.R1_R3_V4} && "
+               "ip route add 10.99.0.0/24 via 172.16.103.1")
+        # h2 answers by r3, the path that stays up in the tests; it takes
+        # packets in on both links (no reverse-path filter).
+        h2.run("ip addr add 172.16.102.1/24 dev h2-eth0 && "
+               "ip addr add 172.16.103.1/24 dev h2-eth1 && "
+               f"ip addr add {self.ECMP_DST}/24 dev lo && "
+               "ip route add default via 172.16.103.2")
+        for ns in (h2,):
+            for k in ("all", "default", "h2-eth0", "h2-eth1", "lo"):
+                ns.sysctl(f"net.ipv4.conf.{k}.rp_filter", 0)
+        for ns in (r1, r2, r3):
+            ns.sysctl("net.ipv4.ip_forward", 1)
+            ns.sysctl("net.ipv6.conf.all.forwarding", 1)
+        # r1 hashes flows on ports too (the kernel path, and what zebra's
+        # kernel routes do); fpmd's XDP hashes the 5-tuple itself.
+        r1.sysctl("net.ipv4.fib_multipath_hash_policy", 1)
+        # Receivers of r1's XDP redirects and of h1's traffic, as in Lab.
+        for ns, ifname in ((h1, "h1-eth0"), (r2, "r2-eth0"),
+                           (r3, "r3-eth0")):
+            ns.run(f"ethtool -K {ifname} tx off >/dev/null")
+            if receiver_gro:
+                ns.run(f"ethtool -K {ifname} gro on >/dev/null")
+
+    def frr(self, ns=None, start=True, retain=False, graceful=None, **kw):
+        f = Frr(self, ns or self.r1, **kw)
+        if start:
+            f.start_all(retain, graceful)
+        return f
+
+    def cleanup(self):
+        try:
+            left = stop_parallel([(f, d) for f in self.frrs for d in DAEMONS])
+            if left:
+                print(f"FRR daemons needed SIGKILL: {left}")
+        finally:
+            try:
+                super().cleanup()
+            finally:
+                for f in self.frrs:
+                    f.remove()
+
+
+def ns_has_listener(ns, port):
+    out = ns.run(f"ss -Hltn sport = :{port}", check=False).stdout
+    return f":{port}" in out
+
+
+def ns_wait_tentative(ns, timeout=5):
+    """IPv6 link-locals finish DAD (FRR nexthops use them)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if not ns.run("ip -6 addr show tentative", check=False).stdout.strip():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{ns.name}: IPv6 addresses still tentative")
+
+
+__all__ = ["Frr", "FrrLab", "FrrError", "stop_parallel", "sh",
+           "ns_has_listener", "ns_wait_tentative"]

@@ -1,0 +1,955 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""End-to-end tests with real FRR: zebra (-M dplane_fpm_nl) and staticd on
+r1, routes entered with vtysh, fpmd on r1 taking them over FPM, real XDP.
+
+What a user relies on: a route configured in FRR reaches the fast path and
+is forwarded by XDP (fpmd's counters move, r1's kernel forwarding counters
+stay flat); a route removed in FRR leaves it, and the kernel does what it
+does without it; ECMP spreads flows and survives a link loss; neighbors are
+learned from the kernel within 100 ms; restarts of zebra and of fpmd lose
+nothing and leave nothing stale; malformed FPM input changes nothing.
+
+Each test builds its own namespaces and FRR instance (tests/frr.py) and
+removes them. Run:
+  FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_frr.py
+"""
+import datetime
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+
+from frr import FrrLab, ns_wait_tentative
+from lab import FPMD, ping, wait_for
+
+UDPFLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "udpflow.py")
+PY = "/usr/bin/python3"
+
+H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"        # h2's lo, via h2
+GONE_NET = "10.97.0.0/24"                           # a second static route
+BH_NET, BH_DST = "10.98.0.0/24", "10.98.0.1"        # h2's lo, blackholed
+H2_NET6, H2_DST6 = "2001:db8:99::/64", "2001:db8:99::1"
+SETTLE = ("--fpm-settle", "300")                    # ms; default is 3000
+
+
+# ---- fixtures ---------------------------------------------------------------
+
+@pytest.fixture(scope="module", autouse=True)
+def sigterm_cleans_up():
+    """A SIGTERM (CI's timeout) raises KeyboardInterrupt, so the lab's
+    teardown still stops FRR (daemonized, it would outlive pytest) and
+    removes namespaces, pins and pathspace directories."""
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGTERM, old)
+
+
+@pytest.fixture
+def lab(request):
+    """An FrrLab; parametrize indirectly with "ecmp" for that topology."""
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    lab = FrrLab(topo=getattr(request, "param", "line"))
+    try:
+        yield lab
+    finally:
+        try:
+            diagnostics(lab)
+        finally:
+            lab.cleanup()
+
+
+def diagnostics(lab):
+    """Printed at teardown; pytest shows it when the test failed."""
+    for name in sorted(os.listdir(lab.tmp)):
+        if name.endswith(".log") or name.startswith("fpmd.log"):
+            with open(os.path.join(lab.tmp, name), errors="replace") as f:
+                text = f.read()
+            print(f"---- {name} ----\n{text[-20000:]}")
+    for d in lab.daemons:
+        if d.proc.poll() is None:
+            for what in ("fpm", "routes", "nexthops", "neighbors",
+                         "counters"):
+                try:
+                    print(f"---- show {what} ----\n",
+                          d.ctl("show", what).stdout)
+                except Exception as e:  # noqa: BLE001  diagnostics only
+                    print(f"show {what} failed:", e)
+    for f in lab.frrs:
+        if f.running("zebra"):
+            try:
+                print("---- zebra ----\n", f.vtysh("show ip route",
+                                                  "show ipv6 route",
+                                                  check=False))
+            except Exception as e:  # noqa: BLE001
+                print("vtysh failed:", e)
+
+
+# ---- helpers ----------------------------------------------------------------
+
+def netstat(ns, proto, field):
+    """A counter from /proc/net/netstat (IpExt InNoRoutes, ...)."""
+    text = ns.run("cat /proc/net/netstat").stdout.splitlines()
+    for names, values in zip(text[::2], text[1::2]):
+        names, values = names.split(), values.split()
+        if names[0] == proto + ":":
+            return int(values[names.index(field)])
+    raise KeyError(f"{proto} {field}")
+
+
+def fwd4(ns):
+    return ns.snmp("Ip", "ForwDatagrams")
+
+
+def fwd6(ns):
+    return ns.snmp6("Ip6OutForwDatagrams")
+
+
+class Snap:
+    """fpmd counters and r1's kernel counters at one moment."""
+
+    def __init__(self, lab, d):
+        self.c = d.counters()
+        self.f4, self.f6 = fwd4(lab.r1), fwd6(lab.r1)
+        self.k = {"InReceives": lab.r1.snmp("Ip", "InReceives"),
+                  "InNoRoutes": netstat(lab.r1, "IpExt", "InNoRoutes"),
+                  "Ip6InNoRoutes": lab.r1.snmp6("Ip6InNoRoutes")}
+
+    def since(self, old):
+        dc = {i: {r: n - old.c.get(i, {}).get(r, 0) for r, n in rs.items()}
+              for i, rs in self.c.items()}
+        dk = {k: v - old.k[k] for k, v in self.k.items()}
+        return Delta(dc, self.f4 - old.f4, self.f6 - old.f6, dk)
+
+
+class Delta:
+    def __init__(self, c, f4, f6, k):
+        self.c, self.f4, self.f6, self.k = c, f4, f6, k
+
+    def __getitem__(self, ifname):
+        return self.c[ifname]
+
+    def nonzero(self):
+        return {i: {r: n for r, n in rs.items() if n}
+                for i, rs in self.c.items()}
+
+    def __repr__(self):
+        return (f"counters {self.nonzero()}, kernel fwd4 +{self.f4} "
+                f"fwd6 +{self.f6} {self.k}")
+
+
+def measure(lab, d, fn):
+    """Run fn(); return (its result, Delta)."""
+    before = Snap(lab, d)
+    res = fn()
+    return res, Snap(lab, d).since(before)
+
+
+def fpm(d):
+    return d.show("fpm")
+
+
+def fpm_routes(d):
+    """{prefix: entry} for the routes fpmd took from FPM."""
+    out = {}
+    for p, entries in d.show("routes").items():
+        for e in entries:
+            if e.get("protocol") == "fpm":
+                out[p] = e
+    return out
+
+
+def wait_route(d, prefix, state="forwarding", timeout=10):
+    """Until fpmd has prefix from FPM, installed, in state (None: any)."""
+    def ok():
+        e = fpm_routes(d).get(prefix)
+        if e and e.get("installed") and state in (None, e.get("state")):
+            return e
+        return None
+    return wait_for(ok, timeout=timeout, interval=0.05,
+                    what=f"fpm route {prefix} {state or ''} in fpmd "
+                         f"(now {fpm_routes(d).get(prefix)})")
+
+
+def wait_no_route(d, prefix, timeout=5):
+    return wait_for(lambda: prefix not in fpm_routes(d), timeout=timeout,
+                    interval=0.05, what=f"{prefix} gone from fpmd")
+
+
+def wait_connected(d, connections=1, timeout=15):
+    """zebra connected (the n-th connection) and its replay settled."""
+    def ok():
+        s = fpm(d)
+        return s if (s.get("connected") and
+                     s.get("connections", 0) >= connections and
+                     s.get("replayState") == "settled") else None
+    return wait_for(ok, timeout=timeout, interval=0.1,
+                    what=f"FPM connection {connections} settled "
+                         f"(now {fpm(d)})")
+
+
+def map_writes(d):
+    return fpm(d)["mapWrites"]
+
+
+def gateways(d, prefix):
+    """The gateways of fpmd's FPM route for prefix, through its group."""
+    rt = fpm_routes(d).get(prefix)
+    if not rt:
+        return []
+    if not rt.get("isGroup"):
+        return [n.get("ip") for n in rt.get("nexthops", [])]
+    if "nexthopGroupId" not in rt:
+        return None           # fpmd's own group (RTA_MULTIPATH): not shown
+    nhs = d.show("nexthops")
+    g = nhs.get(str(rt["nexthopGroupId"]), {})
+    return sorted(nhs[str(m["id"])].get("ip") for m in g.get("nexthops", []))
+
+
+def nexthop_via(d, ip):
+    """fpmd's nexthops with this gateway (any id)."""
+    return [n for n in d.show("nexthops").values() if n.get("ip") == ip]
+
+
+def start(lab, fpmd_extra=SETTLE, ifnames=("r1-eth0", "r1-eth1"), **frr_kw):
+    """fpmd on r1 first (its FPM server listening), then FRR on r1; returns
+    (fpmd, frr) once zebra's first replay has settled."""
+    d = lab.fpmd(ifnames=ifnames, extra=fpmd_extra)
+    f = lab.frr(**frr_kw)
+    wait_connected(d)
+    return d, f
+
+
+def zebra_selected(f, v6=False):
+    """zebra's selected, installed prefixes of the main table."""
+    return {p for p, es in f.routes(v6).items()
+            if any(e.get("selected") and e.get("installed") for e in es)}
+
+
+def routes_view(d):
+    """fpmd's FPM routes by content: what they forward to, not zebra's
+    nexthop ids (zebra numbers them afresh when it restarts) nor fpmd's own
+    slots. fe80::/64 is left out: zebra has one per interface and may pick
+    another after a restart; fpmd passes link-local traffic up anyway."""
+    nhs = d.show("nexthops")
+
+    def members(e):
+        if not e.get("isGroup"):
+            return sorted(json.dumps(n, sort_keys=True)
+                          for n in e.get("nexthops", []))
+        g = nhs.get(str(e.get("nexthopGroupId")), {})
+        return sorted(json.dumps({**{k: v for k, v in
+                                      nhs[str(m["id"])].items()
+                                      if k in ("ip", "interfaceName")},
+                                  "weight": m.get("weight")},
+                                 sort_keys=True)
+                      for m in g.get("nexthops", []))
+    out = {}
+    for p, e in fpm_routes(d).items():
+        if p.startswith("fe80:"):
+            continue
+        out[p] = {k: v for k, v in e.items()
+                  if k not in ("fpmdIndex", "nexthopGroupId", "nexthops")}
+        out[p]["via"] = members(e)
+    return out
+
+
+def map_values(d, linklocal=False):
+    """What fpmd wrote to the route maps for each FPM route: a route is
+    rewritten exactly when this changes. fe80::/64 is left out unless
+    asked for: zebra may move it to another interface across a restart,
+    a real change."""
+    return {p: (e.get("type"), e.get("isGroup"), e.get("fpmdIndex"))
+            for p, e in fpm_routes(d).items()
+            if linklocal or not p.startswith("fe80:")}
+
+
+def changed_values(old, new, skip=()):
+    return {p: (old[p], new.get(p)) for p in old
+            if p not in skip and old[p] != new.get(p)}
+
+
+def nexthops_view(d):
+    return {k: {x: y for x, y in v.items() if x != "fpmdIndex"}
+            for k, v in d.show("nexthops").items()}
+
+
+class Udp:
+    """A udpflow.py receiver in ns; stop() returns its counts."""
+
+    def __init__(self, ns, port=9000, v6=False):
+        self.proc = ns.popen(f"exec {PY} {UDPFLOW} recv {port}"
+                             f"{' --v6' if v6 else ''}",
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        line = self.proc.stderr.readline()
+        assert "ready" in line, f"udp receiver: {line}"
+
+    def stop(self):
+        time.sleep(0.2)   # the last packets are still in flight
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=10)
+        assert self.proc.returncode == 0, err
+        return json.loads(out)
+
+
+def udp_send(ns, dst, port=9000, flows=1, count=10, interval=0.001,
+             duration=0, background=False):
+    cmd = (f"exec {PY} {UDPFLOW} send {dst} {port} --flows {flows} "
+           f"--count {count} --interval {interval} --duration {duration}")
+    if background:
+        return ns.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                        text=True)
+    r = ns.run(cmd, timeout=120)
+    return {int(k): v for k, v in json.loads(r.stdout)["sent"].items()}
+
+
+def ping_stream(ns, dst, count, v6=False):
+    """A steady 10 ms ping in the background (~16 ms per packet here)."""
+    return ns.popen(f"exec ping {'-6 ' if v6 else ''}-i 0.01 -c {count} "
+                    f"-W 1 {dst}", stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True)
+
+
+def ping_result(proc, timeout=60):
+    out, _ = proc.communicate(timeout=timeout)
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+    assert m, out
+    return int(m.group(1)), int(m.group(2)), out
+
+
+def h2_loopback(lab, *cidrs):
+    for c in cidrs:
+        lab.h2.run(f"ip addr add {c} dev lo")
+
+
+# ---- a. a static route from vtysh, forwarded by XDP, then removed -----------
+
+def test_a_static_route_reaches_xdp_and_leaves(lab):
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()          # r1's kernel learns h1 and h2
+    rt = wait_route(d, H2_NET)
+    assert rt["type"] == "unicast" and not rt["isGroup"], rt
+    assert rt["nexthops"][0]["ip"] == lab.H2_V4 and \
+        rt["nexthops"][0]["interfaceName"] == "r1-eth1", rt
+    nh = nexthop_via(d, lab.H2_V4)
+    assert nh and nh[0]["resolved"] and \
+        nh[0]["mac"] == lab.h2.mac("h2-eth0"), nh
+    # zebra's connected routes come over FPM too: the replies use one.
+    assert fpm_routes(d)["172.16.101.0/24"]["state"] == "forwarding"
+
+    n = 20
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n, f"{got}/{n} replies ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n, dl
+    assert dl["r1-eth1"]["tx"] >= n, dl
+    assert dl["r1-eth1"]["forwarded"] >= n, dl      # the replies
+    assert dl.f4 == 0, f"kernel forwarded: {dl}"
+
+    f.configure(f"no ip route {H2_NET} {lab.H2_V4}")
+    wait_no_route(d, H2_NET)
+    f.wait_route(H2_NET, present=False)
+    assert H2_NET not in lab.r1.run("ip route").stdout
+    # The kernel has no route either now: it drops them, counts InNoRoutes
+    # and answers (rate-limited) net unreachable.
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == 0, f"{got} replies without a route"
+    assert dl["r1-eth0"]["pass-no-route"] >= n, dl
+    assert dl["r1-eth0"]["forwarded"] == 0, dl
+    assert dl.k["InNoRoutes"] >= n and dl.f4 == 0, dl
+
+    # A route added to the kernel by hand: zebra learns it (K) and sends
+    # it over FPM like its own, so XDP forwards it too.
+    lab.r1.run(f"ip route add {H2_NET} via {lab.H2_V4}")
+    f.wait_route(H2_NET)
+    assert f.routes()[H2_NET][0]["protocol"] == "kernel"
+    wait_route(d, H2_NET)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n, f"{got}/{n} replies on the kernel route ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n and dl.f4 == 0, dl
+
+
+# ---- b. ECMP over r2 and r3, then one link down -----------------------------
+
+@pytest.mark.parametrize("lab", ["ecmp"], indirect=True)
+@pytest.mark.parametrize("nhg", [True, False], ids=["nhg", "no-nhg"])
+def test_b_ecmp_spreads_and_survives_link_down(lab, nhg):
+    """nhg: FRR's default, nexthop groups (RTM_NEWNEXTHOP + RTA_NH_ID);
+    no-nhg: `no fpm use-next-hop-groups` (RTA_MULTIPATH), with kernel
+    nexthop objects off too (FRR-LAB.md: the kernel stays right)."""
+    ifs = ("r1-eth0", "r1-eth1", "r1-eth2")
+    d, f = start(lab, ifnames=ifs, nhg=nhg, kernel_nhg=nhg)
+    f.configure(f"ip route {H2_NET} {lab.R2_V4}",
+                f"ip route {H2_NET} {lab.R3_V4}")
+    # The kernel resolves r2, r3 and h1 (fpmd learns them from it).
+    lab.r1.run(f"ping -c1 -W1 {lab.R2_V4} && ping -c1 -W1 {lab.R3_V4}")
+    lab.h1.run(f"ping -c1 -W1 {lab.R1_V4_0}")
+    rt = wait_route(d, H2_NET)
+    assert rt["isGroup"], rt
+    if nhg:   # fpmctl lists the members of zebra's groups only
+        assert gateways(d, H2_NET) == sorted([lab.R2_V4, lab.R3_V4]), \
+            d.show("nexthops")
+
+    flows, per = 64, 10
+    path_of = {"h2-eth0": "r2", "h2-eth1": "r3"}
+
+    def burst():
+        rx = Udp(lab.h2)
+        sent = udp_send(lab.h1, H2_DST, flows=flows, count=per)
+        return sent, rx.stop()
+
+    def fwd_r2_r3():
+        return fwd4(lab.r2), fwd4(lab.r3)
+
+    r0 = fwd_r2_r3()
+    (sent, rx), dl = measure(lab, d, burst)
+    r1_ = fwd_r2_r3()
+    total = flows * per
+    assert sum(sent.values()) == total and rx["total"] == total, \
+        f"received {rx['total']}/{total}"
+    # Each flow keeps to one path; both paths carry flows.
+    paths = {}
+    for sport, ifs_ in rx["received"].items():
+        assert len(ifs_) == 1, f"flow {sport} split over {ifs_}"
+        paths.setdefault(path_of[next(iter(ifs_))], []).append(sport)
+    assert len(paths.get("r2", [])) >= 8 and len(paths.get("r3", [])) >= 8, \
+        {k: len(v) for k, v in paths.items()}
+    assert dl["r1-eth0"]["forwarded"] >= total, dl
+    assert dl["r1-eth1"]["tx"] == len(paths["r2"]) * per, dl
+    assert dl["r1-eth2"]["tx"] == len(paths["r3"]) * per, dl
+    assert r1_[0] - r0[0] >= len(paths["r2"]) * per and \
+        r1_[1] - r0[1] >= len(paths["r3"]) * per, (r0, r1_)
+    assert dl.f4 == 0, f"r1's kernel forwarded: {dl}"
+
+    # r1-r2 down: zebra drops that nexthop and tells fpmd; all flows go
+    # by r3, still in XDP.
+    lab.r1.run("ip link set r1-eth1 down")
+    wait_for(lambda: gateways(d, H2_NET) == [lab.R3_V4], timeout=5,
+             what="route via r3 only")
+    assert wait_route(d, H2_NET)["installed"]
+    (sent, rx), dl = measure(lab, d, burst)
+    assert rx["total"] == total, f"received {rx['total']}/{total} ({dl})"
+    assert all(set(v) == {"h2-eth1"} for v in rx["received"].values()), \
+        rx["received"]
+    assert dl["r1-eth0"]["forwarded"] >= total, dl
+    assert dl["r1-eth2"]["tx"] >= total and dl["r1-eth1"]["tx"] == 0, dl
+    assert dl.f4 == 0, f"r1's kernel forwarded: {dl}"
+
+
+# ---- c. a fresh neighbor: kernel first, then XDP within 100 ms --------------
+
+def test_c_fresh_neighbor_kernel_then_xdp_within_100ms(lab):
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.h1.run(f"ping -c1 -W1 {lab.R1_V4_0}")   # h1 <-> r1 resolved only
+    wait_route(d, H2_NET, state=None)
+    assert not lab.r1.run(f"ip neigh show {lab.H2_V4}").stdout.strip()
+    nh = nexthop_via(d, lab.H2_V4)
+    assert nh and not nh[0]["resolved"], nh
+    assert fpm_routes(d)[H2_NET]["state"] == "unresolved"
+
+    mon = subprocess.Popen(["ip", "-ts", "-n", lab.r1.name, "monitor",
+                            "neigh"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.2)                  # the monitor is listening
+        before = Snap(lab, d)
+        first = lab.h1.popen(f"exec ping -c1 -W2 {H2_DST}",
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        # Poll fpmd as fast as fpmctl goes while the kernel resolves.
+        t_resolved = None
+        deadline = time.time() + 3
+        while time.time() < deadline:
+            nh = nexthop_via(d, lab.H2_V4)
+            if nh and nh[0]["resolved"]:
+                t_resolved = time.time()
+                break
+        out, _ = first.communicate(timeout=5)
+        assert " 0% packet loss" in out, out
+        dl = Snap(lab, d).since(before)
+        assert t_resolved, f"nexthop never resolved: {nh}"
+    finally:
+        mon.terminate()
+        mon_out, _ = mon.communicate(timeout=5)
+    # The first packet went to the kernel, which forwarded it (and ARPed).
+    assert dl["r1-eth0"]["pass-unresolved"] >= 1, dl
+    assert dl["r1-eth0"]["forwarded"] == 0 and dl.f4 >= 1, dl
+    t_kernel = None
+    for line in mon_out.splitlines():
+        m = re.match(r"\[([^\]]+)\] (\S+) dev r1-eth1 lladdr \S+ "
+                     r"(REACHABLE|STALE|DELAY)", line)
+        if m and m.group(2) == lab.H2_V4:
+            t_kernel = datetime.datetime.fromisoformat(
+                m.group(1)).timestamp()
+            break
+    assert t_kernel, f"kernel never showed the neighbor:\n{mon_out}"
+    lag = t_resolved - t_kernel
+    print(f"nexthop resolved in fpmd {lag * 1000:.1f} ms after the kernel "
+          "learned the neighbor (upper bound: includes fpmctl's poll)")
+    assert lag < 0.100, f"fpmd took {lag * 1000:.0f} ms"
+    assert nh[0]["mac"] == lab.h2.mac("h2-eth0")
+    assert fpm_routes(d)[H2_NET]["state"] == "forwarding"
+
+    n = 10
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n, f"{got}/{n} ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n and \
+        dl["r1-eth0"]["pass-unresolved"] == 0, dl
+    assert dl.f4 == 0, f"kernel forwarded: {dl}"
+
+
+# ---- d. IPv6 with a link-local nexthop, as FRR uses them --------------------
+
+def test_d_ipv6_link_local_nexthop(lab):
+    h2_loopback(lab, H2_DST6 + "/64")
+    ns_wait_tentative(lab.h2)
+    ns_wait_tentative(lab.r1)
+    ll = lab.h2.run("ip -6 -br addr show dev h2-eth0 scope link").stdout
+    ll = ll.split()[2].split("/")[0]
+    d, f = start(lab)
+    f.configure(f"ipv6 route {H2_NET6} {ll} r1-eth1")
+    lab.warm_kernel_neighbors()
+    lab.r1.run(f"ping -6 -c1 -W1 {ll}%r1-eth1")    # the kernel resolves it
+    rt = wait_route(d, H2_NET6)
+    assert rt["nexthops"][0]["ip"] == ll and \
+        rt["nexthops"][0]["interfaceName"] == "r1-eth1", rt
+    nh = nexthop_via(d, ll)
+    assert nh and nh[0]["resolved"] and \
+        nh[0]["mac"] == lab.h2.mac("h2-eth0"), nh
+
+    n = 20
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST6, n, 0.02,
+                                           v6=True))
+    assert got == n, f"{got}/{n} ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n, dl
+    assert dl["r1-eth1"]["tx"] >= n, dl
+    assert dl["r1-eth1"]["forwarded"] >= n, dl      # replies, connected /64
+    assert dl.f6 == 0, f"kernel forwarded: {dl}"
+
+    f.configure(f"no ipv6 route {H2_NET6} {ll} r1-eth1")
+    wait_no_route(d, H2_NET6)
+    f.wait_route(H2_NET6, v6=True, present=False)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST6, n, 0.02,
+                                           v6=True))
+    assert got == 0, f"{got} replies without a route"
+    assert dl["r1-eth0"]["pass-no-route"] >= n, dl
+    assert dl.k["Ip6InNoRoutes"] >= n and dl.f6 == 0, dl
+
+
+# ---- e. blackhole (and reject) routes ---------------------------------------
+
+def test_e_blackhole_drops_in_xdp(lab):
+    h2_loopback(lab, BH_DST + "/24")
+    d, f = start(lab)
+    f.configure(f"ip route {BH_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, BH_NET)
+    n = 10
+    assert ping(lab.h1, BH_DST, n, 0.02) == n, "reachable before"
+
+    f.configure(f"no ip route {BH_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole")
+    rt = wait_for(lambda: (fpm_routes(d).get(BH_NET) or {}).get("type")
+                  == "blackhole" and fpm_routes(d)[BH_NET],
+                  what="blackhole route in fpmd")
+    assert rt["installed"] and rt["state"] == "blackhole", rt
+    got, dl = measure(lab, d, lambda: ping(lab.h1, BH_DST, n, 0.02))
+    assert got == 0, f"{got} replies through a blackhole"
+    assert dl["r1-eth0"]["drop-blackhole"] == n, dl
+    # Dropped in XDP: r1's IP stack never saw them.
+    assert dl.k["InReceives"] == 0 and dl.f4 == 0, dl
+    assert all(dl["r1-eth0"][k] == 0 for k in (
+        "forwarded", "pass-no-route", "pass-unreachable", "pass-unresolved",
+        "pass-local")), dl
+
+    # reject = unreachable: to the kernel, which answers with an ICMP error.
+    f.configure(f"no ip route {BH_NET} blackhole",
+                f"ip route {BH_NET} reject")
+    wait_for(lambda: (fpm_routes(d).get(BH_NET) or {}).get("type")
+             == "unreachable", what="unreachable route in fpmd")
+    got, dl = measure(lab, d, lambda: ping(lab.h1, BH_DST, n, 0.02))
+    assert got == 0 and dl["r1-eth0"]["pass-unreachable"] >= n, dl
+    assert dl["r1-eth0"]["drop-blackhole"] == 0, dl
+
+
+# ---- f. restarts ------------------------------------------------------------
+
+def test_f1_zebra_graceful_restart(lab):
+    """zebra -r exits, comes back with -K: fpmd forwards all along, sweeps
+    what zebra no longer has, rewrites nothing that did not change."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab, fpmd_extra=("--fpm-settle", "1000"), retain=True)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {GONE_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole")
+    lab.warm_kernel_neighbors()
+    for p in (H2_NET, GONE_NET):
+        wait_route(d, p)
+    wait_route(d, BH_NET, state="blackhole")
+    before, vals0 = routes_view(d), map_values(d)
+    ll0 = map_values(d, linklocal=True)
+    problems = []          # checked at the end, so one run shows them all
+
+    stream = ping_stream(lab.h1, H2_DST, 1100)
+    try:
+        c0 = d.counter("r1-eth0", "forwarded")
+        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 20,
+                 what="the ping stream through XDP")
+        f0 = fwd4(lab.r1)
+
+        f.stop("zebra")                          # -r: the kernel keeps all
+        wait_for(lambda: not fpm(d)["connected"], what="FPM closed")
+        # While zebra is away: GONE is removed from staticd and from the
+        # kernel, so zebra's replay will not have it.
+        f.configure(f"no ip route {GONE_NET} {lab.H2_V4}")
+        lab.r1.run(f"ip route del {GONE_NET}")
+        c1 = d.counter("r1-eth0", "forwarded")
+        time.sleep(1.5)
+        assert d.counter("r1-eth0", "forwarded") >= c1 + 50, \
+            "XDP stopped forwarding while zebra was gone"
+        # The rest stays exactly; GONE may already be gone, since fpmd
+        # follows the kernel's main table while zebra is away.
+        assert {p: e for p, e in routes_view(d).items() if p != GONE_NET} \
+            == {p: e for p, e in before.items() if p != GONE_NET}, \
+            "routes changed while zebra was away"
+        assert fwd4(lab.r1) == f0, "kernel forwarded while zebra was away"
+
+        w0 = map_writes(d)
+        t_start = time.time()
+        f.start_zebra(retain=True, graceful=15)  # > staticd's ~9 s resend
+        s = wait_connected(d, connections=2)
+        # The replay refreshed everything zebra still has; only GONE went.
+        assert GONE_NET not in fpm_routes(d), "stale route left"
+        now = routes_view(d)
+        assert now == {p: e for p, e in before.items() if p != GONE_NET}, \
+            "a refreshed route changed"
+        w1 = map_writes(d)
+        moved = changed_values(vals0, map_values(d), skip=(GONE_NET,))
+        # Writes allowed: the sweep, and link-local routes that really
+        # changed (moved interface).
+        real = changed_values(ll0, map_values(d, linklocal=True),
+                              skip=(GONE_NET,))
+        if w1 - w0 > s["replaySwept"] + len(real) or moved:
+            problems.append(
+                f"replay: {w1 - w0} route map writes for "
+                f"{s['replaySwept']} swept; unchanged routes rewritten "
+                f"(zebra gave them new nexthop ids): {moved}")
+
+        # staticd resends its routes ~9 s after zebra is back (new zebra
+        # nexthop ids, same content): still nothing to rewrite.
+        m0, vals1 = fpm(d)["messages"], map_values(d)
+        wait_for(lambda: fpm(d)["messages"] > m0,
+                 timeout=max(1, 15 - (time.time() - t_start)),
+                 interval=0.2, what="staticd's resend")
+        time.sleep(0.5)
+        assert routes_view(d) == now, "routes changed with staticd's resend"
+        moved = changed_values(vals1, map_values(d))
+        if map_writes(d) != w1 or moved:
+            problems.append(
+                f"staticd resend: {map_writes(d) - w1} route map writes; "
+                f"rewritten: {moved}")
+        # Converged to zebra's state, IPv4 and IPv6.
+        fp = set(fpm_routes(d))
+        z = zebra_selected(f) | zebra_selected(f, v6=True)
+        assert fp == z, f"fpmd {sorted(fp)} != zebra {sorted(z)}"
+
+        sent, got, out = ping_result(stream)
+    finally:
+        if stream.poll() is None:
+            stream.kill()
+            stream.wait()
+    assert got == sent and sent >= 1000, f"lost {sent - got}/{sent}: {out}"
+    assert fwd4(lab.r1) == f0, \
+        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+    assert not problems, "\n".join(problems)
+
+
+def test_f2_frr_withdrawals_followed(lab):
+    """staticd stopping withdraws its routes over FPM; zebra stopping
+    without -r removes them from the kernel: fpmd follows both."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab)
+    routes = (f"ip route {H2_NET} {lab.H2_V4}",
+              f"ip route {GONE_NET} {lab.H2_V4}")
+    f.configure(*routes)
+    lab.warm_kernel_neighbors()
+    for p in (H2_NET, GONE_NET):
+        wait_route(d, p)
+
+    f.stop("staticd")                            # DELROUTE for each
+    for p in (H2_NET, GONE_NET):
+        wait_no_route(d, p, timeout=2)
+    assert fpm(d)["connected"]
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+    assert got == 0 and dl["r1-eth0"]["pass-no-route"] >= 5, dl
+
+    f.start("staticd")
+    f.configure(*routes)
+    for p in (H2_NET, GONE_NET):
+        wait_route(d, p)
+    assert ping(lab.h1, H2_DST, 5, 0.02) == 5
+
+    # zebra without -r: it deletes its routes from the kernel on exit but
+    # sends nothing over FPM. The kernel path has no route now; the fast
+    # path must not go on forwarding what the kernel no longer would.
+    f.stop("zebra")
+    wait_for(lambda: H2_NET not in lab.r1.run("ip route").stdout,
+             what="zebra's routes gone from the kernel")
+    for p in (H2_NET, GONE_NET):
+        wait_no_route(d, p, timeout=5)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+    assert got == 0, f"{got} replies after zebra withdrew the route"
+    assert dl["r1-eth0"]["forwarded"] == 0, dl
+
+
+def test_f3_fpmd_restart_without_loss(lab):
+    """fpmd --keep-forwarding stops, a new fpmd adopts the pinned maps and
+    takes zebra's replay: not one packet of the streams is lost."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab, fpmd_extra=SETTLE + ("--keep-forwarding",))
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    wait_route(d, BH_NET, state="blackhole")
+    before = (routes_view(d), nexthops_view(d))
+
+    rx = Udp(lab.h2)
+    stream = ping_stream(lab.h1, H2_DST, 600)
+    udp = udp_send(lab.h1, H2_DST, flows=4, interval=0.002, duration=9,
+                   background=True)
+    try:
+        c0 = d.counter("r1-eth0", "forwarded")
+        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 50,
+                 what="the streams through XDP")
+        f0 = fwd4(lab.r1)
+        assert d.stop() == 0, "fpmd --keep-forwarding did not exit cleanly"
+        os.rename(d.log, d.log + ".1")   # wait_ready looks for "started:"
+        time.sleep(0.5)                  # XDP alone forwards meanwhile
+        d2 = lab.fpmd(extra=SETTLE)
+        assert "adopted" in d2.logtext(), d2.logtext()
+        w0 = map_writes(d2)
+        wait_connected(d2)               # zebra reconnects (~3 s) and replays
+        after = (routes_view(d2), nexthops_view(d2))
+        assert after[0] == before[0], "routes differ after the replay"
+        assert after[1] == before[1], "nexthops differ after the replay"
+        assert map_writes(d2) == w0, \
+            f"the replay rewrote {map_writes(d2) - w0} unchanged entries"
+        assert fpm(d2)["replaySwept"] == 0
+
+        sent, got, out = ping_result(stream)
+        uout, uerr = udp.communicate(timeout=30)
+        usent = sum(json.loads(uout)["sent"].values())
+        ugot = rx.stop()["total"]
+    finally:
+        for p in (stream, udp):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert got == sent and sent >= 500, f"ping lost {sent - got}/{sent}"
+    assert ugot == usent and usent >= 3000, f"UDP lost {usent - ugot}/{usent}"
+    assert fwd4(lab.r1) == f0, \
+        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+
+
+# ---- g. malformed FPM input -------------------------------------------------
+
+RTM_NEWROUTE, RTM_DELROUTE = 24, 25
+NLM_F_REQUEST, NLM_F_REPLACE, NLM_F_CREATE = 0x1, 0x100, 0x400
+RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_TABLE = 1, 4, 5, 15
+
+
+def nla(t, data):
+    b = struct.pack("=HH", 4 + len(data), t) + data
+    return b + b"\0" * (-len(b) % 4)
+
+
+def nlmsg(t, body, flags=NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE):
+    return struct.pack("=IHHII", 16 + len(body), t, flags, 0, 0) + body
+
+
+def rtmsg(dst_len, rtype=1, proto=196, table=254):
+    # family, dst_len, src_len, tos, table, protocol, scope, type, flags
+    return struct.pack("=BBBBBBBBI", socket.AF_INET, dst_len, 0, 0, table,
+                       proto, 0, rtype, 0)
+
+
+def route_msg(prefix, gw, oif):
+    """RTM_NEWROUTE as zebra sends it without nexthop groups."""
+    net, plen = prefix.split("/")
+    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen)) +
+                 nla(RTA_DST, socket.inet_aton(net)) +
+                 nla(RTA_TABLE, struct.pack("=I", 254)) +
+                 (nla(RTA_GATEWAY, socket.inet_aton(gw)) if gw else b"") +
+                 nla(RTA_OIF, struct.pack("=I", oif)))
+
+
+def fpm_frame(payload, version=1, ftype=1, length=None):
+    n = 4 + len(payload) if length is None else length
+    return struct.pack(">BBH", version, ftype, n) + payload
+
+
+class FpmClient:
+    """A raw FPM client inside r1's namespace: a plain TCP socket, so
+    `ip netns exec` is fine for it (no bpffs needed)."""
+
+    def __init__(self, lab):
+        self.proc = lab.r1.popen(
+            f"exec {PY} -c {shq(FPM_CLIENT)}", stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def run(self, data, close_early=False):
+        """Send data; returns "closed-by-peer" or "sent-and-closed"."""
+        mode = b"H" if close_early else b"W"
+        out, err = self.proc.communicate(mode + data, timeout=15)
+        assert self.proc.returncode == 0, err
+        return out.decode().strip()
+
+
+def shq(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+# Runs in r1: reads a mode byte and the bytes to send from stdin. "W": send,
+# then wait up to 3 s for the server to close; "H": send and hang up.
+FPM_CLIENT = r"""
+import socket, sys
+data = sys.stdin.buffer.read()
+mode, data = data[:1], data[1:]
+s = socket.create_connection(("127.0.0.1", 2620), timeout=3)
+s.sendall(data)
+if mode == b"H":
+    s.close(); print("sent-and-closed"); sys.exit(0)
+try:
+    r = s.recv(1)
+    print("closed-by-peer" if r == b"" else "data")
+except ConnectionResetError:
+    print("closed-by-peer")
+except socket.timeout:
+    print("still-open")
+"""
+
+VALID_PREFIX = H2_NET
+
+
+def malformed_cases(ok):
+    """(what, bytes, words in fpmd's log line). ok is a valid netlink
+    NEWROUTE message; each case breaks exactly one thing."""
+    bad_attr = bytearray(ok)
+    # The first attribute (RTA_DST, 8 bytes at offset 28) claims 64 bytes.
+    struct.pack_into("=H", bad_attr, 16 + 12, 64)
+    unknown = bytearray(ok)
+    struct.pack_into("=H", unknown, 4, 0x77)       # nlmsg_type
+    zero_len = bytearray(ok)
+    struct.pack_into("=I", zero_len, 0, 0)         # nlmsg_len 0
+    long_nl = bytearray(ok)
+    struct.pack_into("=I", long_nl, 0, len(ok) + 40)
+    return [
+        ("bad version", fpm_frame(ok, version=2), ["version"]),
+        ("unknown frame type", fpm_frame(ok, ftype=7), ["type"]),
+        ("frame length below the header", fpm_frame(ok, length=3),
+         ["length"]),
+        ("netlink message longer than its frame", fpm_frame(bytes(long_nl)),
+         ["truncated"]),
+        ("netlink length zero", fpm_frame(bytes(zero_len)), ["truncated"]),
+        ("truncated attribute", fpm_frame(bytes(bad_attr)),
+         ["truncated", "attribute"]),
+        ("unknown netlink message type", fpm_frame(bytes(unknown)),
+         ["unknown", "type"]),
+    ]
+
+
+def test_g_malformed_fpm_input(lab):
+    h2_loopback(lab, H2_DST + "/24")
+    d = lab.fpmd(extra=SETTLE)
+    lab.warm_kernel_neighbors()
+    oif = lab.r1.ifindex("r1-eth1")
+
+    # A well-formed frame from the raw client is taken (so the broken ones
+    # below are broken only where they say): two messages, h2's prefix via
+    # h2 and h1's connected subnet for the replies.
+    ok = route_msg(VALID_PREFIX, lab.H2_V4, oif)
+    good = fpm_frame(ok + route_msg("172.16.101.0/24", None,
+                                    lab.r1.ifindex("r1-eth0")))
+    assert FpmClient(lab).run(good, close_early=True) == "sent-and-closed"
+    wait_route(d, VALID_PREFIX)
+    wait_route(d, "172.16.101.0/24")
+    routes, nhs = fpm_routes(d), d.show("nexthops")
+    errors = fpm(d)["errors"]
+
+    for what, data, words in malformed_cases(ok):
+        log0 = len(d.logtext())
+        # A good frame first: it is applied; the bad one is not.
+        res = FpmClient(lab).run(fpm_frame(ok) + data)
+        assert res == "closed-by-peer", f"{what}: connection {res}"
+        line = wait_for(lambda: [x for x in d.logtext()[log0:].splitlines()
+                                 if "closing the connection" in x],
+                        timeout=3, what=f"{what}: log line")[0]
+        for w in words:
+            assert w in line.lower(), f"{what}: log line {line!r} lacks {w}"
+        assert d.proc.poll() is None, f"{what}: fpmd died"
+        assert fpm_routes(d) == routes, f"{what}: routes changed"
+        assert d.show("nexthops") == nhs, f"{what}: nexthops changed"
+        errors += 1
+        s = fpm(d)
+        assert s["errors"] == errors and not s["connected"], (what, s)
+
+    # Half a frame, then the client hangs up.
+    log0 = len(d.logtext())
+    frame = fpm_frame(ok)
+    assert FpmClient(lab).run(frame[:len(frame) // 2], close_early=True) \
+        == "sent-and-closed"
+    wait_for(lambda: "middle of a frame" in d.logtext()[log0:], timeout=3,
+             what="half-frame log line")
+    assert fpm_routes(d) == routes and d.proc.poll() is None
+
+    # The fast path still forwards on the raw client's route.
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+    assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5 and dl.f4 == 0, dl
+
+    # A real zebra after all that: connects, its replay lands, and the
+    # raw client's route (zebra never had it) is swept.
+    conns = fpm(d)["connections"]
+    f = lab.frr()
+    f.configure(f"ip route {BH_NET} blackhole")
+    wait_connected(d, connections=conns + 1)
+    wait_route(d, BH_NET, state="blackhole")
+    wait_no_route(d, VALID_PREFIX, timeout=5)
+    assert fpm(d)["connected"]
+
+
+def test_g2_idle_client_changes_nothing(lab):
+    """A client that connects and says nothing (a port scan, a stuck peer)
+    has replayed nothing: it must not sweep zebra's routes."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    routes = routes_view(d)
+    idle = lab.r1.popen(f"exec {PY} -c 'import socket, time; "
+                        "s = socket.create_connection((\"127.0.0.1\", 2620)); "
+                        "time.sleep(1.5)'")
+    try:
+        time.sleep(1)                    # > --fpm-settle (300 ms)
+        assert routes_view(d) == routes, \
+            f"an idle connection changed the routes: {sorted(fpm_routes(d))}"
+        got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+        assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
+    finally:
+        idle.wait(timeout=10)
+    # zebra (replaced by the idle client, or not) is connected again.
+    wait_for(lambda: fpm(d)["connected"] and
+             fpm(d)["replayState"] == "settled", timeout=10,
+             what="zebra connected again")
+    assert routes_view(d) == routes
