@@ -879,6 +879,91 @@ static int run_neighbor(int argc, char **argv)
 	return simple(&req);
 }
 
+/* lookup ADDRESS: which path a packet to ADDRESS takes. */
+static int run_lookup(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+	Fpmd__LookupRequest lr = FPMD__LOOKUP_REQUEST__INIT;
+	char pb[PREFIX_STRLEN], ab[ADDR_STRLEN], mb[MAC_STRLEN];
+	Fpmd__Response *rsp;
+	Fpmd__LookupResult *o;
+	uint8_t store[16];
+	int ret;
+
+	if (argc != 1)
+		die("usage: lookup ADDRESS%s", "");
+	lr.addr = addr_arg(argv[0], store);
+	req.req_case = FPMD__REQUEST__REQ_LOOKUP;
+	req.lookup = &lr;
+	rsp = transact(&req);
+	ret = check(rsp);
+	o = rsp->lookup;
+	if (ret || !o) {
+		fpmd__response__free_unpacked(rsp, NULL);
+		return ret ? ret : 1;
+	}
+	if (json) {
+		printf("{\"address\": ");
+		jstr(argv[0]);
+		if (o->prefix) {
+			printf(", \"prefix\": ");
+			jstr(bin_prefix(o->prefix, pb));
+			printf(", \"protocol\": \"%s\", \"type\": \"%s\", "
+			       "\"state\": ",
+			       source_name(o->source), rtype_name(o->type));
+			jstr(o->state);
+		}
+		printf(", \"fastPath\": %s, \"verdict\": ",
+		       o->fast_path ? "true" : "false");
+		jstr(o->verdict);
+		printf(", \"reason\": ");
+		jstr(o->reason);
+		if (o->nhid)
+			printf(", \"nexthopGroupId\": %u", o->nhid);
+		printf(", \"nexthops\": [");
+		for (size_t i = 0; i < o->n_nexthops; i++) {
+			Fpmd__Nexthop *n = o->nexthops[i];
+
+			printf("%s{\"id\": %u, \"interfaceName\": ", i ? ", " : "",
+			       n->id);
+			jstr(n->ifname);
+			if (n->gateway.len) {
+				printf(", \"ip\": ");
+				jstr(bin_addr(n->gateway, ab));
+			}
+			printf(", \"resolved\": %s", n->resolved ? "true" : "false");
+			if (n->mac.len) {
+				printf(", \"mac\": ");
+				jstr(bin_mac(n->mac, mb));
+			}
+			printf(", \"state\": ");
+			jstr(n->state);
+			printf("}");
+		}
+		printf("]}\n");
+	} else {
+		if (o->prefix)
+			printf("%s: route %s (%s, %s, %s)\n", argv[0],
+			       bin_prefix(o->prefix, pb), source_name(o->source),
+			       rtype_name(o->type), o->state);
+		else
+			printf("%s: no route in the fast path\n", argv[0]);
+		printf("  %s: %s\n", o->verdict, o->reason);
+		for (size_t i = 0; i < o->n_nexthops; i++) {
+			Fpmd__Nexthop *n = o->nexthops[i];
+
+			printf("  nexthop %u: %s%s%s dev %s %s%s [%s]\n", n->id,
+			       n->gateway.len ? "via " : "",
+			       n->gateway.len ? bin_addr(n->gateway, ab) : "",
+			       n->gateway.len ? "" : "connected", n->ifname,
+			       n->mac.len ? "lladdr " : "",
+			       n->mac.len ? bin_mac(n->mac, mb) : "", n->state);
+		}
+	}
+	fpmd__response__free_unpacked(rsp, NULL);
+	return 0;
+}
+
 static int run_clear(int argc, char **argv)
 {
 	Fpmd__Request req = FPMD__REQUEST__INIT;
@@ -909,6 +994,10 @@ static const struct {
 	{ "neighbor", "neigh",
 	  "neighbor add ADDR lladdr MAC dev IF\n      neighbor del ADDR dev IF",
 	  run_neighbor },
+	{ "lookup", NULL,
+	  "lookup ADDRESS  (the path a packet to ADDRESS takes, or why the "
+	  "kernel)",
+	  run_lookup },
 	{ "clear", NULL, "clear counters", run_clear },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1270,6 +1270,16 @@ int rib_neigh_del(int family, const uint8_t *addr, uint32_t ifindex,
 
 uint32_t rib_neigh_gen;
 
+bool rib_neigh_lookup(int family, const uint8_t *addr, uint32_t ifindex,
+		      uint8_t mac[6])
+{
+	struct neighbor *ne = neigh_find(family, addr, ifindex);
+
+	if (ne)
+		memcpy(mac, ne->mac, 6);
+	return ne != NULL;
+}
+
 void rib_neigh_sweep(void)
 {
 	struct hnode *n, *tmp;

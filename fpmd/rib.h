@@ -180,6 +180,8 @@ int rib_neigh_del(int family, const uint8_t *addr, uint32_t ifindex,
 		  bool is_static, const char **err);
 /* Learned neighbors not reported since rib_neigh_gen was bumped go. */
 extern uint32_t rib_neigh_gen;
+bool rib_neigh_lookup(int family, const uint8_t *addr, uint32_t ifindex,
+		      uint8_t mac[6]);
 void rib_neigh_sweep(void);
 
 /* An interface changed (MAC, MTU, state, tx port): rewrite its nexthops. */

@@ -714,3 +714,61 @@ def test_full_maps_are_reported_not_silent(lab):
     got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, H2_EXTRA, 3, 0.05))
     assert got == 3 and dc["r1-eth0"]["pass-unreachable"] >= 3 and f4 >= 3, \
         nonzero(dc)
+
+
+# ---- 12. lookup -------------------------------------------------------------
+
+def lookup(d, addr):
+    return json.loads(d.ctl("--json", "lookup", addr).stdout)
+
+
+def test_lookup_says_which_path_or_why_kernel(lab):
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d)
+    d.ctl("route", "add", "10.99.0.0/24", "via", "172.16.102.9", "dev",
+          "r1-eth1")
+    d.ctl("route", "add", "10.98.0.0/24", "blackhole")
+    d.ctl("route", "add", "10.97.0.0/24", "unreachable")
+    h2mac = lab.h2.mac("h2-eth0")
+
+    # Exactly what a user reads, for a forwarded host on a connected net.
+    assert lookup(d, lab.H2_V4) == {
+        "address": lab.H2_V4, "prefix": "172.16.102.0/24",
+        "protocol": "static", "type": "unicast", "state": "forwarding",
+        "fastPath": True, "verdict": "forwarded",
+        "reason": f"connected on r1-eth1, to {h2mac}",
+        "nexthops": [{"id": 0, "interfaceName": "r1-eth1", "resolved": True,
+                      "state": "forwarding"}]}
+    v6 = lookup(d, lab.H2_V6)
+    assert v6["fastPath"] and v6["prefix"] == "2001:db8:102::/64", v6
+
+    gw = lookup(d, "10.99.0.1")
+    assert gw["prefix"] == "10.99.0.0/24" and not gw["fastPath"] and \
+        gw["verdict"] == "kernel" and "172.16.102.9" in gw["reason"] and \
+        "pass-unresolved" in gw["reason"], gw
+    assert gw["nexthops"][0]["ip"] == "172.16.102.9" and \
+        not gw["nexthops"][0]["resolved"], gw
+    # Once the neighbor is known, the same lookup says how it leaves.
+    d.ctl("neighbor", "add", "172.16.102.9", "lladdr", "02:00:00:00:00:09",
+          "dev", "r1-eth1")
+    gw = lookup(d, "10.99.0.1")
+    assert gw["fastPath"] and gw["reason"] == \
+        "via 172.16.102.9 dev r1-eth1, to 02:00:00:00:00:09", gw
+
+    bh = lookup(d, "10.98.0.7")
+    assert bh["verdict"] == "dropped" and "drop-blackhole" in bh["reason"], bh
+    un = lookup(d, "10.97.0.7")
+    assert un["verdict"] == "kernel" and "pass-unreachable" in un["reason"]
+    own = lookup(d, lab.R1_V4_1)
+    assert own["prefix"] == f"{lab.R1_V4_1}/32" and \
+        own["protocol"] == "kernel" and "pass-local" in own["reason"], own
+    mc = lookup(d, "224.0.0.5")
+    assert "pass-multicast" in mc["reason"] and "prefix" not in mc, mc
+    none = lookup(d, "198.51.100.1")
+    assert "pass-no-route" in none["reason"] and "prefix" not in none, none
+    # Longest match wins over a covering route.
+    d.ctl("route", "add", "10.99.0.128/25", "blackhole")
+    assert lookup(d, "10.99.0.200")["prefix"] == "10.99.0.128/25"
+    assert lookup(d, "10.99.0.100")["prefix"] == "10.99.0.0/24"
+    r = d.ctl("lookup", "not-an-address", check=False)
+    assert r.returncode != 0 and "bad address" in r.stderr
