@@ -1,0 +1,219 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The plugin feed protocol on fpmd's side, driven by a raw client that
+speaks the protobuf messages of proto/fpmd.proto (PluginMsg in, FpmdMsg
+out), so it needs no zebra: exact replays, acks with fpmd's status, and
+malformed, oversized and wrong-version input refused with state kept.
+The zebra module itself is tested in tests/test_plugin.py."""
+import json
+import socket
+import struct
+import time
+
+from lab import wait_for
+
+
+def varint(v):
+    out = b""
+    while True:
+        b, v = v & 0x7F, v >> 7
+        out += bytes([b | (0x80 if v else 0)])
+        if not v:
+            return out
+
+
+def ld(field, b):
+    return bytes([field << 3 | 2]) + varint(len(b)) + b
+
+
+def vi(field, v):
+    return bytes([field << 3]) + varint(v)
+
+
+def frame(b):
+    return struct.pack(">I", len(b)) + b
+
+
+def hello(version=1):
+    return ld(1, vi(1, version) + ld(2, b"test plugin"))
+
+
+def replay_begin(rid):
+    return ld(2, vi(1, rid))
+
+
+def replay_end(rid, routes):
+    return ld(3, vi(1, rid) + vi(2, routes))
+
+
+def route(seq, pfx, plen, gw=None, ifindex=0, dele=False, rtype=1):
+    p = ld(1, socket.inet_aton(pfx)) + vi(2, plen)
+    body = vi(1, seq) + (vi(2, 1) if dele else b"") + ld(3, p)
+    if not dele:
+        body += vi(5, rtype)
+        if gw:
+            body += ld(7, ld(1, socket.inet_aton(gw)) + vi(2, ifindex))
+    return ld(4, body)
+
+
+def decode(buf):
+    """Minimal protobuf decoder: {field: [values]} (bytes for LEN)."""
+    out, i = {}, 0
+    while i < len(buf):
+        key, i = _varint(buf, i)
+        f, t = key >> 3, key & 7
+        if t == 0:
+            v, i = _varint(buf, i)
+        elif t == 2:
+            n, i = _varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        else:
+            raise ValueError(f"wire type {t}")
+        out.setdefault(f, []).append(v)
+    return out
+
+
+def _varint(b, i):
+    v = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << s
+        s += 7
+        if not c & 0x80:
+            return v, i
+
+
+class Client:
+    def __init__(self, d):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(3)
+        self.s.connect(d.plugin_sock)
+
+    def send(self, *msgs):
+        self.s.sendall(b"".join(frame(m) for m in msgs))
+
+    def recv(self):
+        hdr = self._exact(4)
+        if hdr is None:
+            return None
+        return decode(self._exact(struct.unpack(">I", hdr)[0]))
+
+    def _exact(self, n):
+        b = b""
+        while len(b) < n:
+            c = self.s.recv(n - len(b))
+            if not c:
+                return None
+            b += c
+        return b
+
+    def closed(self):
+        try:
+            while True:
+                if not self.s.recv(4096):
+                    return True
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+
+    def close(self):
+        self.s.close()
+
+
+def plugin_routes(d):
+    return {p for p, e in d.show("routes").items()
+            if any(x["protocol"] == "plugin" for x in e)}
+
+
+def acks(c, n):
+    """n FpmdMsg acks: [(seq, status, error)]."""
+    out = []
+    for _ in range(n):
+        m = c.recv()
+        a = decode(m[2][0])
+        out.append((a.get(1, [0])[0], a.get(2, [0])[0],
+                    a.get(3, [b""])[0].decode()))
+    return out
+
+
+def test_plugin_replay_is_exact_and_acked(lab):
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.send(hello())
+    h = c.recv()
+    assert decode(h[1][0])[1] == [1], h  # fpmd's Hello, version 1
+
+    c.send(replay_begin(7),
+           route(1, "10.77.0.0", 16, "172.16.102.1", idx),
+           route(2, "10.78.0.0", 16, "172.16.102.1", idx),
+           route(3, "10.79.0.0", 16, "172.16.102.1", 0),  # no interface
+           replay_end(7, 3))
+    got = acks(c, 3)
+    assert got[0] == (1, 0, "") and got[1] == (2, 0, ""), got
+    assert got[2][0] == 3 and got[2][1] != 0 and "interface" in got[2][2], got
+    done = c.recv()
+    assert 3 in done, done  # replay_done echoes the end marker
+    assert plugin_routes(d) == {"10.77.0.0/16", "10.78.0.0/16"}
+    st = d.show("plugin")
+    assert st["replayState"] == "complete" and st["ignored"] == 1, st
+
+    # The next replay omits 10.78: it is gone at ReplayEnd, exactly, with
+    # no timer; 10.77 is refreshed without a map write.
+    w0 = st["mapWrites"]
+    c.send(replay_begin(8), route(4, "10.77.0.0", 16, "172.16.102.1", idx),
+           replay_end(8, 1))
+    acks(c, 1)
+    c.recv()
+    assert plugin_routes(d) == {"10.77.0.0/16"}
+    st = d.show("plugin")
+    assert st["replaySwept"] == 1 and st["mapWrites"] == w0 + 1, st
+    # Between replays, single operations are applied and acked.
+    c.send(route(5, "10.77.0.0", 16, dele=True))
+    assert acks(c, 1) == [(5, 0, "")]
+    assert plugin_routes(d) == set()
+    c.close()
+
+
+def test_plugin_bad_input_refused_state_kept(lab):
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.send(hello(), replay_begin(1),
+           route(1, "10.77.0.0", 16, "172.16.102.1", idx), replay_end(1, 1))
+    c.recv()
+    acks(c, 1)
+    c.recv()
+    before = plugin_routes(d)
+    assert before == {"10.77.0.0/16"}
+
+    cases = [
+        ("wrong version", [frame(hello(99))], "API version"),
+        ("before hello", [frame(route(1, "10.1.0.0", 16, "172.16.102.1",
+                                      idx))], "before Hello"),
+        ("malformed", [frame(hello()), frame(b"\xff\xff\xff\xff\x0f")],
+         "malformed"),
+        ("oversized", [struct.pack(">I", 64 << 20)], "larger than"),
+    ]
+    for what, data, word in cases:
+        k = Client(d)
+        errors = d.show("plugin")["errors"]
+        k.s.sendall(b"".join(data))
+        assert k.closed(), f"{what}: connection left open"
+        k.close()
+        wait_for(lambda: d.show("plugin")["errors"] > errors,
+                 what=f"{what} counted")
+        st = d.show("plugin")
+        assert word in st["lastError"], (what, st)
+        assert word in d.logtext(), (what, d.logtext()[-500:])
+        # Held, not changed: the routes keep forwarding.
+        assert plugin_routes(d) == before, what
+        assert d.proc.poll() is None
+    # A good client afterwards replays and resyncs.
+    k = Client(d)
+    k.send(hello(), replay_begin(2), replay_end(2, 0))
+    k.recv()
+    k.recv()
+    assert plugin_routes(d) == set()
+    k.close()
