@@ -1,0 +1,172 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Fetches and prepares the FRR source that matches the INSTALLED frr
+# package, for building fpmd's zebra plugin (configure --with-frr-source=DIR).
+#
+#   scripts/frr-source.sh DIR
+#
+# DIR becomes the FRR source tree itself (configure.ac, lib/, zebra/ ...):
+# the Debian source package of exactly the installed version, bootstrapped
+# and configured with the flags of its debian/rules (so config.h matches
+# the installed zebra), then only the generated headers a module includes
+# are made. About 40 s. Idempotent: a DIR already prepared for the same
+# version is left alone. A DIR prepared by this script for another version
+# is replaced, and the script says so.
+#
+# Needs root for apt (deb-src entry, build dependencies) unless both are
+# already there.
+set -eu
+
+prog=frr-source
+say() { echo "$prog: $*"; }
+die() { echo "$prog: error: $*" >&2; exit 1; }
+
+[ $# -eq 1 ] || die "usage: $0 DIR"
+DIR=$1
+case $DIR in /*) ;; *) DIR=$(pwd)/$DIR ;; esac
+STAMP=$DIR/.fpmd-frr-source
+# Headers FRR generates that zebra's and lib's headers include.
+GENERATED="lib/route_types.h lib/version.h"
+
+ver=$(dpkg-query -W -f='${Version}' frr 2>/dev/null) ||
+	die "the frr package is not installed (apt-get install frr first): the plugin is built for the installed zebra"
+[ -n "$ver" ] || die "the frr package is not installed"
+
+prepared() {
+	[ -f "$STAMP" ] || return 1
+	grep -q '^incomplete' "$STAMP" && return 1
+	for h in $GENERATED; do
+		[ -f "$DIR/$h" ] || return 1
+	done
+	return 0
+}
+
+if prepared; then
+	have=$(cat "$STAMP")
+	if [ "$have" = "$ver" ]; then
+		say "$DIR already holds FRR $ver, prepared (nothing to do)"
+		exit 0
+	fi
+	say "VERSION MISMATCH: $DIR holds FRR source $have, the installed frr is $ver; replacing it"
+	rm -rf "$DIR"
+elif [ -f "$STAMP" ]; then
+	say "$DIR was not prepared completely; starting again"
+	rm -rf "$DIR"
+elif [ -e "$DIR" ] && [ -n "$(ls -A "$DIR" 2>/dev/null)" ]; then
+	die "$DIR exists, is not empty and was not made by this script; give an empty or new directory"
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+# --- a deb-src entry, only if apt has none ---------------------------------
+has_debsrc() {
+	grep -qsE '^[[:space:]]*deb-src[[:space:]]' /etc/apt/sources.list \
+		/etc/apt/sources.list.d/*.list && return 0
+	grep -qsiE '^[[:space:]]*Types:.*deb-src' /etc/apt/sources.list.d/*.sources
+}
+if ! has_debsrc; then
+	src=/etc/apt/sources.list.d/debian.sources
+	[ -f "$src" ] || die "no deb-src entry and no $src to copy one from"
+	say "adding a deb-src entry (/etc/apt/sources.list.d/debian-src.sources, a copy of $src)"
+	sed -E 's/^Types:.*/Types: deb-src/' "$src" \
+		>/etc/apt/sources.list.d/debian-src.sources
+	apt-get update -q >/dev/null
+elif ! apt-cache showsrc frr >/dev/null 2>&1 ||
+	[ -z "$(apt-cache showsrc frr 2>/dev/null)" ]; then
+	apt-get update -q >/dev/null
+fi
+
+# --- build dependencies that shape configure and config.h ------------------
+# The -dev packages debian/rules' configure flags need (snmp, rpki, pam,
+# ...), plus the autotools; no doc toolchain, no full build-dep.
+DEPS="autoconf automake libtool pkg-config gawk dpkg-dev make gcc
+bison flex texinfo python3-dev libyang2-dev libjson-c-dev libcap-dev
+libc-ares-dev libpcre2-dev libsnmp-dev librtr-dev libssh-dev libpam0g-dev
+libreadline-dev libelf-dev libprotobuf-c-dev"
+missing=""
+for p in $DEPS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	say "installing build dependencies:$missing"
+	# shellcheck disable=SC2086
+	apt-get install -y -q --no-install-recommends $missing >/dev/null ||
+		die "could not install:$missing"
+fi
+
+# --- the source of exactly the installed version ---------------------------
+work=$DIR.work.$$
+rm -rf "$work"
+mkdir -p "$work"
+trap 'rm -rf "$work"' EXIT
+say "fetching the source of frr $ver (installed)"
+if ! (cd "$work" && apt-get source -q --only-source "frr=$ver" >apt.log 2>&1); then
+	avail=$(apt-cache showsrc frr 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ')
+	cat "$work/apt.log" >&2
+	die "VERSION MISMATCH: the installed frr is $ver, the archive offers source ${avail:-none}.
+  The archive serves only its newest revision: upgrade frr to it
+  (apt-get install frr) and run this script again."
+fi
+tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'frr-*' | head -n 1)
+[ -n "$tree" ] || die "apt-get source gave no frr-* directory in $work"
+srcver=$(cd "$tree" && dpkg-parsechangelog -S Version)
+[ "$srcver" = "$ver" ] ||
+	die "VERSION MISMATCH: the source's debian/changelog says $srcver, the installed frr is $ver"
+mkdir -p "$(dirname "$DIR")"
+rmdir "$DIR" 2>/dev/null || true
+mv "$tree" "$DIR"
+echo "incomplete $ver" >"$STAMP"
+
+# --- configure as debian/rules does ----------------------------------------
+# make -n prints debian/rules' configure recipe with its variables (build
+# profiles, multiarch) expanded; the flags are what follows
+# "dh_auto_configure --". In front go the defaults dh_auto_configure adds,
+# in its order, as the installed zebra's --version shows them.
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+build=$(dpkg-architecture -qDEB_BUILD_GNU_TYPE)
+rules=$(cd "$DIR" && make -s -n -f debian/rules override_dh_auto_configure \
+	DEB_HOST_MULTIARCH="$multiarch" 2>/dev/null) ||
+	die "cannot read the configure flags from $DIR/debian/rules"
+flags=$(printf '%s\n' "$rules" | tr '\n' ' ' | sed -e 's/\\ / /g' \
+	-e 's/.*dh_auto_configure[[:space:]]*--//' -e 's/#.*$//')
+[ -n "$(printf '%s' "$flags" | tr -d ' \t')" ] ||
+	die "no dh_auto_configure flags found in $DIR/debian/rules"
+# The manuals need sphinx and shape nothing in config.h: left out.
+flags=$(printf '%s' "$flags" | sed -E 's/--enable-doc(-html)?([[:space:]]|$)/\2/g')
+flags="$flags --disable-doc"
+# ${prefix} stays literal for configure (single quotes survive the eval).
+dh_defaults="--build=$build --prefix=/usr --includedir='\${prefix}/include'
+--mandir='\${prefix}/share/man' --infodir='\${prefix}/share/info'
+--sysconfdir=/etc --localstatedir=/var --disable-option-checking
+--disable-silent-rules --libdir='\${prefix}/lib/$multiarch'
+--libexecdir='\${prefix}/lib/$multiarch' --disable-maintainer-mode"
+
+say "bootstrapping"
+(cd "$DIR" && ./bootstrap.sh >"$DIR/.fpmd-bootstrap.log" 2>&1) ||
+	die "bootstrap.sh failed, see $DIR/.fpmd-bootstrap.log"
+say "configuring with debian/rules' flags"
+printf '%s\n' "./configure $dh_defaults $flags PYTHON=/usr/bin/python3" |
+	tr '\n' ' ' >"$DIR/.fpmd-configure-cmd"
+(cd "$DIR" && eval "$(cat .fpmd-configure-cmd)" >.fpmd-configure.log 2>&1) ||
+	die "FRR's configure failed, see $DIR/.fpmd-configure.log"
+
+say "generating headers: $GENERATED"
+# shellcheck disable=SC2086
+(cd "$DIR" && make $GENERATED >"$DIR/.fpmd-make.log" 2>&1) ||
+	die "make $GENERATED failed, see $DIR/.fpmd-make.log"
+# The installed zebra prints the configure arguments it was built with;
+# ours should be the same set (PYTHON and build_alias aside).
+norm() { tr -s ' \t' '\n' | sed -e "s/^'//" -e "s/'$//" |
+	grep -Ev '^(PYTHON=|build_alias=|LIBTOOLFLAGS=|-rpath|--enable-doc|--disable-doc|/usr/lib/.*/frr"?$|$)' | sort; }
+theirs=$(/usr/lib/frr/zebra --version 2>/dev/null | sed -n '/configured with:/{n;p}' | norm)
+ours=$(sed -n 's/^#define FRR_CONFIG_ARGS "\(.*\)"$/\1/p' "$DIR/lib/version.h" | norm)
+if [ -n "$theirs" ] && [ "$theirs" != "$ours" ]; then
+	say "WARNING: configure arguments differ from the installed zebra's:"
+	printf '%s\n' "$theirs" >"$work/theirs"
+	printf '%s\n' "$ours" >"$work/ours"
+	diff "$work/theirs" "$work/ours" | sed 's/^/  /' || true
+fi
+printf '%s\n' "$ver" >"$STAMP"
+say "FRR $ver prepared in $DIR (configure --with-frr-source=$DIR)"

@@ -1,0 +1,657 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""End-to-end tests of fpmd's own zebra plugin (fpmd/zebra-plugin): the
+installed Debian zebra loads it (`zebra -M /abs/path/fpmd_zebra.so:SOCKET`),
+staticd and vtysh configure routes, fpmd takes them over the plugin socket
+and forwards with real XDP.
+
+What a user relies on: zebra loads the module and, with fpmd absent, keeps
+installing routes in the kernel while the plugin says once that fpmd is not
+there; routes configured in FRR reach fpmd (protocol "plugin") and are
+forwarded by XDP; when fpmd starts late or restarts, the plugin reconnects
+and replays, and fpmd ends up with exactly zebra's routes (the replay's end
+marker, no timer): what changed while it was away is there, what was removed
+is gone.
+
+The module is built only with `configure --with-frr-source=DIR`
+(scripts/frr-source.sh DIR prepares DIR); without it every test here is
+skipped. Run:
+  FPMD_BUILDDIR=build-plugin /usr/bin/python3 -m pytest -v tests/test_plugin.py
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+import pytest
+
+from frr import FRR_RUN, FrrLab
+from lab import BUILDDIR, FPMD, ping, wait_for
+from test_frr import Udp, fwd4, fwd6, measure, udp_send
+
+PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
+
+H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"       # h2's lo, via h2
+GONE_NET = "10.97.0.0/24"                          # removed while fpmd is away
+NEW_NET = "10.96.0.0/24"                           # added while fpmd is away
+BH_NET, BH_DST = "10.98.0.0/24", "10.98.0.1"
+H2_NET6, H2_DST6 = "2001:db8:99::/64", "2001:db8:99::1"
+
+ABSENT = "fpmd plugin: fpmd is not reachable at"
+LOST = "fpmd plugin: connection to fpmd at"
+REFUSED = "fpmd plugin: fpmd refused"
+
+
+def has_plugin_server():
+    r = subprocess.run([FPMD, "--help"], capture_output=True, text=True)
+    return "--plugin-socket" in r.stdout + r.stderr
+
+
+# ---- fixtures ---------------------------------------------------------------
+
+@pytest.fixture(scope="module", autouse=True)
+def sigterm_cleans_up():
+    """A SIGTERM (CI's timeout) must still stop the daemonized FRR."""
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGTERM, old)
+
+
+@pytest.fixture
+def lab(request):
+    if not os.path.exists(PLUGIN):
+        pytest.skip(f"zebra plugin not built ({PLUGIN} missing): configure "
+                    "--with-frr-source=DIR (scripts/frr-source.sh DIR) "
+                    "builds it")
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    lab = FrrLab(topo=getattr(request, "param", "line"))
+    try:
+        yield lab
+    finally:
+        try:
+            diagnostics(lab)
+        finally:
+            lab.cleanup()
+
+
+@pytest.fixture
+def server():
+    """Tests that need fpmd's side of the plugin feed."""
+    if not has_plugin_server():
+        pytest.skip(f"{FPMD} has no --plugin-socket (no plugin server)")
+
+
+def diagnostics(lab):
+    """Printed at teardown; pytest shows it when the test failed."""
+    for name in sorted(os.listdir(lab.tmp)):
+        if name.endswith(".log") or name.startswith("fpmd.log"):
+            with open(os.path.join(lab.tmp, name), errors="replace") as f:
+                print(f"---- {name} ----\n{f.read()[-20000:]}")
+    for d in lab.daemons:
+        if d.proc.poll() is None:
+            for what in ("plugin", "routes", "nexthops", "counters"):
+                try:
+                    print(f"---- show {what} ----\n",
+                          d.ctl("show", what).stdout)
+                except Exception as e:  # noqa: BLE001  diagnostics only
+                    print(f"show {what} failed:", e)
+    for f in lab.frrs:
+        if f.running("zebra"):
+            try:
+                print("---- zebra ----\n", f.vtysh("show ip route",
+                                                  "show ipv6 route",
+                                                  check=False))
+                print("---- show fpmd plugin ----\n",
+                      zebra_vty(f, "show fpmd plugin"))
+            except Exception as e:  # noqa: BLE001
+                print("zebra diagnostics failed:", e)
+
+
+# ---- helpers ----------------------------------------------------------------
+
+def plugin_sock(lab):
+    """Where the lab's fpmd listens for the plugin (tests/lab.py)."""
+    return os.path.join(lab.tmp, "plugin.sock")
+
+
+def start_frr(lab, **kw):
+    """zebra with the plugin (no FPM module) and staticd on r1."""
+    f = lab.frr(start=False, fpm=False, **kw)
+    f.start_zebra(extra=["-M", f"{PLUGIN}:{plugin_sock(lab)}"])
+    f.start("staticd")
+    return f
+
+
+def start_fpmd(lab, extra=(), ifnames=("r1-eth0", "r1-eth1")):
+    return lab.fpmd(ifnames=ifnames, extra=("--no-fpm",) + tuple(extra))
+
+
+def zebra_vty(f, cmd):
+    """A command on zebra's own vty socket, as vtysh sends it: vtysh only
+    knows the commands compiled into it, not those a module adds."""
+    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect(path)
+        s.sendall(cmd.encode() + b"\0")
+        buf = b""
+        while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    finally:
+        s.close()
+    status = buf[-1] if len(buf) >= 4 else None
+    text = buf[:-4].decode(errors="replace")
+    assert status == 0, f"zebra vty {cmd!r}: status {status}: {text}"
+    return text
+
+
+def zplugin(f):
+    return json.loads(zebra_vty(f, "show fpmd plugin json"))
+
+
+def plugin_routes(d):
+    """{prefix: entry} for the routes fpmd took from the plugin."""
+    out = {}
+    for p, entries in d.show("routes").items():
+        for e in entries:
+            if e.get("protocol") == "plugin":
+                out[p] = e
+    return out
+
+
+def wait_route(d, prefix, state="forwarding", timeout=10):
+    def ok():
+        e = plugin_routes(d).get(prefix)
+        if e and e.get("installed") and state in (None, e.get("state")):
+            return e
+        return None
+    return wait_for(ok, timeout=timeout, interval=0.05,
+                    what=f"plugin route {prefix} {state or ''} in fpmd "
+                         f"(now {plugin_routes(d).get(prefix)})")
+
+
+def wait_no_route(d, prefix, timeout=5):
+    return wait_for(lambda: prefix not in plugin_routes(d), timeout=timeout,
+                    interval=0.05, what=f"{prefix} gone from fpmd")
+
+
+def wait_replayed(d, connections=1, timeout=15):
+    """The plugin connected (n-th connection) and its replay completed."""
+    def ok():
+        s = d.show("plugin")
+        return s if (s.get("connected") and
+                     s.get("connections", 0) >= connections and
+                     s.get("replayState") == "complete") else None
+    return wait_for(ok, timeout=timeout, interval=0.1,
+                    what=f"plugin connection {connections}, replay "
+                         f"complete (now {d.show('plugin')})")
+
+
+def zebra_fib(f):
+    """zebra's selected, installed prefixes of the main table, without
+    IPv6 link-local ones (the plugin does not feed them: one per
+    interface, never forwarded)."""
+    out = set()
+    for v6 in (False, True):
+        for p, es in f.routes(v6).items():
+            if p.startswith("fe80:"):
+                continue
+            if any(e.get("selected") and e.get("installed") for e in es):
+                out.add(p)
+    return out
+
+
+def count(text, needle):
+    return text.count(needle)
+
+
+def h2_loopback(lab, *cidrs):
+    for c in cidrs:
+        lab.h2.run(f"ip addr add {c} dev lo")
+
+
+# ---- a. the module loads; fpmd absent: zebra carries on, said once ----------
+
+def test_a_loads_and_works_without_fpmd(lab):
+    f = start_frr(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole",
+                f"ipv6 route {H2_NET6} {lab.H2_V6}")
+    f.wait_route(H2_NET)
+    f.wait_route(BH_NET)
+    f.wait_route(H2_NET6, v6=True)
+    kernel = lab.r1.run("ip route; ip -6 route").stdout
+    assert f"{H2_NET} " in kernel and f"blackhole {BH_NET}" in kernel, kernel
+    assert H2_NET6 in kernel, kernel
+
+    # Retries every second, says it once.
+    wait_for(lambda: zplugin(f)["connectFailures"] >= 4, timeout=10,
+             what="the plugin retrying")
+    log = f.logtext()
+    assert "fpmd plugin: loaded" in log, log
+    assert count(log, ABSENT) == 1, log
+    st = zplugin(f)
+    assert not st["connected"] and st["socket"] == plugin_sock(lab), st
+    assert st["routeOps"] == 0 and st["skippedDisconnected"] > 0, st
+    # zebra is fine: still running, still taking changes.
+    f.configure(f"no ip route {H2_NET} {lab.H2_V4}")
+    f.wait_route(H2_NET, present=False)
+    assert f"{H2_NET} " not in lab.r1.run("ip route").stdout
+    assert f.running("zebra")
+    assert count(f.logtext(), ABSENT) == 1
+
+
+# ---- b. routes from vtysh reach fpmd and XDP forwards them ------------------
+
+def test_b_routes_reach_fpmd_and_xdp(lab, server):
+    h2_loopback(lab, H2_DST + "/24", BH_DST + "/24", H2_DST6 + "/64")
+    d = start_fpmd(lab)
+    f = start_frr(lab)
+    wait_replayed(d)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole",
+                f"ipv6 route {H2_NET6} {lab.H2_V6}")
+    lab.warm_kernel_neighbors()
+    rt = wait_route(d, H2_NET)
+    assert rt["type"] == "unicast" and rt["table"] == 254, rt
+    # zebra's kernel nexthop object: the route names it, fpmd has it.
+    assert rt.get("nexthopGroupId"), rt
+    nh = d.show("nexthops").get(str(rt["nexthopGroupId"]))
+    assert nh and nh.get("ip") == lab.H2_V4 and \
+        nh.get("interfaceName") == "r1-eth1", nh
+    wait_route(d, BH_NET, state="blackhole")
+    assert plugin_routes(d)[BH_NET]["type"] == "blackhole"
+    wait_route(d, H2_NET6)
+    # Connected routes come from the plugin too (system-route events).
+    for p in ("172.16.101.0/24", "172.16.102.0/24", "2001:db8:101::/64"):
+        assert plugin_routes(d)[p]["state"] == "forwarding", \
+            (p, plugin_routes(d).get(p))
+    assert not any(p.startswith("fe80:") for p in plugin_routes(d))
+    assert set(plugin_routes(d)) == zebra_fib(f)
+
+    n = 20
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n, f"{got}/{n} replies ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n and dl["r1-eth1"]["tx"] >= n, dl
+    assert dl.f4 == 0, f"kernel forwarded: {dl}"
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST6, n, 0.02,
+                                           v6=True))
+    assert got == n, f"{got}/{n} IPv6 replies ({dl})"
+    assert dl["r1-eth0"]["forwarded"] >= n and dl.f6 == 0, dl
+    got, dl = measure(lab, d, lambda: ping(lab.h1, BH_DST, n, 0.02))
+    assert got == 0 and dl["r1-eth0"]["drop-blackhole"] == n, dl
+
+    # Removed in FRR: gone from fpmd, the kernel has no route either.
+    f.configure(f"no ip route {H2_NET} {lab.H2_V4}")
+    wait_no_route(d, H2_NET)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == 0 and dl["r1-eth0"]["pass-no-route"] >= n, dl
+
+    # Live connected and kernel routes (system-route notifications): an
+    # address added on r1, a route added to its kernel by hand.
+    lab.r1.run("ip addr add 10.95.0.1/24 dev r1-eth1")
+    lab.r1.run(f"ip route add {GONE_NET} via {lab.H2_V4}")
+    f.wait_route(GONE_NET)
+    assert f.routes()[GONE_NET][0]["protocol"] == "kernel"
+    wait_route(d, "10.95.0.0/24")
+    wait_route(d, GONE_NET)
+    lab.r1.run(f"ip route del {GONE_NET} via {lab.H2_V4}")
+    lab.r1.run("ip addr del 10.95.0.1/24 dev r1-eth1")
+    wait_no_route(d, GONE_NET)
+    wait_no_route(d, "10.95.0.0/24")
+    assert set(plugin_routes(d)) == zebra_fib(f)
+
+    st = zplugin(f)
+    assert st["connected"] and st["acksFailed"] == 0, st
+    assert st["unsupported"] == 0, st
+    assert st["acksOk"] >= st["routeOps"] + st["nexthopOps"] > 0, st
+    assert REFUSED not in f.logtext() and ABSENT not in f.logtext()
+    ps = d.show("plugin")
+    assert ps["replayState"] == "complete" and ps["errors"] == 0, ps
+
+
+# ---- c. ECMP: zebra's nexthop group through NexthopOps ----------------------
+
+@pytest.mark.parametrize("lab", ["ecmp"], indirect=True)
+def test_c_ecmp_group(lab, server):
+    ifs = ("r1-eth0", "r1-eth1", "r1-eth2")
+    d = start_fpmd(lab, ifnames=ifs)
+    f = start_frr(lab)
+    wait_replayed(d)
+    f.configure(f"ip route {H2_NET} {lab.R2_V4}",
+                f"ip route {H2_NET} {lab.R3_V4}")
+    lab.r1.run(f"ping -c1 -W1 {lab.R2_V4} && ping -c1 -W1 {lab.R3_V4}")
+    lab.h1.run(f"ping -c1 -W1 {lab.R1_V4_0}")
+    rt = wait_route(d, H2_NET)
+    assert rt["isGroup"], rt
+    nhs = d.show("nexthops")
+    g = nhs[str(rt["nexthopGroupId"])]
+    assert sorted(nhs[str(m["id"])]["ip"] for m in g["nexthops"]) == \
+        sorted([lab.R2_V4, lab.R3_V4]), g
+
+    flows, per = 32, 10
+    rx = Udp(lab.h2)
+    (sent, got), dl = measure(lab, d, lambda: (
+        udp_send(lab.h1, H2_DST, flows=flows, count=per), rx.stop()))
+    assert got["total"] == flows * per, got
+    used = {next(iter(v)) for v in got["received"].values()}
+    assert used == {"h2-eth0", "h2-eth1"}, f"one path only: {got}"
+    assert dl["r1-eth0"]["forwarded"] >= flows * per and dl.f4 == 0, dl
+
+
+# ---- d. fpmd starts after zebra: the plugin catches up ----------------------
+
+def test_d_fpmd_late_plugin_catches_up(lab, server):
+    h2_loopback(lab, H2_DST + "/24")
+    f = start_frr(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole")
+    f.wait_route(H2_NET)
+    wait_for(lambda: ABSENT in f.logtext(), what="the absence logged")
+    time.sleep(1.5)
+    d = start_fpmd(lab)
+    t0 = time.time()
+    wait_replayed(d, timeout=10)
+    took = time.time() - t0
+    assert took < 5, f"the plugin took {took:.1f} s to connect and replay"
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    wait_route(d, BH_NET, state="blackhole")
+    assert set(plugin_routes(d)) == zebra_fib(f)
+    assert count(f.logtext(), ABSENT) == 1, f.logtext()
+    assert "fpmd plugin: connected to fpmd" in f.logtext()
+    assert re.search(r"fpmd plugin: fpmd completed replay 1 ", f.logtext()), \
+        f.logtext()
+    n = 10
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n and dl["r1-eth0"]["forwarded"] >= n and dl.f4 == 0, dl
+
+
+# ---- e. fpmd restarts: reconnect, replay, exact resync ----------------------
+
+def test_e_fpmd_restart_exact_resync(lab, server):
+    """fpmd --keep-forwarding stops; meanwhile FRR removes one route and
+    adds another; a new fpmd adopts the pinned maps, the plugin reconnects
+    and replays, and at the replay's end fpmd has exactly zebra's routes:
+    the new one forwarded, the removed one gone from the maps too."""
+    h2_loopback(lab, H2_DST + "/24", "10.97.0.1/24", "10.96.0.1/24")
+    d = start_fpmd(lab, extra=("--keep-forwarding",))
+    f = start_frr(lab)
+    wait_replayed(d)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {GONE_NET} {lab.H2_V4}",
+                f"ip route {BH_NET} blackhole")
+    lab.warm_kernel_neighbors()
+    for p in (H2_NET, GONE_NET):
+        wait_route(d, p)
+    wait_route(d, BH_NET, state="blackhole")
+    assert ping(lab.h1, "10.97.0.1", 3, 0.05) == 3
+
+    assert d.stop() == 0, "fpmd --keep-forwarding did not exit cleanly"
+    os.rename(d.log, d.log + ".1")
+    wait_for(lambda: LOST in f.logtext(), what="the plugin seeing fpmd go")
+    f.configure(f"no ip route {GONE_NET} {lab.H2_V4}",
+                f"ip route {NEW_NET} {lab.H2_V4}")
+    f.wait_route(GONE_NET, present=False)
+    f.wait_route(NEW_NET)
+    skipped = zplugin(f)["skippedDisconnected"]
+    assert skipped > 0, zplugin(f)
+
+    d2 = start_fpmd(lab)
+    assert "adopted" in d2.logtext(), d2.logtext()
+    wait_replayed(d2, timeout=10)
+    # Exact at the replay's end: no settle timer to wait for.
+    assert set(plugin_routes(d2)) == zebra_fib(f), \
+        (set(plugin_routes(d2)) ^ zebra_fib(f))
+    assert GONE_NET not in plugin_routes(d2)
+    assert plugin_routes(d2)[NEW_NET]["state"] in ("forwarding",
+                                                   "unresolved")
+    assert plugin_routes(d2)[BH_NET]["type"] == "blackhole"
+    lab.warm_kernel_neighbors()
+    wait_route(d2, NEW_NET)
+    wait_route(d2, H2_NET)
+
+    n = 10
+    got, dl = measure(lab, d2, lambda: ping(lab.h1, "10.96.0.1", n, 0.02))
+    assert got == n and dl["r1-eth0"]["forwarded"] >= n and dl.f4 == 0, dl
+    got, dl = measure(lab, d2, lambda: ping(lab.h1, H2_DST, n, 0.02))
+    assert got == n and dl["r1-eth0"]["forwarded"] >= n and dl.f4 == 0, dl
+    # The removed route is out of the maps: XDP passes it to the kernel,
+    # which has no route either.
+    got, dl = measure(lab, d2, lambda: ping(lab.h1, "10.97.0.1", n, 0.02))
+    assert got == 0 and dl["r1-eth0"]["forwarded"] == 0 and \
+        dl["r1-eth0"]["pass-no-route"] >= n, dl
+
+    st = zplugin(f)
+    assert st["connected"] and st["connections"] == 2, st
+    assert st["replaysSent"] == 2 and st["replaysDone"] == 2, st
+    assert st["acksFailed"] == 0, st
+    log = f.logtext()
+    # Once each (fpmd may be back before the first retry: no absence).
+    assert count(log, LOST) == 1 and count(log, ABSENT) <= 1, log
+    assert count(log, "fpmd plugin: connected to fpmd") == 2, log
+    assert REFUSED not in log
+
+
+def test_e2_zebra_restart_replay(lab, server):
+    """zebra -r exits (the kernel keeps its routes, fpmd keeps forwarding
+    them), a route goes while it is away, zebra comes back with -K: the new
+    zebra's plugin replays and fpmd ends up with exactly zebra's routes,
+    while a ping stream through XDP loses nothing."""
+    from test_frr import ping_result, ping_stream
+    h2_loopback(lab, H2_DST + "/24", "10.97.0.1/24")
+    d = start_fpmd(lab)
+    f = lab.frr(start=False, fpm=False)
+    mod = ["-M", f"{PLUGIN}:{plugin_sock(lab)}"]
+    f.start_zebra(retain=True, extra=mod)
+    f.start("staticd")
+    wait_replayed(d)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {GONE_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    wait_route(d, GONE_NET)
+
+    stream = ping_stream(lab.h1, H2_DST, 700)
+    try:
+        c0 = d.counter("r1-eth0", "forwarded")
+        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 20,
+                 what="the ping stream through XDP")
+        f0 = fwd4(lab.r1)
+        f.stop("zebra")
+        wait_for(lambda: not d.show("plugin")["connected"],
+                 what="the plugin connection closed")
+        f.configure(f"no ip route {GONE_NET} {lab.H2_V4}")
+        lab.r1.run(f"ip route del {GONE_NET}")
+        time.sleep(1)
+        assert H2_NET in plugin_routes(d), "fpmd dropped zebra's routes"
+        f.start_zebra(retain=True, graceful=15, extra=mod)
+        wait_replayed(d, connections=2)
+        assert GONE_NET not in plugin_routes(d), "stale route left"
+        assert set(plugin_routes(d)) == zebra_fib(f), \
+            set(plugin_routes(d)) ^ zebra_fib(f)
+        wait_route(d, H2_NET)
+        sent, got, out = ping_result(stream)
+    finally:
+        if stream.poll() is None:
+            stream.kill()
+            stream.wait()
+    assert got == sent and sent >= 600, f"ping lost {sent - got}/{sent}"
+    assert fwd4(lab.r1) == f0, "the kernel forwarded during the restart"
+    got, dl = measure(lab, d, lambda: ping(lab.h1, "10.97.0.1", 5, 0.02))
+    assert got == 0 and dl["r1-eth0"]["forwarded"] == 0, dl
+
+
+# ---- f. an fpmd of another API version is refused, said once ---------------
+
+def test_f_wrong_version_refused(lab):
+    """A stand-in fpmd answering Hello with API version 99: the plugin
+    refuses it with one clear error and keeps retrying; zebra is fine."""
+    sock = plugin_sock(lab)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(sock)
+    os.chmod(sock, 0o666)
+    srv.listen(4)
+    srv.settimeout(10)
+    f = start_frr(lab)
+    hello = bytes([0x0a, 0x05, 0x08, 99, 0x12, 0x01, 0x78])  # FpmdMsg.hello
+    try:
+        for _ in range(3):
+            c, _ = srv.accept()
+            c.settimeout(5)
+            first = c.recv(4096)
+            assert len(first) > 4, first          # its Hello (and more)
+            c.sendall(len(hello).to_bytes(4, "big") + hello)
+            try:
+                while c.recv(4096):
+                    pass
+            except socket.timeout:
+                pytest.fail("the plugin did not close on a wrong version")
+            c.close()
+    finally:
+        srv.close()
+    log = f.logtext()
+    assert count(log, "speaks API version 99, this plugin 1: refused") == 1, \
+        log
+    f.configure(f"ip route {BH_NET} blackhole")
+    f.wait_route(BH_NET)
+    assert f.running("zebra")
+
+
+# ---- g. fpmd's refusals land in zebra's log, with the prefix ----------------
+
+def pb_fields(buf):
+    """(field number, wire type, value) of one protobuf message; enough
+    of the format for the plugin's messages."""
+    i, out = 0, []
+    while i < len(buf):
+        key, i = pb_varint(buf, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = pb_varint(buf, i)
+        elif wt == 2:
+            n, i = pb_varint(buf, i)
+            v, i = buf[i:i + n], i + n
+        else:
+            raise ValueError(f"wire type {wt}")
+        out.append((num, wt, v))
+    return out
+
+
+def pb_varint(buf, i):
+    v = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        v |= (b & 0x7f) << shift
+        shift += 7
+        if not b & 0x80:
+            return v, i
+
+
+def pb_key(num, wt):
+    return pb_vint((num << 3) | wt)
+
+
+def pb_vint(v):
+    out = b""
+    while True:
+        b = v & 0x7f
+        v >>= 7
+        if v:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def pb_bytes(num, data):
+    return pb_key(num, 2) + pb_vint(len(data)) + data
+
+
+def ack_msg(seq, status, error):
+    ack = pb_key(1, 0) + pb_vint(seq) + pb_key(2, 0) + pb_vint(status) + \
+        pb_bytes(3, error.encode())
+    return pb_bytes(2, ack)                      # FpmdMsg.ack
+
+
+def test_g_refusals_logged_with_prefix(lab):
+    """A stand-in fpmd that refuses one route (ERR_FULL, status 4) and
+    acks the rest: zebra's log names the prefix and fpmd's error; the
+    route stays in zebra and the kernel."""
+    sock = plugin_sock(lab)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(sock)
+    os.chmod(sock, 0o666)
+    srv.listen(4)
+    srv.settimeout(15)
+    seen, problems = [], []
+    stop = threading.Event()
+
+    def serve():
+        try:
+            c, _ = srv.accept()
+            c.settimeout(0.5)
+            hello = pb_bytes(1, pb_key(1, 0) + pb_vint(1) +
+                             pb_bytes(2, b"stand-in"))
+            c.sendall(len(hello).to_bytes(4, "big") + hello)
+            buf, deadline = b"", time.time() + 30
+            while time.time() < deadline and not stop.is_set():
+                try:
+                    chunk = c.recv(65536)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    break
+                buf += chunk
+                while len(buf) >= 4 and \
+                        len(buf) >= 4 + int.from_bytes(buf[:4], "big"):
+                    n = int.from_bytes(buf[:4], "big")
+                    msg, buf = buf[4:4 + n], buf[4 + n:]
+                    for num, _, v in pb_fields(msg):
+                        if num not in (4, 5):       # route, nexthop ops
+                            continue
+                        f = {k: x for k, _, x in pb_fields(v)}
+                        seq = f.get(1, 0)
+                        refuse = False
+                        if num == 4:
+                            pfx = {k: x for k, _, x in pb_fields(f[3])}
+                            p = f"{socket.inet_ntoa(pfx[1])}/{pfx[2]}" \
+                                if len(pfx[1]) == 4 else None
+                            seen.append(p)
+                            refuse = p == BH_NET
+                        out = ack_msg(seq, 4, "route map full") if refuse \
+                            else ack_msg(seq, 0, "")
+                        c.sendall(len(out).to_bytes(4, "big") + out)
+            c.close()
+        except Exception as e:  # noqa: BLE001  reported below
+            problems.append(repr(e))
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    f = start_frr(lab)
+    f.configure(f"ip route {BH_NET} blackhole",
+                f"ip route {H2_NET} {lab.H2_V4}")
+    f.wait_route(BH_NET)
+    f.wait_route(H2_NET)
+    want = f"fpmd plugin: fpmd refused route {BH_NET} (install): " \
+           "ERR_FULL: route map full"
+    wait_for(lambda: want in f.logtext(), timeout=10,
+             what=f"{want!r} in zebra's log")
+    st = zplugin(f)
+    assert st["acksFailed"] == 1 and st["acksOk"] >= 1, st
+    assert "route map full" in st["lastError"], st
+    stop.set()
+    t.join(15)
+    srv.close()
+    assert not problems, problems
+    assert BH_NET in seen and H2_NET in seen, seen
+    assert count(f.logtext(), "fpmd refused") == 1, f.logtext()
+    assert f"blackhole {BH_NET}" in lab.r1.run("ip route").stdout
