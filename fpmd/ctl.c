@@ -1234,6 +1234,9 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 	case FPMD__REQUEST__REQ_SHOW:
 		ret = do_show(&a, &rsp, req->show, &err);
 		break;
+	case FPMD__REQUEST__REQ_RELOAD:
+		fpmd_reload();
+		break;
 	case FPMD__REQUEST__REQ_LOOKUP:
 		ret = do_lookup(&a, &rsp, req->lookup, &err);
 		break;

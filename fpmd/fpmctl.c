@@ -23,6 +23,7 @@
 
 static bool json;
 static bool show_all;
+static bool only_groups; /* show groups: the nexthops that are groups */
 static const char *sock_path = DEFAULT_SOCKET;
 
 /* ---- talking to fpmd ----------------------------------------------------- */
@@ -328,7 +329,33 @@ static int print_routes(Fpmd__Response *rsp)
 	return 0;
 }
 
+static int print_nexthop_list(Fpmd__Response *rsp);
+
 static int print_nexthops(Fpmd__Response *rsp)
+{
+	size_t n0 = rsp->n_nexthops;
+	int ret;
+
+	if (only_groups) {
+		/* Groups first (swapped, so all stay owned), print only them. */
+		size_t k = 0;
+
+		for (size_t i = 0; i < n0; i++) {
+			if (rsp->nexthops[i]->n_members) {
+				Fpmd__Nexthop *t = rsp->nexthops[k];
+
+				rsp->nexthops[k++] = rsp->nexthops[i];
+				rsp->nexthops[i] = t;
+			}
+		}
+		rsp->n_nexthops = k;
+	}
+	ret = print_nexthop_list(rsp);
+	rsp->n_nexthops = n0;
+	return ret;
+}
+
+static int print_nexthop_list(Fpmd__Response *rsp)
 {
 	char ab[ADDR_STRLEN], mb[MAC_STRLEN];
 
@@ -695,6 +722,7 @@ static int run_show(int argc, char **argv)
 	} shows[] = {
 		{ "routes", FPMD__SHOW__SHOW_ROUTES, print_routes },
 		{ "nexthops", FPMD__SHOW__SHOW_NEXTHOPS, print_nexthops },
+		{ "groups", FPMD__SHOW__SHOW_NEXTHOPS, print_nexthops },
 		{ "neighbors", FPMD__SHOW__SHOW_NEIGHBORS, print_neighbors },
 		{ "interfaces", FPMD__SHOW__SHOW_INTERFACES, print_interfaces },
 		{ "counters", FPMD__SHOW__SHOW_COUNTERS, print_counters },
@@ -716,6 +744,7 @@ static int run_show(int argc, char **argv)
 
 		if (strcmp(argv[0], shows[i].name))
 			continue;
+		only_groups = !strcmp(argv[0], "groups");
 		if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_ROUTES)
 			p = prefix_arg(argv[1], store);
 		else if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_COUNTERS &&
@@ -964,6 +993,17 @@ static int run_lookup(int argc, char **argv)
 	return 0;
 }
 
+static int run_reload(int argc, char **argv)
+{
+	Fpmd__Request req = FPMD__REQUEST__INIT;
+
+	if (argc)
+		die("usage: reload%s", "");
+	req.req_case = FPMD__REQUEST__REQ_RELOAD;
+	req.reload = true;
+	return simple(&req);
+}
+
 static int run_clear(int argc, char **argv)
 {
 	Fpmd__Request req = FPMD__REQUEST__INIT;
@@ -980,7 +1020,7 @@ static const struct {
 	int (*run)(int argc, char **argv);
 } commands[] = {
 	{ "show", NULL,
-	  "show routes [PREFIX] | nexthops | neighbors | interfaces | "
+	  "show routes [PREFIX] | nexthops | groups | neighbors | interfaces | "
 	  "counters [all] | guards | fpm | plugin | summary",
 	  run_show },
 	{ "route", "routes",
@@ -999,6 +1039,8 @@ static const struct {
 	  "kernel)",
 	  run_lookup },
 	{ "clear", NULL, "clear counters", run_clear },
+	{ "reload", NULL, "reload  (re-read guards, local routes, neighbors)",
+	  run_reload },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -44,5 +44,7 @@ extern struct fpmd_config cfg;
 
 /* Set by the event loop when a guard or interface change needs a rerun. */
 void fpmd_request_recheck(void);
+/* SIGHUP / fpmctl reload: re-read guards, local table, neighbors. */
+void fpmd_reload(void);
 
 #endif

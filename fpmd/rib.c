@@ -831,6 +831,8 @@ static void route_program(struct route *r)
 	if (sel < 0) {
 		if (r->programmed) {
 			rib_stats.route_writes++;
+			log_debug("maps: route %s: deleted",
+				  fmt_prefix(&r->p, pb));
 			ret = maps_route_delete(&r->p);
 			if (ret)
 				log_err("maps: route %s: delete failed: %s",
@@ -845,6 +847,8 @@ static void route_program(struct route *r)
 	if (r->programmed && val == r->val)
 		return;
 	rib_stats.route_writes++;
+	log_debug("maps: route %s (%s): %08x -> %08x", fmt_prefix(&r->p, pb),
+		  rib_source_name(sel), r->programmed ? r->val : 0, val);
 	ret = maps_route_write(&r->p, val);
 	if (!ret) {
 		r->programmed = true;
