@@ -346,6 +346,27 @@ def test_c_ecmp_group(lab, server):
     assert used == {"h2-eth0", "h2-eth1"}, f"one path only: {got}"
     assert dl["r1-eth0"]["forwarded"] >= flows * per and dl.f4 == 0, dl
 
+    # r1-r2 down: zebra drops that nexthop and tells fpmd through the
+    # plugin; every flow goes by r3, still forwarded by XDP.
+    def via():
+        r = plugin_routes(d).get(H2_NET)
+        if not r or not r.get("isGroup"):
+            return [n.get("ip") for n in (r or {}).get("nexthops", [])]
+        nhs = d.show("nexthops")
+        g = nhs.get(str(r["nexthopGroupId"]), {})
+        return sorted(nhs[str(m["id"])].get("ip")
+                      for m in g.get("nexthops", []))
+
+    lab.r1.run("ip link set r1-eth1 down")
+    wait_for(lambda: via() == [lab.R3_V4], timeout=5,
+             what="route via r3 only")
+    rx = Udp(lab.h2)
+    (sent, got), dl = measure(lab, d, lambda: (
+        udp_send(lab.h1, H2_DST, flows=flows, count=per), rx.stop()))
+    assert got["total"] == flows * per, (got, dl)
+    assert all(set(v) == {"h2-eth1"} for v in got["received"].values()), got
+    assert dl["r1-eth0"]["forwarded"] >= flows * per and dl.f4 == 0, dl
+
 
 # ---- d. fpmd starts after zebra: the plugin catches up ----------------------
 
