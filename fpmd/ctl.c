@@ -45,46 +45,13 @@ static char sock_path[108];
 
 int ctl_open(const char *path, const char *group)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct group *gr;
-	char dir[108], *slash;
-	int fd;
+	bool no_group;
+	int fd = unix_listen(path, group, &no_group);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	strcpy(sa.sun_path, path);
-	/* A stale socket file is replaced; a live one is another fpmd's. */
-	if (unix_socket_in_use(path)) {
-		close(fd);
-		return -EADDRINUSE;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 16) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	gr = getgrnam(group);
-	if (gr) {
-		if (chown(path, 0, gr->gr_gid))
-			log_warn("ctl: chown %s to group %s: %s", path, group,
-				 strerror(errno));
-	} else {
-		log_warn("ctl: group %s does not exist; %s stays root-only",
-			 group, path);
-	}
-	chmod(path, gr ? 0660 : 0600);
+		return fd;
+	if (no_group)
+		log_warn("ctl: group %s missing; %s is root-only", group, path);
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	listen_fd = fd;
 	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
@@ -773,76 +740,57 @@ static int show_guards(struct arena *a, Fpmd__Response *rsp)
 	return 0;
 }
 
-static int show_fpm(struct arena *a, Fpmd__Response *rsp)
+/* Both feeds (FPM, the plugin) answer in one shape. */
+static Fpmd__FpmStatus *show_feed(struct arena *a, const struct feed_status *st,
+				  enum rib_source src)
 {
 	Fpmd__FpmStatus *o = arena_alloc(a, sizeof(*o));
-	struct fpm_status st;
 
 	if (!o)
-		return -ENOMEM;
+		return NULL;
 	fpmd__fpm_status__init(o);
-	fpm_get_status(&st);
-	o->enabled = st.enabled;
-	o->listen = arena_str(a, st.listen);
-	o->connected = st.connected;
-	o->peer = arena_str(a, st.peer);
-	o->connections = st.connections;
-	o->messages = st.messages;
-	o->frames = st.frames;
-	o->errors = st.errors;
-	o->last_error = arena_str(a, st.last_error);
-	o->replay_state = arena_str(a, st.replay_state);
-	o->replay_refreshed = st.replay_refreshed;
-	o->replay_swept = st.replay_swept;
-	o->routes = rib_count(SRC_FPM);
-	o->route_msgs = st.route_msgs;
-	o->nexthop_msgs = st.nexthop_msgs;
+	o->enabled = st->enabled;
+	o->listen = arena_str(a, st->listen);
+	o->connected = st->connected;
+	o->peer = arena_str(a, st->peer);
+	o->connections = st->connections;
+	o->messages = st->messages;
+	o->frames = st->frames;
+	o->errors = st->errors;
+	o->last_error = arena_str(a, st->last_error);
+	o->replay_state = arena_str(a, st->replay_state);
+	o->replay_refreshed = st->replay_refreshed;
+	o->replay_swept = st->replay_swept;
+	o->routes = rib_count(src);
+	o->route_msgs = st->route_msgs;
+	o->nexthop_msgs = st->nexthop_msgs;
 	o->other_table = rib_stats.other_table;
-	o->ignored = st.ignored;
+	o->ignored = st->ignored;
 	o->map_writes = rib_stats.route_writes;
-	o->first_message_ns = st.first_message_ns;
-	o->last_message_ns = st.last_message_ns;
-	o->last_map_write_ns = st.last_map_write_ns;
-	o->hold_remaining_ms = st.hold_remaining_ms;
+	o->first_message_ns = st->first_message_ns;
+	o->last_message_ns = st->last_message_ns;
+	o->last_map_write_ns = st->last_map_write_ns;
+	o->hold_remaining_ms = st->hold_remaining_ms;
 	o->unknown_nhid = rib_pending_routes();
-	rsp->fpm = o;
-	return 0;
+	return o;
+}
+
+static int show_fpm(struct arena *a, Fpmd__Response *rsp)
+{
+	struct feed_status st;
+
+	fpm_get_status(&st);
+	rsp->fpm = show_feed(a, &st, SRC_FPM);
+	return rsp->fpm ? 0 : -ENOMEM;
 }
 
 static int show_plugin(struct arena *a, Fpmd__Response *rsp)
 {
-	Fpmd__FpmStatus *o = arena_alloc(a, sizeof(*o));
-	struct plugin_status st;
+	struct feed_status st;
 
-	if (!o)
-		return -ENOMEM;
-	fpmd__fpm_status__init(o);
 	plugin_get_status(&st);
-	o->enabled = st.enabled;
-	o->listen = arena_str(a, st.listen);
-	o->connected = st.connected;
-	o->peer = arena_str(a, st.peer);
-	o->connections = st.connections;
-	o->messages = st.messages;
-	o->frames = st.messages;
-	o->errors = st.errors;
-	o->last_error = arena_str(a, st.last_error);
-	o->replay_state = arena_str(a, st.replay_state);
-	o->replay_refreshed = st.replay_refreshed;
-	o->replay_swept = st.replay_swept;
-	o->routes = rib_count(SRC_PLUGIN);
-	o->route_msgs = st.route_ops;
-	o->nexthop_msgs = st.nexthop_ops;
-	o->other_table = rib_stats.other_table;
-	o->ignored = st.nacks;
-	o->map_writes = rib_stats.route_writes;
-	o->first_message_ns = st.first_message_ns;
-	o->last_message_ns = st.last_message_ns;
-	o->last_map_write_ns = st.last_map_write_ns;
-	o->hold_remaining_ms = st.hold_remaining_ms;
-	o->unknown_nhid = rib_pending_routes();
-	rsp->plugin = o;
-	return 0;
+	rsp->plugin = show_feed(a, &st, SRC_PLUGIN);
+	return rsp->plugin ? 0 : -ENOMEM;
 }
 
 static int show_summary(struct arena *a, Fpmd__Response *rsp)

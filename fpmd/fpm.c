@@ -49,7 +49,7 @@ static size_t rlen, rcap;
 static uint32_t gen;
 static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
-static struct fpm_status st = { .replay_state = "none" };
+static struct feed_status st = { .replay_state = "none" };
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -841,7 +841,7 @@ int fpm_io(void)
 	return 0;
 }
 
-void fpm_get_status(struct fpm_status *out)
+void fpm_get_status(struct feed_status *out)
 {
 	*out = st;
 	out->hold_remaining_ms = 0;

@@ -10,17 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct fpm_status {
-	bool enabled, connected;
-	char listen[64], peer[64];
-	uint64_t connections, frames, messages, errors;
-	uint64_t route_msgs, nexthop_msgs, ignored;
-	char last_error[256];
-	const char *replay_state; /* none, in-progress, settled, held */
-	uint64_t replay_refreshed, replay_swept;
-	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
-	uint64_t hold_remaining_ms;
-};
+#include "feed.h"
+
 
 /* Listen; returns the listening fd or -errno. */
 int fpm_open(const char *addr, uint16_t port);
@@ -32,7 +23,7 @@ int fpm_io(void);
 /* The settle/hold timer's fd, and what to do when it fires. */
 int fpm_timer_fd(void);
 void fpm_timer(void);
-void fpm_get_status(struct fpm_status *st);
+void fpm_get_status(struct feed_status *st);
 
 /* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
  * returns bytes consumed, or -1 with why filled on malformed input. */

@@ -36,7 +36,7 @@ static struct wire_buf in;
 static bool hello_done;
 static uint32_t gen;
 static uint64_t replay_id, hold_deadline_ns;
-static struct plugin_status st = { .replay_state = "none" };
+static struct feed_status st = { .replay_state = "none" };
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -48,41 +48,16 @@ static uint64_t now_ns(clockid_t clk)
 
 int plugin_open(const char *path, const char *group)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct group *gr;
-	int fd;
-	char dir[sizeof(sa.sun_path)], *slash;
+	bool no_group;
+	int fd = unix_listen(path, group, &no_group);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash && slash != dir) {
-		*slash = '\0';
-		mkdir(dir, 0755);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return -errno;
-	strcpy(sa.sun_path, path);
-	/* A stale socket file is replaced; a live one is another fpmd's. */
-	if (unix_socket_in_use(path)) {
-		close(fd);
-		return -EADDRINUSE;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 4) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
+		return fd;
 	/* zebra runs as frr: the group must be able to connect. */
-	gr = getgrnam(group);
-	if (gr && chown(path, 0, gr->gr_gid))
-		log_warn("plugin: chown %s: %s", path, strerror(errno));
-	chmod(path, gr ? 0660 : 0600);
+	if (no_group)
+		log_warn("plugin: group %s missing; %s is root-only and zebra "
+			 "(user frr) cannot connect",
+			 group, path);
 	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (timer_fd < 0) {
 		close(fd);
@@ -329,7 +304,7 @@ static void ack(uint64_t seq, int ret, const char *err)
 	a.status = status_of(ret);
 	a.error = (char *)(ret ? (err ? err : strerror(-ret)) : "");
 	if (ret)
-		st.nacks++;
+		st.ignored++;
 	m.msg_case = FPMD__FPMD_MSG__MSG_ACK;
 	m.ack = &a;
 	send_msg(&m);
@@ -351,6 +326,7 @@ static int handle(const uint8_t *buf, size_t len)
 		return -EINVAL;
 	}
 	st.messages++;
+	st.frames++;
 	if (!hello_done && m->msg_case != FPMD__PLUGIN_MSG__MSG_HELLO) {
 		snprintf(st.last_error, sizeof(st.last_error),
 			 "message %d before Hello", m->msg_case);
@@ -378,7 +354,6 @@ static int handle(const uint8_t *buf, size_t len)
 	case FPMD__PLUGIN_MSG__MSG_REPLAY_BEGIN:
 		gen++;
 		replay_id = m->replay_begin->id;
-		st.replays++;
 		st.replay_state = "in-progress";
 		log_info("plugin: replay %llu begins",
 			 (unsigned long long)replay_id);
@@ -405,13 +380,13 @@ static int handle(const uint8_t *buf, size_t len)
 		send_msg(&out);
 		break;
 	case FPMD__PLUGIN_MSG__MSG_ROUTE:
-		st.route_ops++;
+		st.route_msgs++;
 		ret = route_op(m->route, &err);
 		ack(m->route->seq, ret, err);
 		ret = 0;
 		break;
 	case FPMD__PLUGIN_MSG__MSG_NEXTHOP:
-		st.nexthop_ops++;
+		st.nexthop_msgs++;
 		ret = nexthop_op(m->nexthop, &err);
 		ack(m->nexthop->seq, ret, err);
 		ret = 0;
@@ -480,7 +455,7 @@ int plugin_io(void)
 	return 0;
 }
 
-void plugin_get_status(struct plugin_status *out)
+void plugin_get_status(struct feed_status *out)
 {
 	*out = st;
 	out->hold_remaining_ms = 0;

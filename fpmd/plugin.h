@@ -11,16 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-struct plugin_status {
-	bool enabled, connected;
-	char listen[108], peer[64];
-	uint64_t connections, messages, route_ops, nexthop_ops, nacks, errors;
-	uint64_t replays, replay_refreshed, replay_swept;
-	const char *replay_state;
-	char last_error[256];
-	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
-	uint64_t hold_remaining_ms;
-};
+#include "feed.h"
+
 
 int plugin_open(const char *path, const char *group);
 void plugin_close(void);
@@ -28,6 +20,6 @@ int plugin_accept(void);
 int plugin_io(void);
 int plugin_timer_fd(void);
 void plugin_timer(void);
-void plugin_get_status(struct plugin_status *st);
+void plugin_get_status(struct feed_status *st);
 
 #endif

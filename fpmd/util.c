@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -145,4 +148,42 @@ bool unix_socket_in_use(const char *path)
 	live = !connect(fd, (struct sockaddr *)&sa, sizeof(sa));
 	close(fd);
 	return live;
+}
+
+int unix_listen(const char *path, const char *group, bool *group_missing)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char dir[sizeof(sa.sun_path)], *slash;
+	struct group *gr;
+	int fd;
+
+	*group_missing = false;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
+		*slash = '\0';
+		mkdir(dir, 0755);
+	}
+	/* A stale socket file is replaced; a live one is another daemon's. */
+	if (unix_socket_in_use(path))
+		return -EADDRINUSE;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	strcpy(sa.sun_path, path);
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(fd, 16) < 0) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	gr = getgrnam(group);
+	if (!gr || chown(path, 0, gr->gr_gid))
+		*group_missing = true;
+	chmod(path, *group_missing ? 0600 : 0660);
+	return fd;
 }
