@@ -298,6 +298,25 @@ def test_netfilter_inet_ingress_refuses_start(lab):
     assert "hook ingress" in text, text
 
 
+def test_iptables_legacy_refuses_start(lab):
+    # x_tables (iptables-legacy) is not nftables: read through its own
+    # socket options, FORWARD rules, a FORWARD DROP policy and NAT count.
+    ipt = "iptables-legacy"
+    lab.r1.run(f"{ipt} -A FORWARD -s 172.16.101.1 -j ACCEPT")
+    text = refused_start(lab, "iptables-legacy table filter chain FORWARD")
+    assert "has rules" in text, text
+    lab.r1.run(f"{ipt} -F FORWARD && {ipt} -P FORWARD DROP")
+    text = refused_start(lab, "iptables-legacy table filter chain FORWARD")
+    assert "policy DROP" in text, text
+    lab.r1.run(f"{ipt} -P FORWARD ACCEPT && {ipt} -t nat -A POSTROUTING "
+               "-o r1-eth1 -j MASQUERADE")
+    refused_start(lab, "iptables-legacy table nat chain POSTROUTING")
+    # INPUT rules do not act on forwarded traffic.
+    lab.r1.run(f"{ipt} -t nat -F POSTROUTING && {ipt} -A INPUT -j ACCEPT")
+    d = start_ready(lab)
+    assert guard(d, "netfilter")["state"] == "clear", diag(d)
+
+
 def test_netfilter_empty_accept_chain_does_not_block(lab):
     # A forward chain with no rules and policy accept, plus an input
     # chain with rules: neither acts on forwarded traffic.
