@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter_ipv4/ip_tables.h>
+#include <linux/netfilter_ipv6/ip6_tables.h>
 #include <linux/rtnetlink.h>
 #include <linux/sockios.h>
 #include <libmnl/libmnl.h>
@@ -275,12 +277,59 @@ static int nft_scan(char *detail, size_t len)
 
 /* ---- netfilter: iptables-legacy (x_tables) ------------------------------- */
 
-static int xt_scan_table(const char *table, char *detail, size_t len,
-			 bool first)
+/* x_tables for one family: ipt_* and ip6t_* share their layouts except
+ * for the entry's match part, so only target_offset's place differs. */
+struct xt_family {
+	int af, level, get_info, get_entries;
+	const char *names, *tool;
+	size_t target_offset_at;
+};
+
+static const struct xt_family xt_families[] = {
+	{ AF_INET, IPPROTO_IP, IPT_SO_GET_INFO, IPT_SO_GET_ENTRIES,
+	  "/proc/net/ip_tables_names", "iptables-legacy",
+	  offsetof(struct ipt_entry, target_offset) },
+	{ AF_INET6, IPPROTO_IPV6, IP6T_SO_GET_INFO, IP6T_SO_GET_ENTRIES,
+	  "/proc/net/ip6_tables_names", "ip6tables-legacy",
+	  offsetof(struct ip6t_entry, target_offset) },
+};
+
+/* The verdict of the policy entry at offset off: DROP? */
+static bool xt_policy_drop(int fd, const struct xt_family *xf,
+			   const char *table, const struct ipt_getinfo *info,
+			   unsigned int off)
+{
+	size_t sz = sizeof(struct ipt_get_entries) + info->size;
+	struct ipt_get_entries *e = calloc(1, sz);
+	socklen_t esl = (socklen_t)sz;
+	bool drop = false;
+
+	if (!e)
+		return false;
+	snprintf(e->name, sizeof(e->name), "%s", table);
+	e->size = info->size;
+	if (!getsockopt(fd, xf->level, xf->get_entries, e, &esl) &&
+	    off + xf->target_offset_at + sizeof(uint16_t) <= info->size) {
+		const char *pe = (const char *)e->entrytable + off;
+		uint16_t toff;
+		const struct xt_standard_target *t;
+
+		memcpy(&toff, pe + xf->target_offset_at, sizeof(toff));
+		if (off + toff + sizeof(*t) <= info->size) {
+			t = (const void *)(pe + toff);
+			drop = t->verdict == -NF_DROP - 1;
+		}
+	}
+	free(e);
+	return drop;
+}
+
+static int xt_scan_table(const struct xt_family *xf, const char *table,
+			 char *detail, size_t len, bool first)
 {
 	struct ipt_getinfo info = { 0 };
 	socklen_t sl = sizeof(info);
-	int fd = socket(AF_INET, SOCK_RAW, IPPROTO_RAW), found = 0;
+	int fd = socket(xf->af, SOCK_RAW, IPPROTO_RAW), found = 0;
 	static const int hooks[] = { NF_INET_PRE_ROUTING, NF_INET_FORWARD,
 				     NF_INET_POST_ROUTING };
 	static const char *const hname[] = { "PREROUTING", "INPUT", "FORWARD",
@@ -289,45 +338,25 @@ static int xt_scan_table(const char *table, char *detail, size_t len,
 	if (fd < 0)
 		return 0;
 	snprintf(info.name, sizeof(info.name), "%s", table);
-	if (getsockopt(fd, IPPROTO_IP, IPT_SO_GET_INFO, &info, &sl) < 0) {
+	if (getsockopt(fd, xf->level, xf->get_info, &info, &sl) < 0) {
 		close(fd);
 		return 0;
 	}
 	for (size_t k = 0; k < sizeof(hooks) / sizeof(hooks[0]); k++) {
 		int h = hooks[k];
-		bool rules;
-		bool drop = false;
+		bool rules, drop = false;
 
 		if (!(info.valid_hooks & (1u << h)))
 			continue;
 		/* A built-in chain with rules starts before its policy. */
 		rules = info.hook_entry[h] != info.underflow[h];
-		if (h == NF_INET_FORWARD && !strcmp(table, "filter")) {
-			size_t sz = sizeof(struct ipt_get_entries) + info.size;
-			struct ipt_get_entries *e = calloc(1, sz);
-			socklen_t esl = (socklen_t)sz;
-
-			if (e) {
-				snprintf(e->name, sizeof(e->name), "%s", table);
-				e->size = info.size;
-				if (!getsockopt(fd, IPPROTO_IP,
-						IPT_SO_GET_ENTRIES, e, &esl)) {
-					struct ipt_entry *pe =
-						(void *)((char *)e->entrytable +
-							 info.underflow[h]);
-					struct xt_standard_target *t =
-						(void *)((char *)pe +
-							 pe->target_offset);
-
-					drop = t->verdict == -NF_DROP - 1;
-				}
-				free(e);
-			}
-		}
+		if (h == NF_INET_FORWARD && !strcmp(table, "filter"))
+			drop = xt_policy_drop(fd, xf, table, &info,
+					      info.underflow[h]);
 		if (!rules && !drop)
 			continue;
-		appendf(detail, len, "%siptables-legacy table %s chain %s (%s)",
-			first && !found ? "" : "; ", table, hname[h],
+		appendf(detail, len, "%s%s table %s chain %s (%s)",
+			first && !found ? "" : "; ", xf->tool, table, hname[h],
 			rules ? "has rules" : "policy DROP");
 		found++;
 	}
@@ -337,17 +366,22 @@ static int xt_scan_table(const char *table, char *detail, size_t len,
 
 static int xt_scan(char *detail, size_t len, bool first)
 {
-	FILE *f = fopen("/proc/net/ip_tables_names", "r");
 	char name[XT_TABLE_MAXNAMELEN];
 	int found = 0;
 
-	if (!f)
-		return 0;
-	while (fgets(name, sizeof(name), f)) {
-		name[strcspn(name, "\n")] = '\0';
-		found += xt_scan_table(name, detail, len, first && !found);
+	for (size_t k = 0; k < sizeof(xt_families) / sizeof(xt_families[0]);
+	     k++) {
+		FILE *f = fopen(xt_families[k].names, "r");
+
+		if (!f)
+			continue;
+		while (fgets(name, sizeof(name), f)) {
+			name[strcspn(name, "\n")] = '\0';
+			found += xt_scan_table(&xt_families[k], name, detail,
+					       len, first && !found);
+		}
+		fclose(f);
 	}
-	fclose(f);
 	return found;
 }
 

@@ -311,8 +311,11 @@ def test_iptables_legacy_refuses_start(lab):
     lab.r1.run(f"{ipt} -P FORWARD ACCEPT && {ipt} -t nat -A POSTROUTING "
                "-o r1-eth1 -j MASQUERADE")
     refused_start(lab, "iptables-legacy table nat chain POSTROUTING")
+    lab.r1.run(f"{ipt} -t nat -F POSTROUTING && "
+               "ip6tables-legacy -A FORWARD -s 2001:db8:101::1 -j ACCEPT")
+    refused_start(lab, "ip6tables-legacy table filter chain FORWARD")
     # INPUT rules do not act on forwarded traffic.
-    lab.r1.run(f"{ipt} -t nat -F POSTROUTING && {ipt} -A INPUT -j ACCEPT")
+    lab.r1.run(f"ip6tables-legacy -F FORWARD && {ipt} -A INPUT -j ACCEPT")
     d = start_ready(lab)
     assert guard(d, "netfilter")["state"] == "clear", diag(d)
 
