@@ -114,7 +114,7 @@ void ctl_client_close(int fd)
 
 /* ---- request handling ---------------------------------------------------- */
 
-static int status_of(int err)
+int ctl_status_of(int err)
 {
 	switch (err) {
 	case 0: return FPMD__STATUS__OK;
@@ -1200,7 +1200,7 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 		break;
 	}
 	if (ret) {
-		rsp.status = status_of(ret);
+		rsp.status = ctl_status_of(ret);
 		rsp.error = (char *)(err ? err : strerror(-ret));
 	}
 	if (wire_send(c->fd, &rsp.base))

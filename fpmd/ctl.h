@@ -13,5 +13,7 @@ int ctl_accept(void);
 /* Returns <0 when the client is gone (the fd is closed). */
 int ctl_client_io(int fd);
 void ctl_client_close(int fd);
+/* A -errno from the tables as an API status (proto Status). */
+int ctl_status_of(int err);
 
 #endif

@@ -33,6 +33,7 @@
 #include "log.h"
 #include "nl.h"
 #include "rib.h"
+#include "util.h"
 
 #define FPM_VERSION 1
 #define FPM_TYPE_NETLINK 1
@@ -50,14 +51,6 @@ static uint32_t gen;
 static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
 static struct feed_status st = { .replay_state = "none" };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void timer_arm(uint64_t deadline_ns)
 {

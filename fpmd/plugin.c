@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <linux/rtnetlink.h>
 
+#include "ctl.h"
 #include "fpmd.h"
 #include "fpmd.pb-c.h"
 #include "log.h"
@@ -37,14 +38,6 @@ static bool hello_done;
 static uint32_t gen;
 static uint64_t replay_id, hold_deadline_ns;
 static struct feed_status st = { .replay_state = "none" };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 int plugin_open(const char *path, const char *group)
 {
@@ -282,26 +275,13 @@ static int nexthop_op(const Fpmd__NexthopOp *n, const char **err)
 			       n->unsupported, gen, err);
 }
 
-static int status_of(int err)
-{
-	switch (err) {
-	case 0: return FPMD__STATUS__OK;
-	case -ENOENT: return FPMD__STATUS__ERR_NOT_FOUND;
-	case -EEXIST: return FPMD__STATUS__ERR_EXISTS;
-	case -ENOSPC: return FPMD__STATUS__ERR_FULL;
-	case -EBUSY: return FPMD__STATUS__ERR_IN_USE;
-	case -EINVAL: return FPMD__STATUS__ERR_INVALID;
-	default: return FPMD__STATUS__ERR_INTERNAL;
-	}
-}
-
 static void ack(uint64_t seq, int ret, const char *err)
 {
 	Fpmd__FpmdMsg m = FPMD__FPMD_MSG__INIT;
 	Fpmd__Ack a = FPMD__ACK__INIT;
 
 	a.seq = seq;
-	a.status = status_of(ret);
+	a.status = ctl_status_of(ret);
 	a.error = (char *)(ret ? (err ? err : strerror(-ret)) : "");
 	if (ret)
 		st.ignored++;

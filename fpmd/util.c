@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -186,4 +187,12 @@ int unix_listen(const char *path, const char *group, bool *group_missing)
 		*group_missing = true;
 	chmod(path, *group_missing ? 0600 : 0660);
 	return fd;
+}
+
+uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

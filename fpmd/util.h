@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define ADDR_STRLEN 46
 #define PREFIX_STRLEN 50
@@ -35,5 +36,7 @@ bool unix_socket_in_use(const char *path);
  * 0660, or root-only 0600 when the group is missing (said in
  * *group_missing). -EADDRINUSE when another process serves path. */
 int unix_listen(const char *path, const char *group, bool *group_missing);
+/* clock_gettime(clk) in ns. */
+uint64_t now_ns(clockid_t clk);
 
 #endif
