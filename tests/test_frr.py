@@ -156,31 +156,37 @@ def fpm(d):
     return d.show("fpm")
 
 
-def fpm_routes(d):
-    """{prefix: entry} for the routes fpmd took from FPM."""
+def routes_of(d, protocol):
+    """{prefix: entry} for the routes fpmd took from one feed."""
     out = {}
     for p, entries in d.show("routes").items():
         for e in entries:
-            if e.get("protocol") == "fpm":
+            if e.get("protocol") == protocol:
                 out[p] = e
     return out
 
 
-def wait_route(d, prefix, state="forwarding", timeout=10):
-    """Until fpmd has prefix from FPM, installed, in state (None: any)."""
+def fpm_routes(d):
+    return routes_of(d, "fpm")
+
+
+def wait_route(d, prefix, state="forwarding", timeout=10, protocol="fpm"):
+    """Until fpmd has prefix from the feed, installed, in state (None:
+    any)."""
     def ok():
-        e = fpm_routes(d).get(prefix)
+        e = routes_of(d, protocol).get(prefix)
         if e and e.get("installed") and state in (None, e.get("state")):
             return e
         return None
     return wait_for(ok, timeout=timeout, interval=0.05,
-                    what=f"fpm route {prefix} {state or ''} in fpmd "
-                         f"(now {fpm_routes(d).get(prefix)})")
+                    what=f"{protocol} route {prefix} {state or ''} in fpmd "
+                         f"(now {routes_of(d, protocol).get(prefix)})")
 
 
-def wait_no_route(d, prefix, timeout=5):
-    return wait_for(lambda: prefix not in fpm_routes(d), timeout=timeout,
-                    interval=0.05, what=f"{prefix} gone from fpmd")
+def wait_no_route(d, prefix, timeout=5, protocol="fpm"):
+    return wait_for(lambda: prefix not in routes_of(d, protocol),
+                    timeout=timeout, interval=0.05,
+                    what=f"{prefix} gone from fpmd")
 
 
 def wait_connected(d, connections=1, timeout=15):

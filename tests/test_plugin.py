@@ -17,6 +17,7 @@ The module is built only with `configure --with-frr-source=DIR`
 skipped. Run:
   FPMD_BUILDDIR=build-plugin /usr/bin/python3 -m pytest -v tests/test_plugin.py
 """
+import functools
 import json
 import os
 import re
@@ -30,7 +31,9 @@ import pytest
 
 from frr import FRR_RUN, FrrLab
 from lab import BUILDDIR, FPMD, ping, wait_for
-from test_frr import Udp, fwd4, fwd6, measure, udp_send
+from test_frr import Udp, fwd4, fwd6, measure, routes_of, udp_send
+from test_frr import wait_no_route as frr_wait_no_route
+from test_frr import wait_route as frr_wait_route
 
 PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 
@@ -158,29 +161,11 @@ def zplugin(f):
 
 
 def plugin_routes(d):
-    """{prefix: entry} for the routes fpmd took from the plugin."""
-    out = {}
-    for p, entries in d.show("routes").items():
-        for e in entries:
-            if e.get("protocol") == "plugin":
-                out[p] = e
-    return out
+    return routes_of(d, "plugin")
 
 
-def wait_route(d, prefix, state="forwarding", timeout=10):
-    def ok():
-        e = plugin_routes(d).get(prefix)
-        if e and e.get("installed") and state in (None, e.get("state")):
-            return e
-        return None
-    return wait_for(ok, timeout=timeout, interval=0.05,
-                    what=f"plugin route {prefix} {state or ''} in fpmd "
-                         f"(now {plugin_routes(d).get(prefix)})")
-
-
-def wait_no_route(d, prefix, timeout=5):
-    return wait_for(lambda: prefix not in plugin_routes(d), timeout=timeout,
-                    interval=0.05, what=f"{prefix} gone from fpmd")
+wait_route = functools.partial(frr_wait_route, protocol="plugin")
+wait_no_route = functools.partial(frr_wait_no_route, protocol="plugin")
 
 
 def wait_replayed(d, connections=1, timeout=15):
