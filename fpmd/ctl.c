@@ -28,6 +28,7 @@
 #include "plugin.h"
 #include "maps.h"
 #include "rib.h"
+#include "state.h"
 #include "util.h"
 #include "wire.h"
 
@@ -41,12 +42,14 @@ struct client {
 
 static struct client clients[CTL_MAX_CLIENTS];
 static int listen_fd = -1;
+static bool clients_ready;
 static char sock_path[108];
 
-int ctl_open(const char *path, const char *group)
+int ctl_open(const struct sock_cfg *sc)
 {
+	const char *path = sc->path, *group = sc->group;
 	bool no_group;
-	int fd = unix_listen(path, group, &no_group);
+	int fd = unix_listen(path, sc->owner, group, sc->mode, &no_group);
 
 	if (fd < 0)
 		return fd;
@@ -54,21 +57,28 @@ int ctl_open(const char *path, const char *group)
 		log_warn("ctl: group %s missing; %s is root-only", group, path);
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	listen_fd = fd;
-	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
-		clients[i].fd = -1;
+	if (!clients_ready)
+		for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+			clients[i].fd = -1;
+	clients_ready = true;
 	return fd;
 }
 
-void ctl_close(void)
+void ctl_listen_close(void)
 {
-	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
-		if (clients[i].fd >= 0)
-			ctl_client_close(clients[i].fd);
 	if (listen_fd >= 0) {
 		close(listen_fd);
 		unlink(sock_path);
 	}
 	listen_fd = -1;
+}
+
+void ctl_close(void)
+{
+	for (int i = 0; i < CTL_MAX_CLIENTS; i++)
+		if (clients_ready && clients[i].fd >= 0)
+			ctl_client_close(clients[i].fd);
+	ctl_listen_close();
 }
 
 int ctl_accept(void)
@@ -1093,6 +1103,19 @@ static int do_show(struct arena *a, Fpmd__Response *rsp,
 	case FPMD__SHOW__SHOW_FPM: return show_fpm(a, rsp);
 	case FPMD__SHOW__SHOW_SUMMARY: return show_summary(a, rsp);
 	case FPMD__SHOW__SHOW_PLUGIN: return show_plugin(a, rsp);
+	case FPMD__SHOW__SHOW_STATE:
+	case FPMD__SHOW__SHOW_CONFIG: {
+		char *doc = s->what == FPMD__SHOW__SHOW_STATE ?
+				    state_json() : config_print_running(&cfg);
+
+		if (!doc) {
+			*err = "cannot build the YANG document";
+			return -ENOMEM;
+		}
+		rsp->document = arena_str(a, doc);
+		free(doc);
+		return rsp->document ? 0 : -ENOMEM;
+	}
 	default:
 		*err = "unknown show request";
 		return -EINVAL;
@@ -1182,9 +1205,15 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 	case FPMD__REQUEST__REQ_SHOW:
 		ret = do_show(&a, &rsp, req->show, &err);
 		break;
-	case FPMD__REQUEST__REQ_RELOAD:
-		fpmd_reload();
+	case FPMD__REQUEST__REQ_RELOAD: {
+		char *why = arena_alloc(&a, 1024);
+
+		if (why && fpmd_reload(why, 1024)) {
+			ret = -EINVAL;
+			err = why;
+		}
 		break;
+	}
 	case FPMD__REQUEST__REQ_LOOKUP:
 		ret = do_lookup(&a, &rsp, req->lookup, &err);
 		break;

@@ -6,8 +6,11 @@
 #include <stdint.h>
 
 /* Returns the listening fd, or -errno. */
-int ctl_open(const char *path, const char *group);
+struct sock_cfg;
+int ctl_open(const struct sock_cfg *sc);
 void ctl_close(void);
+/* Stop listening; connected clients stay. */
+void ctl_listen_close(void);
 /* Event loop callbacks: the listener, and a client fd. */
 int ctl_accept(void);
 /* Returns <0 when the client is gone (the fd is closed). */

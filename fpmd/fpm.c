@@ -44,7 +44,8 @@
 #define RTA_NH_ID 30
 #endif
 
-static int listen_fd = -1, conn_fd = -1, timer_fd = -1;
+static int listen_fds[FPMD_MAX_FPM_LISTEN], n_listen, conn_fd = -1,
+	   timer_fd = -1;
 static uint8_t *rbuf;
 static size_t rlen, rcap;
 static uint32_t gen;
@@ -92,17 +93,26 @@ int fpm_open(const char *addr, uint16_t port)
 		close(fd);
 		return -e;
 	}
-	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (n_listen == FPMD_MAX_FPM_LISTEN) {
+		close(fd);
+		return -ENOSPC;
+	}
+	if (timer_fd < 0)
+		timer_fd = timerfd_create(CLOCK_MONOTONIC,
+					  TFD_NONBLOCK | TFD_CLOEXEC);
 	if (timer_fd < 0) {
 		close(fd);
 		return -errno;
 	}
-	listen_fd = fd;
+	listen_fds[n_listen++] = fd;
 	st.enabled = true;
-	snprintf(st.listen, sizeof(st.listen), "%s%s%s:%u",
+	snprintf(st.listen + strlen(st.listen),
+		 sizeof(st.listen) - strlen(st.listen), "%s%s%s%s:%u",
+		 st.listen[0] ? " " : "", ss.ss_family == AF_INET6 ? "[" : "",
+		 addr, ss.ss_family == AF_INET6 ? "]" : "", port);
+	log_info("fpm: listening on %s%s%s:%u",
 		 ss.ss_family == AF_INET6 ? "[" : "", addr,
 		 ss.ss_family == AF_INET6 ? "]" : "", port);
-	log_info("fpm: listening on %s", st.listen);
 	return fd;
 }
 
@@ -192,21 +202,29 @@ static void kernel_check(void)
 			 removed);
 }
 
+void fpm_listen_close(void)
+{
+	for (int k = 0; k < n_listen; k++)
+		close(listen_fds[k]);
+	n_listen = 0;
+	st.listen[0] = '\0';
+	st.enabled = false;
+}
+
 void fpm_close(void)
 {
+	fpm_listen_close();
 	if (conn_fd >= 0)
 		close(conn_fd);
-	if (listen_fd >= 0)
-		close(listen_fd);
 	if (timer_fd >= 0)
 		close(timer_fd);
-	conn_fd = listen_fd = timer_fd = -1;
+	conn_fd = timer_fd = -1;
 	free(rbuf);
 	rbuf = NULL;
 	rlen = rcap = 0;
 }
 
-int fpm_accept(void)
+int fpm_accept(int listen_fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);

@@ -13,11 +13,13 @@
 #include "feed.h"
 
 
-/* Listen; returns the listening fd or -errno. */
+/* Listen on one more address; returns the listening fd or -errno. */
 int fpm_open(const char *addr, uint16_t port);
+/* Stop listening (a connected zebra stays). */
+void fpm_listen_close(void);
 void fpm_close(void);
-/* A zebra connects: returns its fd (for the event loop) or -errno. */
-int fpm_accept(void);
+/* A zebra connects on listen_fd: returns its fd or -errno. */
+int fpm_accept(int listen_fd);
 /* Data on the connection; returns <0 once it is closed. */
 int fpm_io(void);
 /* The settle/hold timer's fd, and what to do when it fires. */

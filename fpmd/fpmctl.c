@@ -711,6 +711,15 @@ static int print_summary(Fpmd__Response *rsp)
 	return 0;
 }
 
+/* YANG documents (state, running config) are JSON already. */
+static int print_document(Fpmd__Response *rsp)
+{
+	fputs(rsp->document, stdout);
+	if (!*rsp->document || rsp->document[strlen(rsp->document) - 1] != '\n')
+		putchar('\n');
+	return 0;
+}
+
 /* ---- commands -------------------------------------------------------------- */
 
 static int run_show(int argc, char **argv)
@@ -730,13 +739,15 @@ static int run_show(int argc, char **argv)
 		{ "fpm", FPMD__SHOW__SHOW_FPM, print_fpm },
 		{ "summary", FPMD__SHOW__SHOW_SUMMARY, print_summary },
 		{ "plugin", FPMD__SHOW__SHOW_PLUGIN, print_plugin },
+		{ "state", FPMD__SHOW__SHOW_STATE, print_document },
+		{ "config", FPMD__SHOW__SHOW_CONFIG, print_document },
 	};
 	uint8_t store[16];
 
 	if (argc < 1)
 		die("show what? %s",
 		    "routes|nexthops|neighbors|interfaces|counters|guards|fpm|"
-		    "plugin|summary");
+		    "plugin|summary|state|config");
 	for (size_t i = 0; i < sizeof(shows) / sizeof(shows[0]); i++) {
 		Fpmd__Prefix *p = NULL;
 		Fpmd__Response *rsp;
@@ -1021,7 +1032,7 @@ static const struct {
 } commands[] = {
 	{ "show", NULL,
 	  "show routes [PREFIX] | nexthops | groups | neighbors | interfaces | "
-	  "counters [all] | guards | fpm | plugin | summary",
+	  "counters [all] | guards | fpm | plugin | summary | state | config",
 	  run_show },
 	{ "route", "routes",
 	  "route add PREFIX {via GW dev IF | dev IF | nhid ID | blackhole | "
@@ -1039,7 +1050,8 @@ static const struct {
 	  "kernel)",
 	  run_lookup },
 	{ "clear", NULL, "clear counters", run_clear },
-	{ "reload", NULL, "reload  (re-read guards, local routes, neighbors)",
+	{ "reload", NULL, "reload  (re-read the configuration file, guards, "
+	  "local routes, neighbors)",
 	  run_reload },
 };
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -136,7 +136,7 @@ static int attach_prog(struct iface *i, int prog_fd)
 		}
 	}
 
-	if (cfg.xdp_mode != XDP_MODE_GENERIC) {
+	if (i->want_mode != XDP_MODE_GENERIC) {
 		/* Replacing our own program is atomic: no packet sees none. */
 		if (q.skb_prog_id)
 			bpf_xdp_detach(i->ifindex, XDP_FLAGS_SKB_MODE, NULL);
@@ -146,7 +146,7 @@ static int attach_prog(struct iface *i, int prog_fd)
 			i->mode = XDP_MODE_NATIVE;
 			goto ok;
 		}
-		if (cfg.xdp_mode == XDP_MODE_NATIVE) {
+		if (i->want_mode == XDP_MODE_NATIVE) {
 			log_err("iface %s: native XDP refused: %s", i->name,
 				strerror(-ret));
 			return ret;
@@ -196,6 +196,24 @@ void iface_detach(struct iface *i)
 	maps_iface_delete(i->ifindex);
 	i->attached = false;
 	log_info("iface %s: XDP detached", i->name);
+}
+
+void iface_remove(struct iface *i)
+{
+	uint32_t old = i->ifindex;
+
+	iface_detach(i);
+	if (old) {
+		maps_txport_delete(old);
+		maps_iface_delete(old);
+	}
+	i->used = false;
+	i->attached = false;
+	if (old)
+		rib_iface_changed(old);
+	log_info("iface %s: no longer routed by fpmd; its traffic and the "
+		 "routes leaving by it take the kernel path",
+		 i->name);
 }
 
 uint32_t iface_map_flags(const struct iface *i)

@@ -19,7 +19,8 @@ struct iface {
 	uint32_t mtu;
 	bool up;          /* administratively up with carrier */
 	bool attached;
-	enum xdp_mode mode;
+	enum xdp_mode want_mode; /* configured */
+	enum xdp_mode mode;      /* attached in (native or generic) */
 	uint32_t guard_flags; /* FPMD_IF_F_* from guard.c (fwd, rpf, policy) */
 	bool suspended;       /* netfilter appeared: everything to the kernel */
 	bool tx_port;
@@ -41,6 +42,8 @@ bool iface_update(struct iface *i, const struct nl_link *l);
 void iface_gone(struct iface *i);
 int iface_attach(struct iface *i, int prog_fd);
 void iface_detach(struct iface *i);
+/* No longer configured: detach, forget, its nexthops to the kernel path. */
+void iface_remove(struct iface *i);
 /* Write the ifaces map and tx_ports for i from its current state. */
 void iface_sync(struct iface *i);
 /* The value the fast path sees, computed from state. */

@@ -12,28 +12,27 @@ static FILE *log_file;
 static bool log_syslog;
 static bool log_debug_on;
 
-int log_open(const char *target, bool debug)
+int log_open(const char *target, const char *file, bool debug)
 {
-	log_debug_on = debug;
-	if (!target || !strcmp(target, "stderr")) {
-		log_file = NULL;
-		return 0;
-	}
-	if (!strcmp(target, "syslog")) {
-		openlog("fpmd", LOG_PID, LOG_DAEMON);
-		log_syslog = true;
-		return 0;
-	}
-	if (!strncmp(target, "file:", 5)) {
-		FILE *f = fopen(target + 5, "a");
+	FILE *f = NULL;
 
+	if (target && !strcmp(target, "file")) {
+		f = file ? fopen(file, "a") : NULL;
 		if (!f)
 			return -1;
 		setvbuf(f, NULL, _IOLBF, 0);
-		log_file = f;
-		return 0;
 	}
-	return -1;
+	/* Switch only once the new target is open (a reload may fail). */
+	if (log_file)
+		fclose(log_file);
+	log_file = f;
+	if (log_syslog && (!target || strcmp(target, "syslog")))
+		closelog();
+	log_syslog = target && !strcmp(target, "syslog");
+	if (log_syslog)
+		openlog("fpmd", LOG_PID, LOG_DAEMON);
+	log_debug_on = debug;
+	return 0;
 }
 
 void log_msg(enum log_level lvl, const char *fmt, ...)

@@ -6,8 +6,9 @@
 
 enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 
-/* "stderr" (default), "syslog" or "file:PATH"; returns -1 on a bad target. */
-int log_open(const char *target, bool debug);
+/* target: stderr, syslog or file (then file is its path); -1 if the
+ * file cannot be opened, and the previous target stays. */
+int log_open(const char *target, const char *file, bool debug);
 void log_msg(enum log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -34,24 +34,12 @@
 #include "rib.h"
 #include "xdp.h"
 
-struct fpmd_config cfg = {
-	.pin_dir = FPMD_DEFAULT_PIN_DIR,
-	.socket_path = FPMD_DEFAULT_SOCKET,
-	.socket_group = FPMD_SOCKET_GROUP,
-	.log_target = "stderr",
-	.xdp_mode = XDP_MODE_AUTO,
-	.guard_interval_ms = 1000,
-	.max_routes_v4 = FPMD_MAX_ROUTES_V4,
-	.max_routes_v6 = FPMD_MAX_ROUTES_V6,
-	.max_nexthops = FPMD_MAX_NEXTHOPS,
-	.max_groups = FPMD_MAX_GROUPS,
-	.max_neigh = FPMD_MAX_NEIGH,
-	.fpm_address = "127.0.0.1",
-	.fpm_port = 2620,
-	.fpm_settle_ms = 3000,
-	.fpm_hold_s = 300,
-	.plugin_socket = FPMD_DEFAULT_PLUGIN_SOCKET,
-};
+struct fpmd_config cfg;
+bool fpmd_adopted;
+
+static const char *config_file; /* -f; NULL: the default file if any */
+static struct cli_sets cli;     /* the command line, re-applied on reload */
+static bool dryrun;
 
 enum {
 	OPT_KEEP = 256,
@@ -71,70 +59,115 @@ enum {
 	OPT_FPM_HOLD,
 	OPT_PLUGIN_SOCK,
 	OPT_NO_PLUGIN,
+	OPT_SHOW_DEFAULT,
 };
 
 struct opt_doc {
 	struct option o;
 	int shortopt;
 	const char *arg, *help;
+	/* The YANG leaf (under /fpmd:fpmd) the option sets, and the value
+	 * of a flag; path2 is a second leaf set to the same value. */
+	const char *path, *value, *path2;
+	const char *list; /* a list / leaf-list: the first use replaces it */
 };
 
-/* The single table of options: getopt's and --help's. */
+/* The single table of options: getopt's, --help's, and their leaves. */
 static const struct opt_doc opts[] = {
+	{ { "config", required_argument, NULL, 'f' }, 'f', "FILE",
+	  "configuration file (default " FPMD_CONFIG_FILE " if it exists, "
+	  "else the built-in default)",
+	  .path = NULL },
+	{ { "dryrun", no_argument, NULL, 'C' }, 'C', NULL,
+	  "check the configuration (file and options), print the result, exit",
+	  .path = NULL },
+	{ { "show-default-config", no_argument, NULL, OPT_SHOW_DEFAULT }, 0, NULL,
+	  "print the built-in default configuration and exit",
+	  .path = NULL },
 	{ { "interface", required_argument, NULL, 'i' }, 'i', "IFNAME",
-	  "route on IFNAME (repeat for each interface; none by default)" },
+	  "route on IFNAME (repeat for each; replaces the file's list)",
+	  .path = "interfaces/interface[name='%s']", .list = "interfaces/interface" },
 	{ { "netns", required_argument, NULL, 'N' }, 'N', "NAME",
-	  "run in network namespace /run/netns/NAME (keeps bpffs visible)" },
+	  "run in network namespace /run/netns/NAME (keeps bpffs visible)",
+	  .path = "netns" },
 	{ { "bpffs-dir", required_argument, NULL, 'b' }, 'b', "DIR",
-	  "pin maps under DIR (default " FPMD_DEFAULT_PIN_DIR ")" },
+	  "pin maps under DIR (default /sys/fs/bpf/fpmd)",
+	  .path = "bpffs-dir" },
 	{ { "socket", required_argument, NULL, 's' }, 's', "PATH",
-	  "control socket (default " FPMD_DEFAULT_SOCKET ")" },
-	{ { "socket-group", required_argument, NULL, OPT_SOCK_GROUP }, 0,
-	  "GROUP", "group owning the control socket (default " FPMD_SOCKET_GROUP ")" },
+	  "control socket (default /run/fpmd/fpmd.sock)",
+	  .path = "control/socket/path" },
+	{ { "socket-group", required_argument, NULL, OPT_SOCK_GROUP }, 0, "GROUP",
+	  "group owning the control and plugin sockets (frr)",
+	  .path = "control/socket/group", .path2 = "plugin/socket/group" },
 	{ { "keep-forwarding", no_argument, NULL, OPT_KEEP }, 0, NULL,
-	  "on exit leave XDP attached and maps pinned (restart without loss)" },
-	{ { "allow-netfilter-bypass", no_argument, NULL, OPT_NF_BYPASS }, 0,
-	  NULL, "attach even though netfilter rules act on forwarded traffic" },
-	{ { "xdp-mode", required_argument, NULL, OPT_XDP_MODE }, 0,
-	  "native|generic|auto", "XDP attach mode (default auto: native, "
-	  "generic with a warning if refused)" },
+	  "on exit leave XDP attached and maps pinned (restart without loss)",
+	  .path = "behaviour/keep-forwarding", .value = "true" },
+	{ { "allow-netfilter-bypass", no_argument, NULL, OPT_NF_BYPASS }, 0, NULL,
+	  "attach even though netfilter rules act on forwarded traffic",
+	  .path = "behaviour/allow-netfilter-bypass", .value = "true" },
+	{ { "xdp-mode", required_argument, NULL, OPT_XDP_MODE }, 0, "native|generic|auto",
+	  "XDP attach mode (default auto: native, "
+	  "generic with a warning if refused)",
+	  .path = "xdp-mode" },
 	{ { "guard-interval", required_argument, NULL, OPT_GUARD_MS }, 0, "MS",
-	  "re-check netfilter, sysctls, rules, tc, veth peers every MS (1000)" },
+	  "re-check netfilter, sysctls, rules, tc, veth peers every MS (1000)",
+	  .path = "behaviour/guard-interval" },
 	{ { "max-routes-v4", required_argument, NULL, OPT_MAX_V4 }, 0, "N",
-	  "IPv4 route table size" },
+	  "IPv4 route table size",
+	  .path = "tables/max-routes-v4" },
 	{ { "max-routes-v6", required_argument, NULL, OPT_MAX_V6 }, 0, "N",
-	  "IPv6 route table size" },
+	  "IPv6 route table size",
+	  .path = "tables/max-routes-v6" },
 	{ { "max-nexthops", required_argument, NULL, OPT_MAX_NH }, 0, "N",
-	  "nexthop table size" },
+	  "nexthop table size",
+	  .path = "tables/max-nexthops" },
 	{ { "max-groups", required_argument, NULL, OPT_MAX_GRP }, 0, "N",
-	  "nexthop group table size" },
+	  "nexthop group table size",
+	  .path = "tables/max-groups" },
 	{ { "max-neighbors", required_argument, NULL, OPT_MAX_NEIGH }, 0, "N",
-	  "neighbor table size (per family)" },
+	  "neighbor table size (per family)",
+	  .path = "tables/max-neighbors" },
 	{ { "fpm-address", required_argument, NULL, OPT_FPM_ADDR }, 0, "ADDR",
-	  "accept zebra's FPM connection on ADDR (default 127.0.0.1; IPv6 ok)" },
+	  "accept zebra's FPM connection on ADDR (default 127.0.0.1; IPv6 ok; "
+	  "repeat for more)",
+	  .path = "fpm/address", .list = "fpm/address" },
 	{ { "fpm-port", required_argument, NULL, OPT_FPM_PORT }, 0, "PORT",
-	  "FPM port (default 2620)" },
+	  "FPM port (default 2620)",
+	  .path = "fpm/port" },
 	{ { "no-fpm", no_argument, NULL, OPT_NO_FPM }, 0, NULL,
-	  "no FPM server" },
+	  "no FPM server",
+	  .path = "fpm/enabled", .value = "false" },
 	{ { "fpm-settle", required_argument, NULL, OPT_FPM_SETTLE }, 0, "MS",
-	  "a replay has ended after MS quiet; then stale routes go (3000)" },
+	  "a replay has ended after MS quiet; then stale routes go (3000)",
+	  .path = "fpm/settle-time" },
 	{ { "fpm-hold", required_argument, NULL, OPT_FPM_HOLD }, 0, "SEC",
-	  "keep forwarding a lost FPM feed's routes SEC seconds (300)" },
-	{ { "plugin-socket", required_argument, NULL, OPT_PLUGIN_SOCK }, 0,
-	  "PATH", "zebra plugin feed socket (default " FPMD_DEFAULT_PLUGIN_SOCKET ")" },
+	  "keep forwarding a lost feed's routes SEC seconds (300)",
+	  .path = "fpm/hold-time" },
+	{ { "plugin-socket", required_argument, NULL, OPT_PLUGIN_SOCK }, 0, "PATH",
+	  "zebra plugin feed socket (default /run/fpmd/plugin.sock)",
+	  .path = "plugin/socket/path" },
 	{ { "no-plugin", no_argument, NULL, OPT_NO_PLUGIN }, 0, NULL,
-	  "no zebra plugin feed" },
+	  "no zebra plugin feed",
+	  .path = "plugin/enabled", .value = "false" },
 	{ { "log", required_argument, NULL, 'l' }, 'l', "TARGET",
-	  "stderr (default), syslog or file:PATH" },
-	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL, "debug logging" },
-	{ { "version", no_argument, NULL, 'v' }, 'v', NULL, "print version" },
-	{ { "help", no_argument, NULL, 'h' }, 'h', NULL, "this help" },
+	  "stderr (default), syslog or file:PATH",
+	  .path = "logging/target" },
+	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL,
+	  "debug logging (every route map write)",
+	  .path = "logging/level", .value = "debug" },
+	{ { "version", no_argument, NULL, 'v' }, 'v', NULL,
+	  "print version",
+	  .path = NULL },
+	{ { "help", no_argument, NULL, 'h' }, 'h', NULL,
+	  "this help",
+	  .path = NULL },
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: fpmd [OPTIONS]\nXDP routing fast path for FRR.\n\n");
+	fprintf(f, "Usage: fpmd [OPTIONS]\nXDP routing fast path for FRR.\n"
+		   "Options override the configuration file (fpmd.conf(5)).\n\n");
 	for (size_t i = 0; i < N_OPTS; i++) {
 		char left[64];
 
@@ -151,28 +184,61 @@ static void usage(FILE *f)
 	}
 }
 
-static int parse_u32(const char *opt, const char *s, uint32_t min,
-		     uint32_t *out)
+/* Paths with a value in them (-i NAME) need storage for the process. */
+static char *cli_strdup(const char *fmt, const char *arg)
 {
-	char *end;
-	unsigned long v;
+	char *s;
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || !*s || *end || v < min || v > UINT32_MAX) {
-		fprintf(stderr, "fpmd: --%s: '%s' is not a number >= %u\n", opt,
-			s, min);
+	if (asprintf(&s, fmt, arg) < 0) {
+		fprintf(stderr, "fpmd: out of memory\n");
+		exit(1);
+	}
+	return s;
+}
+
+static int cli_push(const char *opt, const char *path, const char *value,
+		    const char *drop)
+{
+	if (cli.n == FPMD_MAX_CLI_SETS) {
+		fprintf(stderr, "fpmd: too many options\n");
 		return -1;
 	}
-	*out = (uint32_t)v;
+	cli.s[cli.n++] = (struct cli_set){ .opt = opt, .path = path,
+					   .value = value, .drop = drop };
 	return 0;
+}
+
+/* One option as YANG leaves; libyang checks the values later. */
+static int cli_option(const struct opt_doc *d, const char *arg)
+{
+	static bool replaced[N_OPTS];
+	const char *opt = cli_strdup("--%s", d->o.name);
+	const char *value = d->value ? d->value : arg;
+	const char *drop = d->list && replaced[d - opts] ? "" : d->list;
+
+	if (d->list)
+		replaced[d - opts] = true;
+	if (d->shortopt == 'i') {
+		if (strchr(arg, '\'')) {
+			fprintf(stderr, "fpmd: -i: bad interface name '%s'\n",
+				arg);
+			return -1;
+		}
+		return cli_push(opt, cli_strdup(d->path, arg), NULL, drop);
+	}
+	if (d->shortopt == 'l' && !strncmp(arg, "file:", 5))
+		return cli_push(opt, d->path, "file", NULL) ||
+		       cli_push(opt, "logging/file", arg + 5, NULL);
+	if (cli_push(opt, d->path, value, drop))
+		return -1;
+	return d->path2 ? cli_push(opt, d->path2, value, NULL) : 0;
 }
 
 static int parse_args(int argc, char **argv)
 {
 	struct option lo[N_OPTS + 1];
 	char so[64] = "";
-	int c;
+	int c, idx;
 
 	for (size_t i = 0; i < N_OPTS; i++) {
 		lo[i] = opts[i].o;
@@ -186,101 +252,14 @@ static int parse_args(int argc, char **argv)
 		}
 	}
 	memset(&lo[N_OPTS], 0, sizeof(lo[N_OPTS]));
-	while ((c = getopt_long(argc, argv, so, lo, NULL)) != -1) {
-		uint32_t v;
+	while ((c = getopt_long(argc, argv, so, lo, &idx)) != -1) {
+		const struct opt_doc *d = NULL;
 
 		switch (c) {
-		case 'i':
-			if (cfg.n_ifnames >= FPMD_MAX_CFG_IFACES) {
-				fprintf(stderr, "fpmd: at most %d interfaces\n",
-					FPMD_MAX_CFG_IFACES);
-				return -1;
-			}
-			if (strlen(optarg) >= IF_NAMESIZE) {
-				fprintf(stderr, "fpmd: interface name '%s' too "
-						"long\n", optarg);
-				return -1;
-			}
-			cfg.ifnames[cfg.n_ifnames++] = optarg;
-			break;
-		case 'N': cfg.netns = optarg; break;
-		case 'b': cfg.pin_dir = optarg; break;
-		case 's': cfg.socket_path = optarg; break;
-		case 'l': cfg.log_target = optarg; break;
-		case 'd': cfg.debug = true; break;
-		case OPT_SOCK_GROUP: cfg.socket_group = optarg; break;
-		case OPT_KEEP: cfg.keep_forwarding = true; break;
-		case OPT_NF_BYPASS: cfg.allow_nf_bypass = true; break;
-		case OPT_XDP_MODE:
-			if (!strcmp(optarg, "native"))
-				cfg.xdp_mode = XDP_MODE_NATIVE;
-			else if (!strcmp(optarg, "generic"))
-				cfg.xdp_mode = XDP_MODE_GENERIC;
-			else if (!strcmp(optarg, "auto"))
-				cfg.xdp_mode = XDP_MODE_AUTO;
-			else {
-				fprintf(stderr, "fpmd: --xdp-mode: '%s' is not "
-						"native, generic or auto\n",
-					optarg);
-				return -1;
-			}
-			break;
-		case OPT_GUARD_MS:
-			if (parse_u32("guard-interval", optarg, 10, &v))
-				return -1;
-			cfg.guard_interval_ms = v;
-			break;
-		case OPT_MAX_V4:
-			if (parse_u32("max-routes-v4", optarg, 1, &cfg.max_routes_v4))
-				return -1;
-			break;
-		case OPT_MAX_V6:
-			if (parse_u32("max-routes-v6", optarg, 1, &cfg.max_routes_v6))
-				return -1;
-			break;
-		case OPT_MAX_NH:
-			if (parse_u32("max-nexthops", optarg, 1, &cfg.max_nexthops))
-				return -1;
-			if (cfg.max_nexthops > FPMD_RT_INDEX_MASK + 1u) {
-				fprintf(stderr, "fpmd: --max-nexthops: at most %u\n",
-					FPMD_RT_INDEX_MASK + 1u);
-				return -1;
-			}
-			break;
-		case OPT_MAX_GRP:
-			if (parse_u32("max-groups", optarg, 1, &cfg.max_groups))
-				return -1;
-			if (cfg.max_groups > FPMD_RT_INDEX_MASK + 1u) {
-				fprintf(stderr, "fpmd: --max-groups: at most %u\n",
-					FPMD_RT_INDEX_MASK + 1u);
-				return -1;
-			}
-			break;
-		case OPT_FPM_ADDR: cfg.fpm_address = optarg; break;
-		case OPT_NO_FPM: cfg.fpm_address = NULL; break;
-		case OPT_PLUGIN_SOCK: cfg.plugin_socket = optarg; break;
-		case OPT_NO_PLUGIN: cfg.plugin_socket = NULL; break;
-		case OPT_FPM_PORT:
-			if (parse_u32("fpm-port", optarg, 1, &v) || v > 65535) {
-				fprintf(stderr, "fpmd: --fpm-port: 1..65535\n");
-				return -1;
-			}
-			cfg.fpm_port = (uint16_t)v;
-			break;
-		case OPT_FPM_SETTLE:
-			if (parse_u32("fpm-settle", optarg, 10, &v))
-				return -1;
-			cfg.fpm_settle_ms = v;
-			break;
-		case OPT_FPM_HOLD:
-			if (parse_u32("fpm-hold", optarg, 0, &v))
-				return -1;
-			cfg.fpm_hold_s = v;
-			break;
-		case OPT_MAX_NEIGH:
-			if (parse_u32("max-neighbors", optarg, 1, &cfg.max_neigh))
-				return -1;
-			break;
+		case 'f': config_file = optarg; continue;
+		case 'C': dryrun = true; continue;
+		case OPT_SHOW_DEFAULT:
+			exit(config_print_default(stdout) ? 1 : 0);
 		case 'v':
 			printf("fpmd %s (map layout %d)\n", PACKAGE_VERSION,
 			       FPMD_LAYOUT_VERSION);
@@ -288,10 +267,15 @@ static int parse_args(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		default:
+		case '?':
 			usage(stderr);
 			return -1;
 		}
+		for (size_t i = 0; i < N_OPTS; i++)
+			if (opts[i].o.val == c)
+				d = &opts[i];
+		if (!d || !d->path || cli_option(d, optarg))
+			return -1;
 	}
 	if (optind < argc) {
 		fprintf(stderr, "fpmd: unexpected argument '%s'\n", argv[optind]);
@@ -606,12 +590,270 @@ static void periodic(void)
 	}
 }
 
-void fpmd_reload(void)
+/* ---- configuration: listeners and interfaces, at start and on reload ---- */
+
+static int timer_fd = -1;
+
+static void guard_timer_arm(void)
 {
+	struct itimerspec its = { 0 };
+
+	its.it_interval.tv_sec = cfg.guard_interval_ms / 1000;
+	its.it_interval.tv_nsec = (long)(cfg.guard_interval_ms % 1000) * 1000000;
+	its.it_value = its.it_interval;
+	timerfd_settime(timer_fd, 0, &its, NULL);
+}
+
+static int fpm_listen(void)
+{
+	int failed = 0;
+
+	if (!cfg.fpm_enabled)
+		return 0;
+	for (int k = 0; k < cfg.n_fpm_address; k++) {
+		int fd = fpm_open(cfg.fpm_address[k], cfg.fpm_port);
+
+		if (fd < 0 || ev_add(fd, EV_FPM_LISTEN)) {
+			log_err("fpm: cannot listen on %s port %u: %s",
+				cfg.fpm_address[k], cfg.fpm_port,
+				strerror(fd < 0 ? -fd : errno));
+			failed++;
+		}
+	}
+	if (fpm_timer_fd() >= 0 && ev_add(fpm_timer_fd(), EV_FPM_TIMER) &&
+	    errno != EEXIST)
+		return -1;
+	return failed ? -1 : 0;
+}
+
+static int plugin_listen(void)
+{
+	int fd;
+
+	if (!cfg.plugin_enabled)
+		return 0;
+	fd = plugin_open(&cfg.plugin_sock);
+	if (fd < 0) {
+		log_err("plugin: cannot listen on %s: %s", cfg.plugin_sock.path,
+			strerror(-fd));
+		return -1;
+	}
+	if (ev_add(fd, EV_PLUGIN_LISTEN) ||
+	    (ev_add(plugin_timer_fd(), EV_PLUGIN_TIMER) && errno != EEXIST))
+		return -1;
+	return 0;
+}
+
+static int ctl_listen(void)
+{
+	int fd = ctl_open(&cfg.ctl_sock);
+
+	if (fd < 0) {
+		log_err("ctl: cannot listen on %s: %s", cfg.ctl_sock.path,
+			strerror(-fd));
+		return -1;
+	}
+	return ev_add(fd, EV_CTL_LISTEN);
+}
+
+static const struct iface_cfg *iface_cfg_of(const struct fpmd_config *c,
+					    const char *name)
+{
+	for (int k = 0; k < c->n_ifaces; k++)
+		if (!strcmp(c->ifaces[k].name, name))
+			return &c->ifaces[k];
+	return NULL;
+}
+
+/* Attach what is configured and present; the rest waits for its link. */
+static void iface_bring_up(struct iface *i)
+{
+	if (!i->ifindex) {
+		log_warn("iface %s: not present; attaching when it appears",
+			 i->name);
+		return;
+	}
+	if (iface_attach(i, prog_fd))
+		return;
+	iface_sync(i);
+	rib_iface_changed(i->ifindex);
+}
+
+static bool same_sock(const struct sock_cfg *a, const struct sock_cfg *b)
+{
+	return !strcmp(a->path, b->path) && !strcmp(a->owner, b->owner) &&
+	       !strcmp(a->group, b->group) && a->mode == b->mode;
+}
+
+static bool same_fpm(const struct fpmd_config *a, const struct fpmd_config *b)
+{
+	if (a->fpm_enabled != b->fpm_enabled || a->fpm_port != b->fpm_port ||
+	    a->n_fpm_address != b->n_fpm_address)
+		return false;
+	for (int k = 0; k < a->n_fpm_address; k++)
+		if (strcmp(a->fpm_address[k], b->fpm_address[k]))
+			return false;
+	return true;
+}
+
+/* What a reload cannot change: say so, and keep the running value. */
+static void keep_u32(const char *leaf, uint32_t run, uint32_t *nw)
+{
+	if (run == *nw)
+		return;
+	log_warn("config: tables/%s %u -> %u takes effect when fpmd restarts. "
+		 "It costs a rebuild: the restart cannot adopt the maps of the "
+		 "old size, creates new ones and rewrites every entry, and "
+		 "traffic takes the kernel path until the feeds have replayed "
+		 "(seconds at a full table)",
+		 leaf, run, *nw);
+	*nw = run;
+}
+
+static void keep_str(const char *leaf, const char *run, const char **nw)
+{
+	if (!run && !*nw)
+		return;
+	if (!run || !*nw || strcmp(run, *nw))
+		log_warn("config: %s '%s' -> '%s' takes effect when fpmd "
+			 "restarts",
+			 leaf, run ? run : "", *nw ? *nw : "");
+	*nw = run;
+}
+
+static char run_pin_dir[PATH_MAX], run_netns[256];
+
+/* cfg is already the new configuration; old is what ran until now. */
+static void apply_changes(const struct fpmd_config *old)
+{
+	bool new_links = false;
+
+	if (strcmp(old->log_target, cfg.log_target) || old->debug != cfg.debug ||
+	    (old->log_file && cfg.log_file && strcmp(old->log_file, cfg.log_file))) {
+		if (log_open(cfg.log_target, cfg.log_file, cfg.debug))
+			log_err("config: cannot open log file %s: %s; logging "
+				"stays where it was",
+				cfg.log_file, strerror(errno));
+		else
+			log_info("config: logging to %s%s%s, level %s",
+				 cfg.log_target, cfg.log_file ? " " : "",
+				 cfg.log_file ? cfg.log_file : "",
+				 cfg.debug ? "debug" : "info");
+	}
+	if (!same_sock(&old->ctl_sock, &cfg.ctl_sock)) {
+		log_info("config: control socket now %s (%s:%s %03o)",
+			 cfg.ctl_sock.path, cfg.ctl_sock.owner,
+			 cfg.ctl_sock.group, cfg.ctl_sock.mode);
+		ctl_listen_close();
+		ctl_listen();
+	}
+	if (old->plugin_enabled != cfg.plugin_enabled ||
+	    !same_sock(&old->plugin_sock, &cfg.plugin_sock)) {
+		log_info("config: plugin socket %s", cfg.plugin_enabled ?
+			 cfg.plugin_sock.path : "off");
+		plugin_listen_close();
+		plugin_listen();
+	}
+	if (!same_fpm(old, &cfg)) {
+		log_info("config: FPM listeners changed%s",
+			 cfg.fpm_enabled ? "" : ": FPM off");
+		fpm_listen_close();
+		fpm_listen();
+	}
+	if (old->guard_interval_ms != cfg.guard_interval_ms)
+		guard_timer_arm();
+	if (old->allow_nf_bypass != cfg.allow_nf_bypass ||
+	    old->keep_forwarding != cfg.keep_forwarding)
+		log_info("config: allow-netfilter-bypass %s, keep-forwarding %s",
+			 cfg.allow_nf_bypass ? "true" : "false",
+			 cfg.keep_forwarding ? "true" : "false");
+
+	/* Interfaces: each change touches that interface only. */
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		struct iface *i = &iface_tab[s];
+		const struct iface_cfg *ic;
+
+		if (!i->used)
+			continue;
+		ic = iface_cfg_of(&cfg, i->name);
+		if (!ic || !ic->enabled) {
+			log_info("config: interface %s %s", i->name,
+				 ic ? "disabled" : "removed");
+			iface_remove(i);
+			continue;
+		}
+		if (ic->mode != i->want_mode) {
+			i->want_mode = ic->mode;
+			if (i->attached && ic->mode != XDP_MODE_AUTO &&
+			    ic->mode != i->mode) {
+				log_info("iface %s: re-attaching in %s mode",
+					 i->name, xdp_mode_name(ic->mode));
+				iface_detach(i);
+				iface_bring_up(i);
+			}
+		}
+	}
+	for (int k = 0; k < cfg.n_ifaces; k++) {
+		const struct iface_cfg *ic = &cfg.ifaces[k];
+		struct iface *i;
+
+		if (!ic->enabled || iface_by_name(ic->name))
+			continue;
+		i = iface_add(ic->name, true);
+		if (!i) {
+			log_err("config: interface %s: no free slot", ic->name);
+			continue;
+		}
+		i->want_mode = ic->mode;
+		log_info("config: interface %s added", ic->name);
+		new_links = true;
+	}
+	if (new_links) {
+		/* link_changed attaches every managed, present, unattached one. */
+		nl_dump_links(link_changed, NULL);
+		need_neigh_resync = true;
+	}
+	fpmd_request_recheck();
+}
+
+static void log_notes(const char *notes)
+{
+	const char *p = notes, *nl;
+
+	while (p && *p && (nl = strchr(p, '\n'))) {
+		log_info("config: %.*s", (int)(nl - p), p);
+		p = nl + 1;
+	}
+}
+
+int fpmd_reload(char *err, size_t elen)
+{
+	struct fpmd_config nc, old;
+	char notes[4096];
+
+	if (config_load(config_file, &cli, &nc, err, elen, notes,
+			sizeof(notes))) {
+		log_err("reload: %s; keeping the running configuration", err);
+		return -1;
+	}
+	log_info("reload: configuration from %s", nc.source);
+	log_notes(notes);
+	keep_str("bpffs-dir", cfg.pin_dir, &nc.pin_dir);
+	keep_str("netns", cfg.netns, &nc.netns);
+	keep_u32("max-routes-v4", cfg.max_routes_v4, &nc.max_routes_v4);
+	keep_u32("max-routes-v6", cfg.max_routes_v6, &nc.max_routes_v6);
+	keep_u32("max-nexthops", cfg.max_nexthops, &nc.max_nexthops);
+	keep_u32("max-groups", cfg.max_groups, &nc.max_groups);
+	keep_u32("max-neighbors", cfg.max_neigh, &nc.max_neigh);
+	old = cfg;
+	cfg = nc;
+	apply_changes(&old);
+	config_free(&old);
 	log_info("reload: re-checking guards, local routes and neighbors");
 	periodic();
 	local_routes_refresh();
 	neigh_resync();
+	return 0;
 }
 
 static int run(int sfd)
@@ -647,7 +889,9 @@ static int run(int sfd)
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					break;
 				if (si.ssi_signo == SIGHUP) {
-					fpmd_reload();
+					char err[1024];
+
+					fpmd_reload(err, sizeof(err));
 					break;
 				}
 				log_info("%s: stopping",
@@ -686,7 +930,7 @@ static int run(int sfd)
 				break;
 			}
 			case EV_FPM_LISTEN: {
-				int cfd = fpm_accept();
+				int cfd = fpm_accept(fd);
 
 				if (cfd >= 0)
 					ev_add(cfd, EV_FPM_CONN);
@@ -765,24 +1009,48 @@ static void stop(void)
 
 int main(int argc, char **argv)
 {
-	struct itimerspec its = { 0 };
+	char err[1024], notes[4096];
 	sigset_t mask;
-	int sfd, tfd, nlfd, lfd, ret;
+	int sfd, nlfd, ret;
 	bool adopted;
 
 	if (parse_args(argc, argv))
 		return 2;
-	if (log_open(cfg.log_target, cfg.debug)) {
-		fprintf(stderr, "fpmd: --log: '%s' is not stderr, syslog or "
-				"file:PATH (or the file cannot be opened)\n",
-			cfg.log_target);
+	if (config_load(config_file, &cli, &cfg, err, sizeof(err), notes,
+			sizeof(notes))) {
+		fprintf(stderr, "fpmd: %s\n", err);
 		return 2;
+	}
+	if (dryrun) {
+		/* The effective configuration on stdout, the verdict on stderr. */
+		char *doc = config_print_running(&cfg);
+
+		printf("%s\n", doc ? doc : "");
+		free(doc);
+		fputs(notes, stderr);
+		fprintf(stderr, "fpmd: configuration OK (%s)\n", cfg.source);
+		config_free(&cfg);
+		return 0;
+	}
+	if (log_open(cfg.log_target, cfg.log_file, cfg.debug)) {
+		fprintf(stderr, "fpmd: %s: cannot open the log file %s: %s\n",
+			cfg.source, cfg.log_file, strerror(errno));
+		return 2;
+	}
+	log_info("config: from %s", cfg.source);
+	log_notes(notes);
+	/* Fixed for the life of the process (a reload says so). */
+	snprintf(run_pin_dir, sizeof(run_pin_dir), "%s", cfg.pin_dir);
+	cfg.pin_dir = run_pin_dir;
+	if (cfg.netns) {
+		snprintf(run_netns, sizeof(run_netns), "%s", cfg.netns);
+		cfg.netns = run_netns;
 	}
 	if (cfg.netns && enter_netns(cfg.netns))
 		return 1;
-	if (!cfg.n_ifnames)
-		log_warn("no interface given (-i): fpmd attaches to nothing "
-			 "until one is");
+	if (!cfg.n_ifaces)
+		log_warn("no interface configured (interfaces in the file, or "
+			 "-i): fpmd attaches to nothing until one is");
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -802,17 +1070,28 @@ int main(int argc, char **argv)
 	}
 	if (xdp_load(&adopted))
 		return 1;
+	fpmd_adopted = adopted;
 	prog_fd = xdp_prog_fd();
 	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)
 		local_routes_seed();
 
-	for (int k = 0; k < cfg.n_ifnames; k++)
-		if (!iface_add(cfg.ifnames[k], !adopted)) {
+	for (int k = 0; k < cfg.n_ifaces; k++) {
+		struct iface *i;
+
+		if (!cfg.ifaces[k].enabled) {
+			log_info("iface %s: configured disabled; not attaching",
+				 cfg.ifaces[k].name);
+			continue;
+		}
+		i = iface_add(cfg.ifaces[k].name, !adopted);
+		if (!i) {
 			log_err("too many interfaces");
 			return 1;
 		}
+		i->want_mode = cfg.ifaces[k].mode;
+	}
 	nlfd = nl_events_open();
 	if (nlfd < 0) {
 		log_err("netlink: events: %s", strerror(-nlfd));
@@ -826,9 +1105,9 @@ int main(int argc, char **argv)
 		if (netfilter_scan(nf, sizeof(nf)) > 0 && !cfg.allow_nf_bypass) {
 			log_err("netfilter: %s. XDP would bypass these rules for "
 				"forwarded traffic, so fpmd refuses to attach. "
-				"Remove them, or start fpmd with "
-				"--allow-netfilter-bypass if forwarded traffic "
-				"may skip them.",
+				"Remove them, or set behaviour/"
+				"allow-netfilter-bypass (--allow-netfilter-bypass) "
+				"if forwarded traffic may skip them.",
 				nf);
 			if (!adopted)
 				xdp_unpin();
@@ -838,83 +1117,33 @@ int main(int argc, char **argv)
 	}
 	nl_dump_links(link_learn, NULL);
 	guard_check();
-	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
-		struct iface *i = &iface_tab[s];
-
-		if (!i->used)
-			continue;
-		if (!i->ifindex) {
-			log_warn("iface %s: not present; attaching when it "
-				 "appears", i->name);
-			continue;
-		}
-		if (iface_attach(i, prog_fd))
-			continue;
-		iface_sync(i);
-		rib_iface_changed(i->ifindex);
-	}
+	for (int s = 0; s < FPMD_MAX_IFACES; s++)
+		if (iface_tab[s].used)
+			iface_bring_up(&iface_tab[s]);
 	periodic();
 
 	neigh_resync();
 	local_routes_refresh();
 
-	lfd = ctl_open(cfg.socket_path, cfg.socket_group);
-	if (lfd < 0) {
-		log_err("ctl: cannot listen on %s: %s", cfg.socket_path,
-			strerror(-lfd));
-		stop();
-		return 1;
-	}
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	its.it_interval.tv_sec = cfg.guard_interval_ms / 1000;
-	its.it_interval.tv_nsec = (long)(cfg.guard_interval_ms % 1000) * 1000000;
-	its.it_value = its.it_interval;
-	timerfd_settime(tfd, 0, &its, NULL);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sfd < 0 || tfd < 0 || epfd < 0 || ev_add(sfd, EV_SIGNAL) ||
-	    ev_add(tfd, EV_TIMER) || ev_add(lfd, EV_CTL_LISTEN) ||
-	    ev_add(nlfd, EV_NL)) {
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (sfd < 0 || timer_fd < 0 || epfd < 0 || ev_add(sfd, EV_SIGNAL) ||
+	    ev_add(timer_fd, EV_TIMER) || ev_add(nlfd, EV_NL)) {
 		log_err("event loop: %s", strerror(errno));
 		stop();
 		return 1;
 	}
-	if (cfg.fpm_address) {
-		int ffd = fpm_open(cfg.fpm_address, cfg.fpm_port);
-
-		if (ffd < 0) {
-			log_err("fpm: cannot listen on %s port %u: %s",
-				cfg.fpm_address, cfg.fpm_port, strerror(-ffd));
-			stop();
-			return 1;
-		}
-		if (ev_add(ffd, EV_FPM_LISTEN) ||
-		    ev_add(fpm_timer_fd(), EV_FPM_TIMER)) {
-			log_err("event loop: %s", strerror(errno));
-			stop();
-			return 1;
-		}
-	}
-	if (cfg.plugin_socket) {
-		int pfd = plugin_open(cfg.plugin_socket, cfg.socket_group);
-
-		if (pfd < 0) {
-			log_err("plugin: cannot listen on %s: %s",
-				cfg.plugin_socket, strerror(-pfd));
-			stop();
-			return 1;
-		}
-		if (ev_add(pfd, EV_PLUGIN_LISTEN) ||
-		    ev_add(plugin_timer_fd(), EV_PLUGIN_TIMER)) {
-			log_err("event loop: %s", strerror(errno));
-			stop();
-			return 1;
-		}
+	guard_timer_arm();
+	if (ctl_listen() || fpm_listen() || plugin_listen()) {
+		stop();
+		return 1;
 	}
 	log_info("fpmd %s started: %d interface(s), control socket %s%s",
-		 PACKAGE_VERSION, cfg.n_ifnames, cfg.socket_path,
+		 PACKAGE_VERSION, cfg.n_ifaces, cfg.ctl_sock.path,
 		 adopted ? ", maps adopted" : "");
 	ret = run(sfd);
 	stop();
+	config_free(&cfg);
 	return ret ? 1 : 0;
 }

@@ -39,10 +39,11 @@ static uint32_t gen;
 static uint64_t replay_id, hold_deadline_ns;
 static struct feed_status st = { .replay_state = "none" };
 
-int plugin_open(const char *path, const char *group)
+int plugin_open(const struct sock_cfg *sc)
 {
+	const char *path = sc->path, *group = sc->group;
 	bool no_group;
-	int fd = unix_listen(path, group, &no_group);
+	int fd = unix_listen(path, sc->owner, group, sc->mode, &no_group);
 
 	if (fd < 0)
 		return fd;
@@ -51,7 +52,9 @@ int plugin_open(const char *path, const char *group)
 		log_warn("plugin: group %s missing; %s is root-only and zebra "
 			 "(user frr) cannot connect",
 			 group, path);
-	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (timer_fd < 0)
+		timer_fd = timerfd_create(CLOCK_MONOTONIC,
+					  TFD_NONBLOCK | TFD_CLOEXEC);
 	if (timer_fd < 0) {
 		close(fd);
 		unlink(path);
@@ -96,17 +99,24 @@ static void conn_close(const char *why)
 		 why, rib_count(SRC_PLUGIN), cfg.fpm_hold_s);
 }
 
-void plugin_close(void)
+void plugin_listen_close(void)
 {
-	if (conn_fd >= 0)
-		close(conn_fd);
 	if (listen_fd >= 0) {
 		close(listen_fd);
 		unlink(st.listen);
 	}
+	listen_fd = -1;
+	st.enabled = false;
+}
+
+void plugin_close(void)
+{
+	plugin_listen_close();
+	if (conn_fd >= 0)
+		close(conn_fd);
 	if (timer_fd >= 0)
 		close(timer_fd);
-	conn_fd = listen_fd = timer_fd = -1;
+	conn_fd = timer_fd = -1;
 	wire_buf_free(&in);
 }
 

@@ -14,8 +14,11 @@
 #include "feed.h"
 
 
-int plugin_open(const char *path, const char *group);
+struct sock_cfg;
+int plugin_open(const struct sock_cfg *sc);
 void plugin_close(void);
+/* Stop listening; a connected plugin stays. */
+void plugin_listen_close(void);
 int plugin_accept(void);
 int plugin_io(void);
 int plugin_timer_fd(void);

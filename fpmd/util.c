@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/socket.h>
@@ -151,10 +152,12 @@ bool unix_socket_in_use(const char *path)
 	return live;
 }
 
-int unix_listen(const char *path, const char *group, bool *group_missing)
+int unix_listen(const char *path, const char *owner, const char *group,
+		unsigned int mode, bool *group_missing)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)], *slash;
+	struct passwd *pw;
 	struct group *gr;
 	int fd;
 
@@ -182,10 +185,14 @@ int unix_listen(const char *path, const char *group, bool *group_missing)
 		close(fd);
 		return -e;
 	}
+	pw = getpwnam(owner);
 	gr = getgrnam(group);
-	if (!gr || chown(path, 0, gr->gr_gid))
+	if (!gr)
 		*group_missing = true;
-	chmod(path, *group_missing ? 0600 : 0660);
+	if (chown(path, pw ? pw->pw_uid : 0, gr ? gr->gr_gid : 0))
+		*group_missing = true;
+	/* Without its group the socket is the owner's alone. */
+	chmod(path, *group_missing ? (mode & 0700) : (mode & 0777));
 	return fd;
 }
 

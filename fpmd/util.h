@@ -32,10 +32,11 @@ void prefix_mask(struct prefix *p);
 uint32_t hash_bytes(const void *data, size_t len, uint32_t seed);
 /* Someone accepts connections on this unix socket (another fpmd)? */
 bool unix_socket_in_use(const char *path);
-/* Listen on a unix stream socket (creating its directory), root:group
- * 0660, or root-only 0600 when the group is missing (said in
+/* Listen on a unix stream socket (creating its directory), owner:group
+ * with mode, or owner-only when the group is missing (said in
  * *group_missing). -EADDRINUSE when another process serves path. */
-int unix_listen(const char *path, const char *group, bool *group_missing);
+int unix_listen(const char *path, const char *owner, const char *group,
+		unsigned int mode, bool *group_missing);
 /* clock_gettime(clk) in ns. */
 uint64_t now_ns(clockid_t clk);
 
