@@ -224,7 +224,8 @@ static int cli_option(const struct opt_doc *d, const char *arg)
 				arg);
 			return -1;
 		}
-		return cli_push(opt, cli_strdup(d->path, arg), NULL, drop);
+		return cli_push(cli_strdup("--interface %s", arg),
+				cli_strdup(d->path, arg), NULL, drop);
 	}
 	if (d->shortopt == 'l' && !strncmp(arg, "file:", 5))
 		return cli_push(opt, d->path, "file", NULL) ||

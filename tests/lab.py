@@ -88,18 +88,24 @@ def shquote(s):
 class Fpmd:
     """One fpmd process running inside a namespace (via --netns)."""
 
-    def __init__(self, lab, ns, ifnames, extra=()):
+    def __init__(self, lab, ns, ifnames, extra=(), config=None):
+        """config: a configuration file (see Lab.config_doc) instead of
+        the command line; then only --netns and -f are given."""
         self.lab = lab
         self.ns = ns
         self.sock = os.path.join(lab.tmp, "fpmd.sock")
         self.plugin_sock = os.path.join(lab.tmp, "plugin.sock")
         self.log = os.path.join(lab.tmp, "fpmd.log")
         self.pin = lab.pin
-        args = [FPMD, "--netns", ns.name, "-b", self.pin, "-s", self.sock,
-                "--plugin-socket", self.plugin_sock,
-                "--log", "file:" + self.log, "-d", "--guard-interval", "200"]
-        for i in ifnames:
-            args += ["-i", i]
+        if config:
+            args = [FPMD, "--netns", ns.name, "-f", config]
+        else:
+            args = [FPMD, "--netns", ns.name, "-b", self.pin, "-s",
+                    self.sock, "--plugin-socket", self.plugin_sock,
+                    "--log", "file:" + self.log, "-d", "--guard-interval",
+                    "200"]
+            for i in ifnames:
+                args += ["-i", i]
         args += list(extra)
         self.args = args
         # The log is appended to: only what this process writes counts.
@@ -224,10 +230,42 @@ class Lab:
         b.run(f"ip link set {bname} up")
 
     def fpmd(self, ifnames=("r1-eth0", "r1-eth1"), extra=(), ns=None,
-             wait=True):
-        d = Fpmd(self, ns or self.r1, ifnames, extra)
+             wait=True, config=None):
+        d = Fpmd(self, ns or self.r1, ifnames, extra, config)
         self.daemons.append(d)
         return d.wait_ready() if wait else d
+
+    def config_doc(self, ifnames=("r1-eth0", "r1-eth1"), **sections):
+        """A configuration document (RFC 7951 dict) with this lab's pin
+        directory, sockets and log, the interfaces, and extra sections
+        merged in: config_doc(fpm={"enabled": False})."""
+        top = {
+            "bpffs-dir": self.pin,
+            "interfaces": {"interface": [
+                i if isinstance(i, dict) else {"name": i} for i in ifnames]},
+            "control": {"socket": {"path": os.path.join(self.tmp,
+                                                        "fpmd.sock")}},
+            "plugin": {"socket": {"path": os.path.join(self.tmp,
+                                                       "plugin.sock")}},
+            "behaviour": {"guard-interval": 200},
+            "logging": {"target": "file",
+                        "file": os.path.join(self.tmp, "fpmd.log"),
+                        "level": "debug"},
+        }
+        for k, v in sections.items():
+            k = k.replace("_", "-")
+            if isinstance(v, dict) and isinstance(top.get(k), dict):
+                top[k] = {**top[k], **v}
+            else:
+                top[k] = v
+        return {"fpmd:fpmd": top}
+
+    def write_config(self, doc, name="fpmd.json"):
+        path = os.path.join(self.tmp, name)
+        with open(path + ".tmp", "w") as f:
+            json.dump(doc, f, indent=2)
+        os.rename(path + ".tmp", path)
+        return path
 
     def routes_and_neighbors(self, d, v6=True):
         """Connected routes and resolved neighbors for h1 and h2, by hand."""
