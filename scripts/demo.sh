@@ -112,9 +112,30 @@ for l in "h1 h1-eth0" "h2 h2-eth0"; do
 	set -- $l; ip netns exec $1 ethtool -K $2 tx off gro on >/dev/null
 done
 
+# fpmd's configuration (yang/fpmd.yang, fpmd.conf(5)): everything not
+# written here has the module's default; the interfaces have none.
+CONF=/tmp/fpmd-demo.json
+cat > "$CONF" <<EOF
+{
+  "fpmd:fpmd": {
+    "bpffs-dir": "$PIN",
+    "interfaces": {
+      "interface": [
+        { "name": "r1-eth0" },
+        { "name": "r1-eth1" }
+      ]
+    },
+    "fpm": { "settle-time": 500 },
+    "control": { "socket": { "path": "$SOCK" } },
+    "logging": { "target": "file", "file": "$LOG" }
+  }
+}
+EOF
+say "fpmd's configuration ($CONF), checked with fpmd -C"
+cat "$CONF"
+"$FPMD" -C -f "$CONF" >/dev/null
 say "starting fpmd on r1: XDP on r1-eth0 and r1-eth1, FPM server on 127.0.0.1:2620 in r1 (log: $LOG)"
-"$FPMD" --netns r1 -b "$PIN" -s "$SOCK" -i r1-eth0 -i r1-eth1 \
-	--fpm-settle 500 --log "file:$LOG" &
+"$FPMD" --netns r1 -f "$CONF" &
 pid=$!
 i=0
 until [ -S "$SOCK" ]; do
@@ -186,6 +207,8 @@ say "fpmctl show counters"
 ctl show counters
 say "fpmctl show guards"
 ctl show guards
+say "fpmctl show state (YANG data of yang/fpmd.yang), its first lines"
+ctl show state | head -25
 
 say "removing the IPv4 route in FRR removes it from the fast path"
 set -x
