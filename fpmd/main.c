@@ -212,8 +212,8 @@ static int cli_push(const char *opt, const char *path, const char *value,
 static int cli_option(const struct opt_doc *d, const char *arg)
 {
 	static bool replaced[N_OPTS];
-	const char *opt = cli_strdup("--%s", d->o.name);
 	const char *value = d->value ? d->value : arg;
+	const char *opt;
 	const char *drop = d->list && replaced[d - opts] ? "" : d->list;
 
 	if (d->list)
@@ -227,6 +227,7 @@ static int cli_option(const struct opt_doc *d, const char *arg)
 		return cli_push(cli_strdup("--interface %s", arg),
 				cli_strdup(d->path, arg), NULL, drop);
 	}
+	opt = cli_strdup("--%s", d->o.name);
 	if (d->shortopt == 'l' && !strncmp(arg, "file:", 5))
 		return cli_push(opt, d->path, "file", NULL) ||
 		       cli_push(opt, "logging/file", arg + 5, NULL);

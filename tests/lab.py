@@ -321,3 +321,24 @@ def ping(ns, dst, count=5, interval=0.2, v6=False, timeout=None):
                check=False, timeout=timeout or count * interval + 10)
     m = re.search(r"(\d+) received", r.stdout)
     return int(m.group(1)) if m else 0
+
+
+def ping_stream(ns, dst, count, v6=False):
+    """A steady 10 ms ping in the background (~16 ms per packet here)."""
+    return ns.popen(f"exec ping {'-6 ' if v6 else ''}-i 0.01 -c {count} "
+                    f"-W 1 {dst}", stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True)
+
+
+def ping_result(proc, timeout=60):
+    """(sent, received, output) of a ping_stream, once it has finished;
+    a stream still running after timeout is killed."""
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
+    assert m, out
+    return int(m.group(1)), int(m.group(2)), out

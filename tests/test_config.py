@@ -21,7 +21,8 @@ import subprocess
 
 import pytest
 
-from lab import BUILDDIR, FPMD, REPO, Lab, ping, sh, wait_for
+from lab import (BUILDDIR, FPMD, REPO, Lab, ping, ping_result, ping_stream,
+                 sh, wait_for)
 
 YANG = os.path.join(REPO, "yang", "fpmd.yang")
 
@@ -369,9 +370,7 @@ def test_reload_interfaces_zero_loss_on_others(lab, tmp_path):
     assert set(iface_state(d)) == {"r1-eth0", "r1-eth1"}
 
     f0 = fwd4(lab.r1)
-    stream = lab.h1.popen(f"exec ping -i 0.01 -c 500 -W 1 {lab.H2_V4}",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    stream = ping_stream(lab.h1, lab.H2_V4, 500)
     try:
         # Add r1-eth2 (by fpmctl reload).
         lab.write_config(lab.config_doc(
@@ -412,14 +411,11 @@ def test_reload_interfaces_zero_loss_on_others(lab, tmp_path):
         k0 = fwd4(lab.r1)
         assert ping(h3, lab.H1_V4, 3, 0.05) == 3
         assert fwd4(lab.r1) - k0 >= 3, "removed interface not on kernel path"
-        out, _ = stream.communicate(timeout=30)
-    finally:
-        if stream.poll() is None:
-            stream.kill()
-            stream.wait()
-    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
-    assert m, out
-    sent, got = int(m.group(1)), int(m.group(2))
+    except BaseException:
+        stream.kill()
+        stream.wait()
+        raise
+    sent, got, out = ping_result(stream, timeout=30)
     assert sent == 500 and got == sent, f"h1->h2 lost {sent - got}/{sent}"
     # h1 <-> h2 never left the fast path (h3's last pings took the kernel).
     assert fwd4(lab.r1) - f0 <= 6 + 2, \

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from lab import ping, sh, wait_for
+from lab import ping, ping_result, ping_stream, sh, wait_for
 
 H2_EXTRA = "10.99.0.1"      # on h2's lo, reached via a gateway route
 BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd
@@ -364,9 +364,7 @@ def test_keep_forwarding_restart_without_loss(lab):
     assert ping(lab.h1, lab.H2_V4, 3, 0.05) == 3
 
     f0 = fwd4(lab.r1)
-    stream = lab.h1.popen(f"exec ping -i 0.01 -c 600 -W 1 {lab.H2_V4}",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          text=True)
+    stream = ping_stream(lab.h1, lab.H2_V4, 600)
     try:
         c0 = d.counter("r1-eth0", "forwarded")
         wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 30,
@@ -399,14 +397,11 @@ def test_keep_forwarding_restart_without_loss(lab):
         assert after[1] == before[1], "nexthops differ after adoption"
         assert after[2] == before[2], "static neighbors differ after adoption"
 
-        out, _ = stream.communicate(timeout=20)
-    finally:
-        if stream.poll() is None:
-            stream.kill()
-            stream.wait()
-    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
-    assert m, out
-    sent, got = int(m.group(1)), int(m.group(2))
+    except BaseException:
+        stream.kill()
+        stream.wait()
+        raise
+    sent, got, out = ping_result(stream, timeout=20)
     assert sent >= 500 and got == sent, f"lost {sent - got}/{sent}: {out}"
     assert fwd4(lab.r1) == f0, \
         f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"

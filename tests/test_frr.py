@@ -26,7 +26,7 @@ import time
 import pytest
 
 from frr import FrrLab, ns_wait_tentative
-from lab import FPMD, ping, wait_for
+from lab import FPMD, ping, ping_result, ping_stream, wait_for
 
 UDPFLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                        "udpflow.py")
@@ -315,20 +315,6 @@ def udp_send(ns, dst, port=9000, flows=1, count=10, interval=0.001,
                         text=True)
     r = ns.run(cmd, timeout=120)
     return {int(k): v for k, v in json.loads(r.stdout)["sent"].items()}
-
-
-def ping_stream(ns, dst, count, v6=False):
-    """A steady 10 ms ping in the background (~16 ms per packet here)."""
-    return ns.popen(f"exec ping {'-6 ' if v6 else ''}-i 0.01 -c {count} "
-                    f"-W 1 {dst}", stdout=subprocess.PIPE,
-                    stderr=subprocess.STDOUT, text=True)
-
-
-def ping_result(proc, timeout=60):
-    out, _ = proc.communicate(timeout=timeout)
-    m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
-    assert m, out
-    return int(m.group(1)), int(m.group(2)), out
 
 
 def h2_loopback(lab, *cidrs):
