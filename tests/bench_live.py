@@ -1,0 +1,885 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd.
+
+Run by hand as root (not collected by pytest: no test_ name):
+
+    /usr/bin/python3 tests/bench_live.py            # IPv4 10..1M, IPv6 10..100k
+    /usr/bin/python3 tests/bench_live.py --quick    # IPv4 10, 100k; IPv6 10, 10k
+    FPMD_BUILDDIR=build-x /usr/bin/python3 tests/bench_live.py
+
+Topology (namespaces of its own, named from the pid), one router per
+configuration so that all three hold the same tables at once and the runs
+can be interleaved:
+
+    gen ──veth── rk  (a) kernel forwarding, no XDP ──veth── sink
+        ──veth── rr  (b) bpf/fpmd_ref.bpf.o: fpmd's XDP program with
+                         bpf_fib_lookup() over the kernel FIB ──veth──
+        ──veth── rf  (c) fpmd --netns rf -i r-in -i r-out ──veth──
+
+- gen: tests/trafficgen send, BPF_PROG_TEST_RUN live frames (XDP_TX out of
+  gen's veth to the router's MAC), routable UDP with correct checksums,
+  the header rewritten for every frame, as fast as one core goes, for
+  --seconds. Destinations: "hot", one address (in the first route, so the
+  same at every size), or "spread", taken in turn from a list with one
+  random host in a random route for every route of the table (at least
+  1024, a power of two, at most 2^20), so the whole table is used.
+- routes: the same deterministic BGP-like set in all three kernel FIBs
+  (rtnetlink, 1024 per sendmsg) and, for (c), in fpmd too, fed over FPM
+  (netlink RTM_NEWROUTE in FPM frames, as zebra's dplane_fpm_nl sends
+  them, to fpmd's FPM port in rf): every route via one gateway, the
+  sink, whose MAC is a permanent neighbor on every router. Tables grow by
+  steps (IPv4 10, 10k, 100k, 1M; IPv6 10, 10k, 100k: 1M IPv6 routes take
+  too long to load into three kernels and fpmd here) and every step is
+  measured.
+- sink: tests/trafficgen sink, an XDP program on each sink veth counting
+  the benchmark's UDP frames and dropping everything. A veth only receives
+  frames that XDP redirects into it when its peer has an XDP program (or
+  GRO), and counting in XDP keeps the sink's IP stack out of the result.
+- the routers' ingress veths have GRO on: without XDP or GRO a veth drops
+  the XDP_TX frames of the generator (rk has no XDP; a real NIC always
+  delivers). rp_filter is off on all three (the kernel would do a second
+  lookup per packet), forwarding on.
+
+Within one step every (router, family, destinations) run is repeated
+--rounds times, in a shuffled order per round (the machine is shared and
+noisy). Each run: delivered = packets the sink counted during the run,
+Mpps = delivered / generator wall time, loss = 1 - delivered / sent. Each
+run also checks who forwarded: the kernel's forwarding counter on rr and
+rf, fpmd's `forwarded` counter on rf; a run where the fast path left more
+than 1% to the kernel is flagged. The generator, router and sink of a run
+share one core (the generator's softirq runs the veth NAPI of the router
+and of the sink inline), so Mpps is what one core does with all three;
+ns/packet = 1000 / Mpps.
+
+Prints a table (medians over the rounds), the ratios fpmd/kernel and
+fpmd/reference, the targets, and writes a PNG of ns/packet against table
+size (--plot, default bench_live.png) and the raw runs (--json).
+
+Everything it creates (namespaces, fpmd, the sink and reference
+processes, pins, temporary files) is removed on every exit path, Ctrl-C and
+SIGTERM included; child processes are stopped through their own handles.
+"""
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
+                                          os.path.join(REPO, "build")))
+FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
+FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
+TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
+
+ROUTERS = ("kernel", "ref", "fpmd")
+NS_OF = {"kernel": "rk", "ref": "rr", "fpmd": "rf"}
+NET_OF = {"kernel": 1, "ref": 2, "fpmd": 3}  # 10.N.x.x, fd00:N:x::
+FPM_PORT = 2620
+
+RTM_NEWROUTE = 24
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE, NLM_F_REPLACE = \
+    1, 4, 0x200, 0x400, 0x100
+NLMSG_ERROR = 2
+RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
+RTPROT_STATIC, RT_TABLE_MAIN, RTN_UNICAST = 4, 254, 1
+CLONE_NEWNET = 0x40000000
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, check=True, timeout=120, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                       **kw)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"command failed ({r.returncode}): "
+                           f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
+    return r
+
+
+def nsrun(ns, *cmd, check=True):
+    return run(["ip", "netns", "exec", ns] + list(cmd), check=check)
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@contextlib.contextmanager
+def in_netns(name):
+    """Sockets created inside stay in that namespace after we leave it."""
+    home = os.open("/proc/self/ns/net", os.O_RDONLY)
+    fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET):
+            e = ctypes.get_errno()
+            raise OSError(e, f"setns {name}: {os.strerror(e)}")
+        yield
+    finally:
+        if _libc.setns(home, CLONE_NEWNET):
+            raise OSError(ctypes.get_errno(), "setns back home")
+        os.close(fd)
+        os.close(home)
+
+
+# --------------------------------------------------------------------------
+# Routes: deterministic, BGP-like, unique, away from the lab's subnets.
+
+V4_BAD = [(0x00000000, 8), (0x0A000000, 8), (0x64400000, 10),
+          (0x7F000000, 8), (0xA9FE0000, 16), (0xAC100000, 12),
+          (0xC0A80000, 16), (0xE0000000, 3)]
+# (prefix length, weight): ~60% /24 for IPv4, ~50% /48 for IPv6.
+V4_MIX = [(24, 6000), (23, 900), (22, 1100), (21, 500), (20, 450),
+          (19, 250), (18, 130), (17, 70), (16, 100), (15, 60), (14, 50),
+          (13, 40), (12, 30), (11, 20), (10, 10), (9, 10)]
+V6_MIX = [(48, 5000), (32, 1200), (33, 100), (34, 100), (35, 100),
+          (36, 300), (40, 600), (44, 800), (46, 200), (47, 200), (56, 600),
+          (64, 800)]
+
+
+def gen_routes(af, n, seed=4242):
+    """[(addr int, plen)], shuffled; the first k are the table of size k."""
+    rng = random.Random(seed + af)
+    lens = [l for l, _ in (V4_MIX if af == 4 else V6_MIX)]
+    weights = [w for _, w in (V4_MIX if af == 4 else V6_MIX)]
+    seen = set()
+    routes = []
+    bits = 32 if af == 4 else 128
+    while len(routes) < n:
+        for plen in rng.choices(lens, weights, k=65536):
+            if af == 4:
+                addr = rng.getrandbits(32)
+                if any((addr >> (32 - bl)) == (ba >> (32 - bl))
+                       for ba, bl in V4_BAD):
+                    continue
+            else:
+                addr = (0x2 << 125) | rng.getrandbits(125)  # 2000::/3
+            addr &= ((1 << bits) - 1) ^ ((1 << (bits - plen)) - 1)
+            key = (addr, plen)
+            if key in seen:
+                continue
+            seen.add(key)
+            routes.append(key)
+            if len(routes) == n:
+                break
+    return routes
+
+
+def addr_bytes(af, a):
+    return a.to_bytes(4 if af == 4 else 16, "big")
+
+
+def host_in(af, route, rng):
+    addr, plen = route
+    bits = 32 if af == 4 else 128
+    return addr | (rng.getrandbits(bits - plen) if plen < bits else 0)
+
+
+def write_dsts(path, af, routes, n, seed):
+    """One random host per route (in random routes), a power of two."""
+    rng = random.Random(seed)
+    count = 1024
+    while count < n and count < (1 << 20):
+        count <<= 1
+    with open(path, "wb") as f:
+        buf = bytearray()
+        for _ in range(count):
+            a = host_in(af, routes[rng.randrange(n)], rng)
+            buf += addr_bytes(af, a).ljust(16, b"\0")
+        f.write(buf)
+    return count
+
+
+def hot_dst(af, routes):
+    a = host_in(af, routes[0], random.Random(1))
+    return socket.inet_ntop(socket.AF_INET if af == 4 else socket.AF_INET6,
+                            addr_bytes(af, a))
+
+
+# --------------------------------------------------------------------------
+# Netlink: the same RTM_NEWROUTE messages go to the kernel and, in FPM
+# frames, to fpmd.
+
+def nla(t, data):
+    return struct.pack("=HH", 4 + len(data), t) + data + \
+        b"\0" * ((4 - len(data) % 4) % 4)
+
+
+def route_msgs(af, routes, gw, oif, flags, seq0=1):
+    fam = socket.AF_INET if af == 4 else socket.AF_INET6
+    tail = nla(RTA_GATEWAY, gw) + nla(RTA_OIF, struct.pack("=I", oif))
+    alen = 4 if af == 4 else 16
+    rtm = {}
+    out = []
+    for i, (addr, plen) in enumerate(routes):
+        r = rtm.get(plen)
+        if r is None:
+            r = rtm[plen] = struct.pack("=BBBBBBBBI", fam, plen, 0, 0,
+                                        RT_TABLE_MAIN, RTPROT_STATIC, 0,
+                                        RTN_UNICAST, 0)
+        body = r + struct.pack("=HH", 4 + alen, RTA_DST) + \
+            addr.to_bytes(alen, "big") + tail
+        out.append(struct.pack("=IHHII", 16 + len(body), RTM_NEWROUTE, flags,
+                               seq0 + i, 0) + body)
+    return out
+
+
+class Rtnl:
+    """A route socket inside a namespace; batches with one ack each."""
+
+    def __init__(self, ns):
+        with in_netns(ns):
+            self.s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+        self.s.setsockopt(socket.SOL_SOCKET, 32, 64 << 20)  # SO_SNDBUFFORCE
+        self.s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)  # SO_RCVBUFFORCE
+        self.s.bind((0, 0))
+        self.seq = 0
+
+    def add_routes(self, af, routes, gw, oif, batch=1024):
+        flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL
+        for i in range(0, len(routes), batch):
+            part = routes[i:i + batch]
+            msgs = route_msgs(af, part, gw, oif, flags, self.seq + 1)
+            last = self.seq + len(msgs)
+            # Errors come back unasked; the last message's ack ends it.
+            m = bytearray(msgs[-1])
+            struct.pack_into("=H", m, 6, flags | NLM_F_ACK)
+            msgs[-1] = bytes(m)
+            self.s.send(b"".join(msgs))
+            first = self.seq + 1
+            self.seq = last
+            done = False
+            while not done:
+                data = self.s.recv(1 << 20)
+                p = 0
+                while p + 16 <= len(data):
+                    ln, typ, _, seq, _ = struct.unpack_from("=IHHII", data, p)
+                    if typ == NLMSG_ERROR:
+                        err = struct.unpack_from("=i", data, p + 16)[0]
+                        if err:
+                            a, l = part[seq - first]
+                            raise RuntimeError(
+                                f"kernel FIB: add {a:x}/{l}: "
+                                f"{os.strerror(-err)}")
+                        if seq == last:
+                            done = True
+                    p += (ln + 3) & ~3
+
+    def close(self):
+        self.s.close()
+
+
+class FpmFeed:
+    """A raw FPM client (what zebra's dplane_fpm_nl sends: version 1, type
+    1, big-endian length including the 4-byte header, then netlink)."""
+
+    def __init__(self, ns, port=FPM_PORT, timeout=10):
+        deadline = time.time() + timeout
+        while True:
+            with in_netns(ns):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.connect(("127.0.0.1", port))
+                break
+            except OSError:
+                s.close()
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.s = s
+
+    MAX_MSGS = 512  # per frame; fpmd closes a connection that sends more
+
+    def add_routes(self, af, routes, gw, oif):
+        flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE
+        frames = []
+        cur, size = [], 4
+        for m in route_msgs(af, routes, gw, oif, flags):
+            if size + len(m) > 65535 or len(cur) == self.MAX_MSGS:
+                frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
+                cur, size = [], 4
+            cur.append(m)
+            size += len(m)
+        if cur:
+            frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
+        self.s.sendall(b"".join(frames))
+
+    def close(self):
+        self.s.close()
+
+
+# --------------------------------------------------------------------------
+
+class Child:
+    """A helper process with a line protocol on stdin/stdout (trafficgen
+    sink / ref: one JSON line per line written; exits when stdin closes)."""
+
+    def __init__(self, name, args, logpath):
+        self.name = name
+        self.logf = open(logpath, "ab")
+        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE,
+                                     stderr=self.logf, text=True,
+                                     start_new_session=True)
+        line = self.proc.stdout.readline()
+        if line.strip() != "ready":
+            self.stop()
+            raise RuntimeError(f"{name} did not start: {line!r}; see "
+                               f"{logpath}")
+
+    def ask(self):
+        self.proc.stdin.write("r\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def stop(self, timeout=10):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.close()  # detaches and exits
+                self.proc.wait(timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.prefix = f"fplive{os.getpid() % 100000}"
+        self.ns = {}
+        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
+        self.pin = f"/sys/fs/bpf/{self.prefix}"
+        self.children = []
+        self.fpmd = None
+        self.fpmd_logf = None
+        self.feed = None
+        self.rtnl = {}
+        self.info = {}
+        self.results = []  # kept when a run is cut short
+
+    # -- topology ------------------------------------------------------------
+    def nsname(self, short):
+        return f"{self.prefix}{short}"
+
+    def setup(self):
+        for short in ("gen", "sink") + tuple(NS_OF.values()):
+            name = self.nsname(short)
+            run(["ip", "netns", "add", name])
+            self.ns[short] = name
+            nsrun(name, "ip", "link", "set", "lo", "up")
+        gen, sink = self.ns["gen"], self.ns["sink"]
+        for r in ROUTERS:
+            rns, k = self.ns[NS_OF[r]], NET_OF[r]
+            gif, sif = f"to-{NS_OF[r]}", f"from-{NS_OF[r]}"
+            run(["ip", "link", "add", gif, "netns", gen, "type", "veth",
+                 "peer", "name", "r-in", "netns", rns])
+            run(["ip", "link", "add", "r-out", "netns", rns, "type", "veth",
+                 "peer", "name", sif, "netns", sink])
+            # sysctls first: "all" is copied to devices that exist later.
+            for key, v in (("net.ipv4.ip_forward", 1),
+                           ("net.ipv6.conf.all.forwarding", 1),
+                           ("net.ipv4.conf.all.rp_filter", 0),
+                           ("net.ipv4.conf.default.rp_filter", 0),
+                           ("net.ipv4.conf.r-in.rp_filter", 0),
+                           ("net.ipv4.conf.r-out.rp_filter", 0)):
+                nsrun(rns, "sysctl", "-qw", f"{key}={v}")
+            script = (
+                f"ip link set r-in up && ip link set r-out up && "
+                f"ip addr add 10.{k}.0.1/24 dev r-in && "
+                f"ip addr add 10.{k}.1.1/24 dev r-out && "
+                f"ip -6 addr add fd00:{k}:0::1/64 dev r-in nodad && "
+                f"ip -6 addr add fd00:{k}:1::1/64 dev r-out nodad && "
+                f"ethtool -K r-in gro on >/dev/null")
+            nsrun(rns, "sh", "-c", script)
+            nsrun(gen, "sh", "-c", f"ip link set {gif} up && "
+                  f"ethtool -K {gif} gro on >/dev/null")
+            nsrun(sink, "ip", "link", "set", sif, "up")
+            smac = nsrun(sink, "cat", f"/sys/class/net/{sif}/address"
+                         ).stdout.strip()
+            nsrun(rns, "sh", "-c",
+                  f"ip neigh add 10.{k}.1.2 lladdr {smac} nud permanent "
+                  f"dev r-out && ip -6 neigh add fd00:{k}:1::2 lladdr {smac} "
+                  f"nud permanent dev r-out")
+            self.info[r] = {
+                "ns": rns, "gen_if": gif, "sink_if": sif,
+                "mac_in": nsrun(rns, "cat", "/sys/class/net/r-in/address"
+                                ).stdout.strip(),
+                "oif": int(nsrun(rns, "cat", "/sys/class/net/r-out/ifindex"
+                                 ).stdout),
+                "gw": {4: socket.inet_pton(socket.AF_INET, f"10.{k}.1.2"),
+                       6: socket.inet_pton(socket.AF_INET6,
+                                           f"fd00:{k}:1::2")},
+                "src": {4: f"10.{k}.0.2", 6: f"fd00:{k}:0::2"},
+            }
+            self.rtnl[r] = Rtnl(rns)
+
+    def start_helpers(self):
+        self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
+                                   self.ns["sink"]] +
+                          [self.info[r]["sink_if"] for r in ROUTERS],
+                          f"{self.tmp}/sink.log")
+        self.children.append(self.sink)
+        self.ref = Child("ref", [TRAFFICGEN, "ref", "--netns",
+                                 self.ns["rr"], "r-in", "r-out"],
+                         f"{self.tmp}/ref.log")
+        self.children.append(self.ref)
+        # fpmd after the sink: its veth-peer guard sees r-out's peer receive.
+        self.sock = f"{self.tmp}/fpmd.sock"
+        self.fpmd_log = f"{self.tmp}/fpmd.log"
+        args = [FPMD, "--netns", self.ns["rf"], "-b", self.pin, "-s",
+                self.sock, "--plugin-socket", f"{self.tmp}/plugin.sock",
+                "--log", "file:" + self.fpmd_log, "-i", "r-in", "-i",
+                "r-out", "--fpm-port", str(FPM_PORT)]
+        self.fpmd_logf = open(f"{self.tmp}/fpmd.out", "ab")
+        self.fpmd = subprocess.Popen(args, stdout=self.fpmd_logf,
+                                     stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+        deadline = time.time() + 20
+        while "started:" not in self.fpmd_text():
+            if self.fpmd.poll() is not None or time.time() > deadline:
+                raise RuntimeError("fpmd did not start:\n" +
+                                   self.fpmd_text()[-3000:])
+            time.sleep(0.05)
+        self.feed = FpmFeed(self.ns["rf"])
+
+    def fpmd_text(self):
+        try:
+            with open(self.fpmd_log) as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def fpmctl(self, *args):
+        r = run([FPMCTL, "-s", self.sock, "--json"] + list(args), timeout=60)
+        return json.loads(r.stdout)
+
+    # -- tables ----------------------------------------------------------------
+    def grow(self, af, routes, have, n):
+        """Routes [have, n) into the three kernels and fpmd."""
+        part = routes[have:n]
+        t0 = time.time()
+        for r in ROUTERS:
+            self.rtnl[r].add_routes(af, part, self.info[r]["gw"][af],
+                                    self.info[r]["oif"])
+        t1 = time.time()
+        self.feed.add_routes(af, part, self.info["fpmd"]["gw"][af],
+                             self.info["fpmd"]["oif"])
+        log(f"IPv{af} +{len(part)} routes: 3 kernel FIBs in {t1 - t0:.1f} s, "
+            f"sent to fpmd over FPM")
+
+    def wait_fpmd(self, want, timeout):
+        """Until fpmd holds want FPM routes, all in the maps."""
+        t0 = time.time()
+        last = None
+        while True:
+            s = self.fpmctl("show", "summary")
+            fpm = s.get("routesBySource", {}).get("fpm", 0)
+            if fpm >= want and s.get("notProgrammed", 0) == 0:
+                log(f"fpmd: {fpm} FPM routes, {s.get('programmed')} in the "
+                    f"maps ({time.time() - t0:.1f} s after the last send)")
+                return s
+            if time.time() - t0 > timeout:
+                raise RuntimeError(f"fpmd has {fpm} of {want} routes after "
+                                   f"{timeout} s: {s}")
+            if fpm != last:
+                last = fpm
+            time.sleep(0.5)
+
+    # -- one run ---------------------------------------------------------------
+    def kernel_fwd(self, r, af):
+        """The router's kernel forwarding counter for af."""
+        ns = self.info[r]["ns"]
+        if af == 4:
+            lines = nsrun(ns, "cat", "/proc/net/snmp").stdout.splitlines()
+            for i in range(0, len(lines) - 1, 2):
+                k, v = lines[i].split(), lines[i + 1].split()
+                if k[0] == "Ip:":
+                    return int(v[k.index("ForwDatagrams")])
+        else:
+            for line in nsrun(ns, "cat", "/proc/net/snmp6").stdout.splitlines():
+                k, v = line.split()
+                if k == "Ip6OutForwDatagrams":
+                    return int(v)
+        raise KeyError("forwarding counter")
+
+    def fpmd_forwarded(self):
+        c = self.fpmctl("show", "counters")
+        return c.get("r-in", {}).get("forwarded", {}).get("packets", 0)
+
+    def run_one(self, r, af, pattern, dst_arg):
+        i = self.info[r]
+        s0 = self.sink.ask()[i["sink_if"]]
+        k0 = self.kernel_fwd(r, af)
+        f0 = self.fpmd_forwarded() if r == "fpmd" else None
+        cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
+               i["gen_if"], "--dmac", i["mac_in"], "--src", i["src"][af],
+               "--seconds", str(self.args.seconds)] + dst_arg
+        if self.args.cpu is not None:
+            cmd += ["--cpu", str(self.args.cpu)]
+        g = json.loads(run(cmd, timeout=self.args.seconds + 60).stdout)
+        time.sleep(0.05)  # frames still in a veth ring
+        s1 = self.sink.ask()[i["sink_if"]]
+        k1 = self.kernel_fwd(r, af)
+        delivered = s1 - s0
+        res = {"router": r, "af": af, "pattern": pattern,
+               "sent": g["sent"], "seconds": g["seconds"],
+               "loop_seconds": g["loop_seconds"], "delivered": delivered,
+               "kernel_forwarded": k1 - k0}
+        if r == "fpmd":
+            res["xdp_forwarded"] = self.fpmd_forwarded() - f0
+        res["mpps"] = delivered / g["loop_seconds"] / 1e6
+        res["mpps_wall"] = delivered / g["seconds"] / 1e6
+        res["loss"] = 1 - delivered / g["sent"] if g["sent"] else 0
+        # Who forwarded: the fast path must have done it all.
+        if r != "kernel" and res["kernel_forwarded"] > 0.01 * max(1,
+                                                                 delivered):
+            res["flag"] = "kernel forwarded part of it"
+        if r == "fpmd" and res["xdp_forwarded"] < 0.99 * delivered:
+            res["flag"] = "fpmd forwarded less than delivered"
+        # Router work deferred to ksoftirqd runs outside the generator's
+        # loop time; the generator then outruns the router, and loses.
+        if res["loss"] > 0.01:
+            res["flag"] = f"{res['loss'] * 100:.0f}% lost"
+        return res
+
+    # -- the whole benchmark -----------------------------------------------------
+    def steps(self):
+        if self.args.quick:
+            return [(10, 10), (100000, 10000)]
+        return [(10, 10), (10000, 10000), (100000, 100000), (1000000, None)]
+
+    def run(self):
+        self.setup()
+        self.start_helpers()
+        steps = self.steps()
+        max4 = max(s[0] for s in steps)
+        max6 = max(s[1] for s in steps if s[1])
+        t0 = time.time()
+        routes = {4: gen_routes(4, max4), 6: gen_routes(6, max6)}
+        log(f"route sets: {max4} IPv4, {max6} IPv6 ({time.time() - t0:.1f} s)")
+        hot = {af: hot_dst(af, routes[af]) for af in (4, 6)}
+        have = {4: 0, 6: 0}
+        results = self.results
+        for step, sizes in enumerate(steps):
+            fams = []
+            for af, n in zip((4, 6), sizes):
+                if n is None:
+                    continue
+                if n > have[af]:
+                    self.grow(af, routes[af], have[af], n)
+                    have[af] = n
+                fams.append(af)
+            self.wait_fpmd(have[4] + have[6], 120 + (have[4] + have[6]) / 2000)
+            runs = []
+            for af in fams:
+                n = have[af]
+                path = f"{self.tmp}/dsts-v{af}-{n}.bin"
+                cnt = write_dsts(path, af, routes[af], n, seed=n + af)
+                for r in ROUTERS:
+                    runs.append((r, af, "hot", ["--dst", hot[af]], n))
+                    runs.append((r, af, "spread", ["--dsts", path], n))
+                log(f"IPv{af} {n} routes: {cnt} spread destinations, hot "
+                    f"{hot[af]}")
+            rng = random.Random(step)
+            for rnd in range(self.args.rounds):
+                order = runs[:]
+                rng.shuffle(order)
+                for r, af, pattern, dst_arg, n in order:
+                    res = self.run_one(r, af, pattern, dst_arg)
+                    res.update(routes=n, round=rnd)
+                    results.append(res)
+                    log(f"  round {rnd + 1}/{self.args.rounds} {r:6} IPv{af} "
+                        f"{n:>7} {pattern:6}: {res['mpps']:.3f} Mpps per core "
+                        f"({res['mpps_wall']:.3f} by the clock), loss "
+                        f"{res['loss'] * 100:.1f}%"
+                        + (f"  !! {res['flag']}" if res.get("flag") else ""))
+        return results
+
+    def cleanup(self):
+        def step(fn, *a):
+            try:
+                fn(*a)
+            except Exception as e:  # noqa: BLE001 - keep cleaning up
+                log(f"cleanup: {getattr(fn, '__name__', fn)}: {e}")
+
+        if self.feed:
+            step(self.feed.close)
+        if self.fpmd and self.fpmd.poll() is None:
+            self.fpmd.send_signal(signal.SIGTERM)
+            try:
+                self.fpmd.wait(30)
+            except subprocess.TimeoutExpired:
+                log("fpmd did not exit 30 s after SIGTERM, killing it")
+                self.fpmd.kill()
+                self.fpmd.wait()
+        if self.fpmd_logf:
+            self.fpmd_logf.close()
+        for c in self.children:
+            step(c.stop)
+        for r in self.rtnl.values():
+            step(r.close)
+        for name in self.ns.values():
+            step(run, ["ip", "netns", "del", name])
+        self.ns = {}
+        if os.path.isdir(self.pin):
+            step(shutil.rmtree, self.pin)
+        if self.args.keep_logs:
+            step(shutil.copytree, self.tmp,
+                 os.path.join(self.args.keep_logs, self.prefix),
+                 ignore=shutil.ignore_patterns("*.bin", "*.sock"))
+        step(shutil.rmtree, self.tmp)
+
+
+# --------------------------------------------------------------------------
+# Report
+
+def fmt_count(n):
+    if n >= 1000000 and n % 1000000 == 0:
+        return f"{n // 1000000}M"
+    if n >= 1000 and n % 1000 == 0:
+        return f"{n // 1000}k"
+    return str(n)
+
+
+def summarize(results, wall=False):
+    """{(af, routes, pattern, router): (median Mpps, median loss, flagged
+    runs, runs)}; Mpps per core (delivered / the generator's loop time)
+    or, with wall, by the clock."""
+    groups = {}
+    for r in results:
+        groups.setdefault((r["af"], r["routes"], r["pattern"], r["router"]),
+                          []).append(r)
+    out = {}
+    for k, rs in groups.items():
+        t = "seconds" if wall else "loop_seconds"
+        out[k] = (statistics.median(x["delivered"] / x[t] / 1e6 for x in rs),
+                  statistics.median(x["loss"] for x in rs),
+                  sum(1 for x in rs if x.get("flag")), len(rs))
+    return out
+
+
+def report(results, args):
+    s = summarize(results)
+    keys = sorted({k[:3] for k in s}, key=lambda k: (k[0], k[1], k[2]))
+    print()
+    rounds = max(r["round"] for r in results) + 1
+    secs = statistics.median(r["seconds"] for r in results)
+    print(f"Live forwarding, Mpps per core: packets delivered at the sink / "
+          f"CPU time of the generator's loop, which runs router and sink "
+          f"inline (median of {rounds} runs of {secs:.1f} s, interleaved); "
+          "loss in parentheses.")
+    print("kernel: Linux forwarding; ref: XDP + bpf_fib_lookup "
+          "(bpf/fpmd_ref.bpf.o); fpmd: the daemon, routes over FPM.")
+    print()
+    print("| family | routes | destinations | kernel Mpps | ref Mpps "
+          "| fpmd Mpps | fpmd/kernel | fpmd/ref |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|")
+    for af, n, pat in keys:
+        cells = []
+        for r in ROUTERS:
+            v = s.get((af, n, pat, r))
+            if not v:
+                cells.append("-")
+                continue
+            mpps, loss, flagged, cnt = v
+            cells.append(f"{mpps:.2f} ({loss * 100:.0f}%)" +
+                         (f" [{flagged}/{cnt} flagged]" if flagged else ""))
+        k, rf, f = (s.get((af, n, pat, r), (None,))[0] for r in ROUTERS)
+        rk = f"{f / k:.2f}" if k and f else "-"
+        rr = f"{f / rf:.2f}" if rf and f else "-"
+        print(f"| ipv{af} | {fmt_count(n)} | {pat} | {' | '.join(cells)} | "
+              f"{rk} | {rr} |")
+    print()
+    for af in (4, 6):
+        ns = [k[1] for k in keys if k[0] == af]
+        if not ns:
+            continue
+        n = max(ns)
+        for pat in ("spread", "hot"):
+            k, rf, f = (s.get((af, n, pat, r), (None,))[0] for r in ROUTERS)
+            if not (k and rf and f):
+                continue
+            line = (f"IPv{af} {fmt_count(n)} routes, {pat}: fpmd/kernel "
+                    f"{f / k:.2f}, fpmd/ref {f / rf:.2f}")
+            if af == 4 and pat == "spread":
+                line += (f"  (targets >= 3 and >= 1.5: "
+                         f"{'met' if f / k >= 3 else 'NOT met'}, "
+                         f"{'met' if f / rf >= 1.5 else 'NOT met'})")
+            print(line)
+    w = summarize(results, wall=True)
+    print("\nThe same by the clock (delivered / wall time of the run: also "
+          "counts the time other\nprocesses on this shared machine took "
+          "the generator's core), Mpps:\n")
+    print("| family | routes | destinations | kernel | ref | fpmd |")
+    print("|---|---:|---|---:|---:|---:|")
+    for af, n, pat in keys:
+        print(f"| ipv{af} | {fmt_count(n)} | {pat} | " + " | ".join(
+            f"{w[(af, n, pat, r)][0]:.2f}" if (af, n, pat, r) in w else "-"
+            for r in ROUTERS) + " |")
+    flagged = [r for r in results if r.get("flag")]
+    if flagged:
+        print(f"\n{len(flagged)} runs flagged (the fast path left traffic to "
+              "the kernel, or more than 1% lost):")
+        for r in flagged[:10]:
+            print(f"  {r['router']} IPv{r['af']} {r['routes']} {r['pattern']}"
+                  f": {r['flag']} (delivered {r['delivered']}, kernel "
+                  f"forwarded {r['kernel_forwarded']})")
+
+
+def read_micro(path):
+    """Rows of tests/bench_lookup's table: (af, routes, pattern, fpmd ns,
+    ref ns), for the plot."""
+    mult = {"": 1, "k": 1000, "M": 1000000}
+    rows = []
+    with open(path) as f:
+        for line in f:
+            c = [x.strip() for x in line.strip().strip("|").split("|")]
+            if len(c) >= 5 and c[0] in ("ipv4", "ipv6") and \
+                    c[2] in ("spread", "hot"):
+                n = c[1]
+                try:
+                    rows.append((int(c[0][3]), int(n.rstrip("kM")) *
+                                 mult[n[-1] if n[-1] in "kM" else ""],
+                                 c[2], float(c[3]), float(c[4])))
+                except ValueError:
+                    continue
+    return rows
+
+
+def plot(results, path, micro=None):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing (apt-get install python3-matplotlib): no plot")
+        return False
+    s = summarize(results)
+    colors = {"kernel": "tab:red", "ref": "tab:blue", "fpmd": "tab:green"}
+    styles = {"spread": "-", "hot": "--"}
+    markers = {4: "o", 6: "s"}
+    fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharey=True)
+    for ax, af in zip(axes, (4, 6)):
+        for r in ROUTERS:
+            for pat in ("spread", "hot"):
+                pts = sorted((k[1], 1000 / v[0]) for k, v in s.items()
+                             if k[0] == af and k[2] == pat and k[3] == r
+                             and v[0] > 0)
+                if not pts:
+                    continue
+                ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                        color=colors[r], linestyle=styles[pat],
+                        marker=markers[af], label=f"{r} {pat}")
+        for name, col in (("fpmd", 3), ("ref", 4)):
+            for pat in ("spread", "hot"):
+                pts = sorted((m[1], m[col]) for m in micro or ()
+                             if m[0] == af and m[2] == pat)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts],
+                            color=colors[name], linestyle=styles[pat],
+                            marker="x", alpha=0.45, linewidth=1,
+                            label=f"{name} {pat}, lookup only "
+                            "(bench_lookup)")
+        ax.set_xscale("log")
+        ax.set_xlabel("routes in the table")
+        ax.set_title(f"IPv{af}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0].set_ylabel("ns per packet (1000 / Mpps per core)")
+    axes[0].set_ylim(bottom=0)
+    fig.suptitle("Live forwarding over veth, gen -> router -> sink, UDP "
+                 "60-byte frames (IPv6 80): kernel, XDP + bpf_fib_lookup "
+                 "(ref), fpmd", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="IPv4 10 and 100k, IPv6 10 and 10k, 3 rounds of 1 s")
+    ap.add_argument("--seconds", type=float, help="per run (default 2)")
+    ap.add_argument("--rounds", type=int, help="runs per configuration "
+                    "(default 5)")
+    ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
+    ap.add_argument("--plot", default="bench_live.png", help="PNG to write")
+    ap.add_argument("--json", help="write the raw runs here")
+    ap.add_argument("--micro", metavar="FILE",
+                    help="also plot tests/bench_lookup's table (its output "
+                    "saved in FILE): ns per lookup under BPF_PROG_TEST_RUN")
+    ap.add_argument("--replot", metavar="JSON",
+                    help="no measurement: table and plot from a --json file")
+    ap.add_argument("--keep-logs", metavar="DIR",
+                    help="copy fpmd's and the helpers' logs to DIR")
+    args = ap.parse_args()
+    if args.seconds is None:
+        args.seconds = 1.0 if args.quick else 2.0
+    if args.rounds is None:
+        args.rounds = 3 if args.quick else 5
+    if args.replot:
+        with open(args.replot) as f:
+            results = json.load(f)
+        report(results, args)
+        if plot(results, args.plot, args.micro and read_micro(args.micro)):
+            print(f"\nplot: {os.path.abspath(args.plot)}")
+        return 0
+    if os.geteuid() != 0:
+        sys.exit("needs root (namespaces, BPF)")
+    for exe in (FPMD, FPMCTL, TRAFFICGEN):
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"{exe} missing: build first (make, then make "
+                     "tests/trafficgen), or set FPMD_BUILDDIR")
+
+    def on_signal(sig, _frame):
+        raise KeyboardInterrupt(f"signal {sig}")
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    t0 = time.time()
+    b = Bench(args)
+    rc = 0
+    try:
+        b.run()
+    except KeyboardInterrupt:
+        log("interrupted, cleaning up")
+        rc = 130
+    except Exception as e:
+        log(f"failed: {e!r}")
+        traceback.print_exc()
+        log("fpmd log tail:\n" + b.fpmd_text()[-2000:])
+        rc = 1
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        b.cleanup()
+    results = b.results
+    if results:
+        report(results, args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(results, f, indent=1)
+        if plot(results, args.plot, args.micro and read_micro(args.micro)):
+            print(f"\nplot: {os.path.abspath(args.plot)}")
+    print(f"\ntotal {time.time() - t0:.0f} s; fpmd: {FPMD}; command: "
+          f"{' '.join(sys.argv)}")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
