@@ -1130,6 +1130,55 @@ static void log_change(const char *what, int ret, const char *err)
 		log_debug("ctl: %s", what);
 }
 
+/* add and del of one object share a oneof union member: the case says
+ * which it is. */
+static int route_change(const Fpmd__Request *q, bool add, const char **err)
+{
+	return do_route(q->route_add, add, err);
+}
+
+static int nexthop_change(const Fpmd__Request *q, bool add, const char **err)
+{
+	return do_nexthop(q->nexthop_add, add, err);
+}
+
+static int neigh_change(const Fpmd__Request *q, bool add, const char **err)
+{
+	return do_neigh(q->neigh_add, add, err);
+}
+
+static const struct {
+	Fpmd__Request__ReqCase add, del;
+	const char *what;
+	int (*fn)(const Fpmd__Request *q, bool add, const char **err);
+} changes[] = {
+	{ FPMD__REQUEST__REQ_ROUTE_ADD, FPMD__REQUEST__REQ_ROUTE_DEL, "route",
+	  route_change },
+	{ FPMD__REQUEST__REQ_NEXTHOP_ADD, FPMD__REQUEST__REQ_NEXTHOP_DEL,
+	  "nexthop", nexthop_change },
+	{ FPMD__REQUEST__REQ_NEIGH_ADD, FPMD__REQUEST__REQ_NEIGH_DEL,
+	  "neighbor", neigh_change },
+};
+
+static int do_change(const Fpmd__Request *q, const char **err)
+{
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		bool add = q->req_case == changes[i].add;
+		char what[32];
+		int ret;
+
+		if (!add && q->req_case != changes[i].del)
+			continue;
+		ret = changes[i].fn(q, add, err);
+		snprintf(what, sizeof(what), "%s %s", changes[i].what,
+			 add ? "add" : "del");
+		log_change(what, ret, *err);
+		return ret;
+	}
+	*err = "unknown request";
+	return -EINVAL;
+}
+
 static int handle(struct client *c, const uint8_t *buf, size_t len)
 {
 	Fpmd__Response rsp = FPMD__RESPONSE__INIT;
@@ -1175,32 +1224,11 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 		break;
 	case FPMD__REQUEST__REQ_ROUTE_ADD:
 	case FPMD__REQUEST__REQ_ROUTE_DEL:
-		ret = do_route(req->route_add ? req->route_add : req->route_del,
-			       req->req_case == FPMD__REQUEST__REQ_ROUTE_ADD,
-			       &err);
-		/* route_add and route_del share a oneof union: use req_case. */
-		log_change(req->req_case == FPMD__REQUEST__REQ_ROUTE_ADD ?
-				   "route add" : "route del",
-			   ret, err);
-		break;
 	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
 	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
-		ret = do_nexthop(req->nexthop_add ? req->nexthop_add :
-						    req->nexthop_del,
-				 req->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD,
-				 &err);
-		log_change(req->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD ?
-				   "nexthop add" : "nexthop del",
-			   ret, err);
-		break;
 	case FPMD__REQUEST__REQ_NEIGH_ADD:
 	case FPMD__REQUEST__REQ_NEIGH_DEL:
-		ret = do_neigh(req->neigh_add ? req->neigh_add : req->neigh_del,
-			       req->req_case == FPMD__REQUEST__REQ_NEIGH_ADD,
-			       &err);
-		log_change(req->req_case == FPMD__REQUEST__REQ_NEIGH_ADD ?
-				   "neighbor add" : "neighbor del",
-			   ret, err);
+		ret = do_change(req, &err);
 		break;
 	case FPMD__REQUEST__REQ_SHOW:
 		ret = do_show(&a, &rsp, req->show, &err);
