@@ -781,6 +781,21 @@ static int simple(Fpmd__Request *req)
 	return ret;
 }
 
+/* add | replace: true; del | delete: false; anything else is an error. */
+static bool action_arg(const char *what, const char *a)
+{
+	char msg[96];
+
+	if (!strcmp(a, "add") || !strcmp(a, "replace"))
+		return true;
+	if (!strcmp(a, "del") || !strcmp(a, "delete"))
+		return false;
+	snprintf(msg, sizeof(msg), "%s: unknown action '%%s' (add, replace, del)",
+		 what);
+	die(msg, a);
+	return false;
+}
+
 /* route add PREFIX {via GW dev IF | dev IF | nhid N | blackhole | ...} */
 static int run_route(int argc, char **argv)
 {
@@ -791,9 +806,7 @@ static int run_route(int argc, char **argv)
 
 	if (argc < 2)
 		die("usage: route add|del PREFIX ...%s", "");
-	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
-	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
-		die("route: unknown action '%s' (add, replace, del)", argv[0]);
+	add = action_arg("route", argv[0]);
 	r.prefix = prefix_arg(argv[1], pstore);
 	r.type = FPMD__ROUTE_TYPE__RT_UNICAST;
 	for (int i = 2; i < argc; i++) {
@@ -818,10 +831,7 @@ static int run_route(int argc, char **argv)
 		    "type (blackhole, unreachable, prohibit)%s", "");
 	req.req_case = add ? FPMD__REQUEST__REQ_ROUTE_ADD :
 			     FPMD__REQUEST__REQ_ROUTE_DEL;
-	if (add)
-		req.route_add = &r;
-	else
-		req.route_del = &r;
+	req.route_add = &r; /* route_del shares the oneof union */
 	return simple(&req);
 }
 
@@ -836,9 +846,7 @@ static int run_nexthop(int argc, char **argv)
 
 	if (argc < 2)
 		die("usage: nexthop add|del ID ...%s", "");
-	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
-	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
-		die("nexthop: unknown action '%s' (add, replace, del)", argv[0]);
+	add = action_arg("nexthop", argv[0]);
 	n.id = u32_arg(argv[1], "bad nexthop id '%s'");
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "via") && i + 1 < argc) {
@@ -874,10 +882,7 @@ static int run_nexthop(int argc, char **argv)
 		    "ID[,WEIGHT]/...'%s", "");
 	req.req_case = add ? FPMD__REQUEST__REQ_NEXTHOP_ADD :
 			     FPMD__REQUEST__REQ_NEXTHOP_DEL;
-	if (add)
-		req.nexthop_add = &n;
-	else
-		req.nexthop_del = &n;
+	req.nexthop_add = &n; /* nexthop_del shares the oneof union */
 	return simple(&req);
 }
 
@@ -891,9 +896,7 @@ static int run_neighbor(int argc, char **argv)
 
 	if (argc < 2)
 		die("usage: neighbor add|del ADDR ...%s", "");
-	add = !strcmp(argv[0], "add") || !strcmp(argv[0], "replace");
-	if (!add && strcmp(argv[0], "del") && strcmp(argv[0], "delete"))
-		die("neighbor: unknown action '%s' (add, replace, del)", argv[0]);
+	add = action_arg("neighbor", argv[0]);
 	n.addr = addr_arg(argv[1], astore);
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "lladdr") && i + 1 < argc) {
@@ -912,10 +915,7 @@ static int run_neighbor(int argc, char **argv)
 					 "del: give 'dev IF'");
 	req.req_case = add ? FPMD__REQUEST__REQ_NEIGH_ADD :
 			     FPMD__REQUEST__REQ_NEIGH_DEL;
-	if (add)
-		req.neigh_add = &n;
-	else
-		req.neigh_del = &n;
+	req.neigh_add = &n; /* neigh_del shares the oneof union */
 	return simple(&req);
 }
 
