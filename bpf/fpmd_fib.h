@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The fast route lookups, shared by the XDP router (fpmd.bpf.c) and the
+ * differential test (fib_check.bpf.c) so both run the very same code:
+ * IPv4 DIR-24-8 over tbl24/tbl8 and IPv6 binary search on prefix
+ * lengths over hash_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
+ * Both return a route value; type FPMD_RT_NONE is a miss.
+ */
+#ifndef FPMD_FIB_H
+#define FPMD_FIB_H
+
+#include <linux/bpf.h>
+#include <linux/in6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fpmd_maps.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_TBL24_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tbl24 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_TBL8_GROUPS * FPMD_TBL8_GROUP_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tbl8 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_MAX_ROUTES_V4);
+	__type(key, __u32);
+	__type(value, struct fpmd_rule_v4);
+} rules_v4 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FPMD_MAX_ROUTES_V6 * FPMD_V6_ENTRIES_PER_ROUTE);
+	__type(key, struct fpmd_lpm_v6);
+	__type(value, struct fpmd_v6_entry);
+} hash_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fpmd_v6_lens);
+} lens_v6 SEC(".maps");
+
+/* addr in network order. */
+static __always_inline __u32 dir24_lookup(__u32 addr)
+{
+	__u32 a = bpf_ntohl(addr), k = a >> 9, e;
+	__u32 *w;
+
+	w = bpf_map_lookup_elem(&tbl24, &k);
+	if (!w)
+		return 0;
+	e = w[(a >> 8) & 1];
+	if (FPMD_RT_TYPE(e) != FPMD_RT_TBL8)
+		return e;
+	k = FPMD_RT_INDEX(e) * FPMD_TBL8_GROUP_WORDS + ((a & 0xff) >> 1);
+	w = bpf_map_lookup_elem(&tbl8, &k);
+	if (!w)
+		return 0;
+	return w[a & 1];
+}
+
+/* The first len bits of 32-bit word i (network order) of an address. */
+static __always_inline __u32 v6_word_mask(__u32 len, int i)
+{
+	int bits = (int)len - 32 * i;
+
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffff;
+	return bpf_htonl(0xffffffffu << (32 - bits));
+}
+
+static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
+{
+	struct fpmd_lpm_v6 key;
+	struct fpmd_v6_lens *l;
+	__u32 zero = 0, best = 0, lo = 0, hi, s;
+	__u32 w[4];
+
+	l = bpf_map_lookup_elem(&lens_v6, &zero);
+	if (!l)
+		return 0;
+	s = l->active & 1;
+	hi = l->n[s];
+	__builtin_memcpy(w, dst, 16);
+	for (int i = 0; i < FPMD_V6_PROBES; i++) {
+		struct fpmd_v6_entry *e;
+		__u32 mid, len;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) >> 1;
+		if (mid >= FPMD_V6_LENS)
+			break;
+		len = l->len[s][mid];
+		key.prefixlen = len;
+#pragma unroll
+		for (int j = 0; j < 4; j++) {
+			__u32 m = w[j] & v6_word_mask(len, j);
+
+			__builtin_memcpy(key.addr + 4 * j, &m, 4);
+		}
+		e = bpf_map_lookup_elem(&hash_v6, &key);
+		if (e) {
+			if (e->val)
+				best = e->val;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return best;
+}
+
+#endif
