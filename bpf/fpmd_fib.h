@@ -3,7 +3,7 @@
  * The fast route lookups, shared by the XDP router (fpmd.bpf.c) and the
  * differential test (fib_check.bpf.c) so both run the very same code:
  * IPv4 DIR-24-8 over tbl24/tbl8 and IPv6 binary search on prefix
- * lengths over hash_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
+ * lengths over slots_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
  * Both return a route value; type FPMD_RT_NONE is a miss.
  */
 #ifndef FPMD_FIB_H
@@ -15,6 +15,8 @@
 #include <bpf/bpf_endian.h>
 
 #include "fpmd_maps.h"
+
+#define FPMD_V6_SLOTS_DEFAULT (1u << 20)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -40,13 +42,16 @@ struct {
 	__type(value, struct fpmd_rule_v4);
 } rules_v4 SEC(".maps");
 
+/* Set by the loader: slots_v6's max_entries - 1 (a power of two). */
+const volatile __u32 v6_slot_mask = FPMD_V6_SLOTS_DEFAULT - 1;
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, FPMD_MAX_ROUTES_V6 * FPMD_V6_ENTRIES_PER_ROUTE);
-	__type(key, struct fpmd_lpm_v6);
-	__type(value, struct fpmd_v6_entry);
-} hash_v6 SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_V6_SLOTS_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct fpmd_v6_slot);
+} slots_v6 SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -87,22 +92,47 @@ static __always_inline __u32 v6_word_mask(__u32 len, int i)
 	return bpf_htonl(0xffffffffu << (32 - bits));
 }
 
+/* The slot holding (hi, lo, len), or NULL. */
+static __always_inline struct fpmd_v6_slot *v6_find(__u64 hi, __u64 lo,
+						    __u32 len)
+{
+	__u32 home = (__u32)fpmd_v6_hash(hi, lo, len);
+
+	for (int p = 0; p < FPMD_V6_MAX_PROBE; p++) {
+		__u32 k = (home + p) & v6_slot_mask, tag;
+		struct fpmd_v6_slot *s = bpf_map_lookup_elem(&slots_v6, &k);
+
+		if (!s)
+			return 0;
+		tag = s->tag;
+		if (tag == FPMD_V6S_EMPTY)
+			return 0;
+		/* The tag before the key: fpmd writes them the other way. */
+		asm volatile("" ::: "memory");
+		if ((tag & FPMD_V6S_VALID) && FPMD_V6S_LEN(tag) == len &&
+		    s->hi == hi && s->lo == lo)
+			return s;
+	}
+	return 0;
+}
+
 static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 {
-	struct fpmd_lpm_v6 key;
 	struct fpmd_v6_lens *l;
 	__u32 zero = 0, best = 0, lo = 0, hi, s;
-	__u32 w[4];
+	__u64 a0, a1;
 
 	l = bpf_map_lookup_elem(&lens_v6, &zero);
 	if (!l)
 		return 0;
 	s = l->active & 1;
 	hi = l->n[s];
-	__builtin_memcpy(w, dst, 16);
+	__builtin_memcpy(&a0, dst, 8);
+	__builtin_memcpy(&a1, (const __u8 *)dst + 8, 8);
 	for (int i = 0; i < FPMD_V6_PROBES; i++) {
-		struct fpmd_v6_entry *e;
+		struct fpmd_v6_slot *e;
 		__u32 mid, len;
+		__u64 m0, m1;
 
 		if (lo >= hi)
 			break;
@@ -110,14 +140,11 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 		if (mid >= FPMD_V6_LENS)
 			break;
 		len = l->len[s][mid];
-		key.prefixlen = len;
-#pragma unroll
-		for (int j = 0; j < 4; j++) {
-			__u32 m = w[j] & v6_word_mask(len, j);
-
-			__builtin_memcpy(key.addr + 4 * j, &m, 4);
-		}
-		e = bpf_map_lookup_elem(&hash_v6, &key);
+		/* Network order bits in native words: mask in big endian. */
+		m0 = len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
+		m1 = len >= 128 ? ~0ull :
+		     len > 64  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
+		e = v6_find(a0 & m0, a1 & m1, len);
 		if (e) {
 			if (e->val)
 				best = e->val;

@@ -123,13 +123,22 @@ struct fpmd_rule_v4 {
 
 /*
  * IPv6 binary search on prefix lengths (Waldvogel et al., "Scalable
- * high speed IP routing lookups", SIGCOMM 1997). hash_v6 holds, per
- * (prefix length, masked address), a route or a marker; lens_v6 the
- * sorted list of prefix lengths in use. A lookup bisects lens_v6: a hit
- * at length L (route or marker) means "a longer match may exist, go
- * right" and its val is the best route covering it at length <= L; a
- * miss means "go left". Markers are placed on the search path of each
- * route, so at most ceil(log2(n + 1)) probes (8 for all 129 lengths).
+ * high speed IP routing lookups", SIGCOMM 1997). slots_v6 is a hash
+ * table of (prefix length, masked address) -> a route or a marker;
+ * lens_v6 the sorted list of prefix lengths in use. A lookup bisects
+ * lens_v6: a hit at length L (route or marker) means "a longer match may
+ * exist, go right" and its val is the best route covering it at length
+ * <= L; a miss means "go left". Markers are placed on the search path of
+ * each route, so at most ceil(log2(n + 1)) probes (8 for 129 lengths).
+ *
+ * slots_v6 is open addressing with linear probing in a BPF_F_MMAPABLE
+ * array of 2^k slots (one cache line touched per probe, where a BPF hash
+ * map costs a bucket and an element): a key sits within FPMD_V6_MAX_PROBE
+ * slots of fpmd_v6_hash(), and a lookup stops at an empty slot. fpmd
+ * writes a slot's key and val before its tag, deletes by turning the tag
+ * into a tombstone (one 32-bit store) and turns tombstones back into empty
+ * slots only where no probe sequence passes them. The BPF side gets the
+ * slot mask in its rodata (v6_slot_mask).
  *
  * lens_v6 has two halves; fpmd writes the inactive one, then flips
  * "active" (one 32-bit store), so a lookup always sees one whole list.
@@ -138,13 +147,31 @@ struct fpmd_rule_v4 {
  */
 #define FPMD_V6_LENS 129
 #define FPMD_V6_PROBES 8
-#define FPMD_V6_ENTRIES_PER_ROUTE 4 /* hash_v6 size: routes + markers */
-#define FPMD_V6E_F_ROUTE 0x1 /* a route of its own (else only a marker) */
+#define FPMD_V6_MAX_PROBE 16
+#define FPMD_V6_ENTRIES_PER_ROUTE 2 /* routes + markers, for sizing */
 
-struct fpmd_v6_entry {
-	__u32 val;   /* best route at this length: own value or covering */
-	__u32 flags; /* FPMD_V6E_F_* */
+#define FPMD_V6S_EMPTY 0           /* never used: ends a probe sequence */
+#define FPMD_V6S_TOMB 0x40000000u  /* deleted: probing goes on */
+#define FPMD_V6S_VALID 0x80000000u
+#define FPMD_V6S_ROUTE 0x100u      /* a route of its own (else a marker) */
+#define FPMD_V6S_LEN(tag) ((tag) & 0xff)
+
+struct fpmd_v6_slot {
+	__u64 hi, lo; /* the masked address as two native-order words */
+	__u32 val;    /* best route at this length: own value or covering */
+	__u32 tag;    /* FPMD_V6S_VALID | flags | prefix length, or EMPTY,
+		       * TOMB */
 };
+
+/* The home slot of (hi, lo, len), before masking; BPF and fpmd agree. */
+static inline __attribute__((always_inline)) __u64
+fpmd_v6_hash(__u64 hi, __u64 lo, __u32 len)
+{
+	__u64 h = (hi ^ ((__u64)len << 56)) * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ (h >> 32) ^ lo) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
 
 struct fpmd_v6_lens {
 	__u32 active; /* 0 or 1: the half lookups use */

@@ -15,7 +15,7 @@ struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .tx_ports = -1,
 	.ifaces = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
-	.rules_v4 = -1, .hash_v6 = -1, .lens_v6 = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1,
 };
 
 int fpmd_fib4_algo = FPMD_FIB4_DIR24;
@@ -55,7 +55,7 @@ static int err(int ret)
 	return ret < 0 ? (errno ? -errno : ret) : 0;
 }
 
-int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t max_entries_v6)
+int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
 {
 	int ret;
 
@@ -68,8 +68,8 @@ int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t max_entries_v6)
 		fib4 = &fib4_store;
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
-		ret = fib6_open(&fib6_store, mapfd.hash_v6, mapfd.lens_v6,
-				max_entries_v6, adopt);
+		ret = fib6_open(&fib6_store, mapfd.slots_v6, mapfd.lens_v6,
+				slots_v6, adopt);
 		if (ret) {
 			maps_fib_close();
 			return ret;

@@ -15,7 +15,7 @@
 struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
 		local_v4, tx_ports, ifaces, stats, meta;
-	int tbl24, tbl8, rules_v4, hash_v6, lens_v6;
+	int tbl24, tbl8, rules_v4, slots_v6, lens_v6;
 };
 
 extern struct fpmd_map_fds mapfd;
@@ -32,8 +32,7 @@ extern uint32_t fpmd_tbl8_groups;   /* DIR-24-8: tbl8 groups of 256 */
 
 /* After the program is loaded (mapfd set): map the DIR-24-8 arrays and
  * the IPv6 tables; with adopt, rebuild fpmd's prefix stores from them. */
-int maps_fib_open(bool adopt, uint32_t max_routes_v4,
-		  uint32_t max_entries_v6);
+int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6);
 void maps_fib_close(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
 int maps_routes_foreach(int family,

@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fib6.h"
 #include "fpmd.h"
 #include "fpmd.skel.h"
 #include "log.h"
@@ -106,13 +107,15 @@ static int open_and_size(void)
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
-		bpf_map__set_max_entries(skel->maps.hash_v6,
-					 cfg.max_routes_v6 *
-						 FPMD_V6_ENTRIES_PER_ROUTE);
+		uint32_t n = fib6_slots_for(cfg.max_routes_v6);
+
+		bpf_map__set_max_entries(skel->maps.slots_v6, n);
+		skel->rodata->v6_slot_mask = n - 1;
 	} else {
 		bpf_map__set_max_entries(skel->maps.routes_v6,
 					 cfg.max_routes_v6);
-		bpf_map__set_max_entries(skel->maps.hash_v6, 1);
+		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
+		skel->rodata->v6_slot_mask = 0;
 	}
 	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
 	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
@@ -225,10 +228,10 @@ int xdp_load(bool *adopted)
 	mapfd.tbl24 = bpf_map__fd(skel->maps.tbl24);
 	mapfd.tbl8 = bpf_map__fd(skel->maps.tbl8);
 	mapfd.rules_v4 = bpf_map__fd(skel->maps.rules_v4);
-	mapfd.hash_v6 = bpf_map__fd(skel->maps.hash_v6);
+	mapfd.slots_v6 = bpf_map__fd(skel->maps.slots_v6);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
-			    cfg.max_routes_v6 * FPMD_V6_ENTRIES_PER_ROUTE);
+			    fib6_slots_for(cfg.max_routes_v6));
 	if (ret) {
 		log_err("bpf: route tables (DIR-24-8 / IPv6 lengths): %s",
 			strerror(-ret));

@@ -958,15 +958,18 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
 		bpf_map__set_max_entries(fp->maps.rules_v4, v4_routes);
-		bpf_map__set_max_entries(fp->maps.hash_v6,
-					 v6_routes * FPMD_V6_ENTRIES_PER_ROUTE);
+		bpf_map__set_max_entries(fp->maps.slots_v6,
+					 fib6_slots_for((uint32_t)v6_routes));
+		fp->rodata->v6_slot_mask =
+			fib6_slots_for((uint32_t)v6_routes) - 1;
 	} else {
 		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
 		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
 		bpf_map__set_max_entries(fp->maps.tbl24, 1);
 		bpf_map__set_max_entries(fp->maps.tbl8, 1);
 		bpf_map__set_max_entries(fp->maps.rules_v4, 1);
-		bpf_map__set_max_entries(fp->maps.hash_v6, 1);
+		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
+		fp->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(fp))
 		die("load fpmd.bpf.o (%s): %s", fast ? "fast" : "lpm",
@@ -1069,10 +1072,9 @@ int main(int argc, char **argv)
 			bpf_map__fd(ff->maps.rules_v4), FPMD_TBL8_GROUPS,
 			(uint32_t)v4.n, false);
 	if (!ret)
-		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.hash_v6),
+		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
 				bpf_map__fd(ff->maps.lens_v6),
-				(uint32_t)v6.n * FPMD_V6_ENTRIES_PER_ROUTE,
-				false);
+				fib6_slots_for((uint32_t)v6.n), false);
 	if (ret)
 		die("fib4_open / fib6_open: %s", strerror(-ret));
 	progress("programs loaded");
@@ -1172,7 +1174,7 @@ int main(int argc, char **argv)
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
 	printf("Fast tables: %llu tbl24/tbl8 entry stores for IPv4, %llu "
-	       "hash_v6 writes (%llu length-set rebuilds) for IPv6.\n",
+	       "slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
 	       (unsigned long long)fib4.entry_writes,
 	       (unsigned long long)fib6.map_writes,
 	       (unsigned long long)fib6.rebuilds);
@@ -1181,7 +1183,7 @@ int main(int argc, char **argv)
 		unsigned long long t24 = map_memlock(bpf_map__fd(ff->maps.tbl24)),
 				   t8 = map_memlock(bpf_map__fd(ff->maps.tbl8)),
 				   rl = map_memlock(bpf_map__fd(ff->maps.rules_v4)),
-				   h6 = map_memlock(bpf_map__fd(ff->maps.hash_v6)),
+				   h6 = map_memlock(bpf_map__fd(ff->maps.slots_v6)),
 				   l6 = map_memlock(bpf_map__fd(ff->maps.lens_v6)),
 				   r4 = map_memlock(bpf_map__fd(fl->maps.routes_v4)),
 				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
@@ -1197,8 +1199,9 @@ int main(int argc, char **argv)
 		printf("| rules_v4 | %.1f | the IPv4 prefixes, for adoption; "
 		       "%zu slots x 16 bytes |\n",
 		       mib(rl), v4.n);
-		printf("| hash_v6 | %.1f | %u routes + markers in use |\n",
-		       mib(h6), fib6.in_map);
+		printf("| slots_v6 | %.1f | %u slots x 24 bytes, %u routes + "
+		       "markers in use |\n",
+		       mib(h6), fib6.nslots, fib6.in_map);
 		printf("| lens_v6 | %.3f | |\n", mib(l6));
 		printf("| **fast total** | **%.1f** | |\n",
 		       mib(t24 + t8 + rl + h6 + l6));

@@ -313,7 +313,8 @@ static void load(uint32_t ngroups)
 	bpf_map__set_max_entries(skel->maps.tbl8,
 				 ngroups * FPMD_TBL8_GROUP_WORDS);
 	bpf_map__set_max_entries(skel->maps.rules_v4, 1 << 18);
-	bpf_map__set_max_entries(skel->maps.hash_v6, 1 << 20);
+	bpf_map__set_max_entries(skel->maps.slots_v6, 1 << 17);
+	skel->rodata->v6_slot_mask = (1 << 17) - 1;
 	if (fib_check_bpf__load(skel))
 		fail("load bpf/fib_check.bpf.o: %s", strerror(errno));
 }
@@ -329,8 +330,8 @@ static void open_tables(uint32_t ngroups, bool adopt)
 				1 << 18, adopt);
 		f4.grace_ns = 0; /* nothing reads while we write */
 	} else {
-		ret = fib6_open(&f6, bpf_map__fd(skel->maps.hash_v6),
-				bpf_map__fd(skel->maps.lens_v6), 1 << 20,
+		ret = fib6_open(&f6, bpf_map__fd(skel->maps.slots_v6),
+				bpf_map__fd(skel->maps.lens_v6), 1 << 17,
 				adopt);
 		f6.grace_ns = 0;
 	}

@@ -231,7 +231,7 @@ static struct fib4 fib4;
 static struct fib6 fib6;
 #define TEST_TBL8_GROUPS 64
 #define TEST_RULES_V4 4096
-#define TEST_HASH_V6 16384
+#define TEST_SLOTS_V6 16384
 
 static bool if_exists(int ifid)
 {
@@ -486,12 +486,14 @@ static void skel_load(void)
 					 TEST_TBL8_GROUPS *
 						 FPMD_TBL8_GROUP_WORDS);
 		bpf_map__set_max_entries(skel->maps.rules_v4, TEST_RULES_V4);
-		bpf_map__set_max_entries(skel->maps.hash_v6, TEST_HASH_V6);
+		bpf_map__set_max_entries(skel->maps.slots_v6, TEST_SLOTS_V6);
+		skel->rodata->v6_slot_mask = TEST_SLOTS_V6 - 1;
 	} else {
 		bpf_map__set_max_entries(skel->maps.tbl24, 1);
 		bpf_map__set_max_entries(skel->maps.tbl8, 1);
 		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
-		bpf_map__set_max_entries(skel->maps.hash_v6, 1);
+		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
+		skel->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(skel))
 		die("fpmd_bpf__load", errno);
@@ -502,8 +504,8 @@ static void skel_load(void)
 			bpf_map__fd(skel->maps.rules_v4), TEST_TBL8_GROUPS,
 			TEST_RULES_V4, false);
 	if (!ret)
-		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.hash_v6),
-				bpf_map__fd(skel->maps.lens_v6), TEST_HASH_V6,
+		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.slots_v6),
+				bpf_map__fd(skel->maps.lens_v6), TEST_SLOTS_V6,
 				false);
 	if (ret)
 		die("fib4_open / fib6_open", -ret);
