@@ -18,13 +18,28 @@
 
 #define FPMD_V6_SLOTS_DEFAULT (1u << 20)
 
+/* One part of tbl24; fpmd creates them and fills the outer map. */
+struct tbl24_part {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FPMD_TBL24_PART_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FPMD_TBL24_PARTS);
+	__type(key, __u32);
+	__array(values, struct tbl24_part);
+} tbl24 SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_TBL24_WORDS);
+	__uint(max_entries, FPMD_TBL24_STAGE_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
-} tbl24 SEC(".maps");
+} tbl24_stage SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -64,10 +79,16 @@ struct {
 /* addr in network order. */
 static __always_inline __u32 dir24_lookup(__u32 addr)
 {
-	__u32 a = bpf_ntohl(addr), k = a >> 9, e;
+	__u32 a = bpf_ntohl(addr), k = a >> 9, part, e;
+	void *inner;
 	__u32 *w;
 
-	w = bpf_map_lookup_elem(&tbl24, &k);
+	part = k / FPMD_TBL24_PART_WORDS;
+	k -= part * FPMD_TBL24_PART_WORDS;
+	inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!inner)
+		return 0;
+	w = bpf_map_lookup_elem(inner, &k);
 	if (!w)
 		return 0;
 	e = w[(a >> 8) & 1];
@@ -78,6 +99,52 @@ static __always_inline __u32 dir24_lookup(__u32 addr)
 	if (!w)
 		return 0;
 	return w[a & 1];
+}
+
+struct tbl24_copy {
+	__u32 first, n;
+};
+
+static int tbl24_copy_one(__u32 j, void *arg)
+{
+	struct tbl24_copy *c = arg;
+	__u32 w = c->first + j, part = w / FPMD_TBL24_PART_WORDS, k;
+	__u64 *src, *dst;
+	void *inner;
+
+	k = w - part * FPMD_TBL24_PART_WORDS;
+	src = bpf_map_lookup_elem(&tbl24_stage, &j);
+	inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!src || !inner)
+		return 1;
+	dst = bpf_map_lookup_elem(inner, &k);
+	if (!dst)
+		return 1;
+	*dst = *src; /* one 8-byte store */
+	c->n--;
+	return 0;
+}
+
+/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. */
+SEC("xdp")
+int fpmd_tbl24_commit(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct fpmd_tbl24_commit *cm = data;
+	struct tbl24_copy c;
+	__u32 n;
+
+	if ((void *)(cm + 1) > data_end)
+		return XDP_ABORTED;
+	n = cm->n;
+	c.first = cm->first;
+	c.n = n;
+	if (n > FPMD_TBL24_STAGE_WORDS ||
+	    c.first + n > FPMD_TBL24_WORDS || c.first + n < c.first)
+		return XDP_ABORTED;
+	bpf_loop(n, tbl24_copy_one, &c, 0);
+	return c.n ? XDP_ABORTED : XDP_PASS;
 }
 
 /* The first len bits of 32-bit word i (network order) of an address. */
@@ -92,9 +159,12 @@ static __always_inline __u32 v6_word_mask(__u32 len, int i)
 	return bpf_htonl(0xffffffffu << (32 - bits));
 }
 
-/* The slot holding (hi, lo, len), or NULL. */
-static __always_inline struct fpmd_v6_slot *v6_find(__u64 hi, __u64 lo,
-						    __u32 len)
+/*
+ * Probe slots_v6 for (hi, lo, len): 1 << 32 | val when found, 0 if not.
+ * A global function, so the verifier checks it once rather than at each
+ * of the eight bisection steps.
+ */
+__noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len)
 {
 	__u32 home = (__u32)fpmd_v6_hash(hi, lo, len);
 
@@ -111,7 +181,7 @@ static __always_inline struct fpmd_v6_slot *v6_find(__u64 hi, __u64 lo,
 		asm volatile("" ::: "memory");
 		if ((tag & FPMD_V6S_VALID) && FPMD_V6S_LEN(tag) == len &&
 		    s->hi == hi && s->lo == lo)
-			return s;
+			return 1ull << 32 | s->val;
 	}
 	return 0;
 }
@@ -130,9 +200,8 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 	__builtin_memcpy(&a0, dst, 8);
 	__builtin_memcpy(&a1, (const __u8 *)dst + 8, 8);
 	for (int i = 0; i < FPMD_V6_PROBES; i++) {
-		struct fpmd_v6_slot *e;
 		__u32 mid, len;
-		__u64 m0, m1;
+		__u64 m0, m1, e;
 
 		if (lo >= hi)
 			break;
@@ -144,10 +213,10 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 		m0 = len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
 		m1 = len >= 128 ? ~0ull :
 		     len > 64  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
-		e = v6_find(a0 & m0, a1 & m1, len);
+		e = fpmd_v6_find(a0 & m0, a1 & m1, len);
 		if (e) {
-			if (e->val)
-				best = e->val;
+			if ((__u32)e)
+				best = (__u32)e;
 			lo = mid + 1;
 		} else {
 			hi = mid;

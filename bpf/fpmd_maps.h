@@ -93,13 +93,41 @@ enum fpmd_fib6_algo {
  * would take 128 MiB: both tables are arrays of __u64 words holding two
  * entries each, entry i in word i / 2, as the __u32 at index i % 2 of the
  * word viewed as __u32[2] (so the memory is simply __u32[n] to an mmap).
- * tbl24 is 2^23 words, 64 MiB. Both are BPF_F_MMAPABLE: fpmd writes them
- * through a shared mapping (aligned 32-bit stores are atomic for the
- * reader), fills a tbl8 group completely before pointing tbl24 at it, and
+ *
+ * tbl24 (2^23 words, 64 MiB) is an ARRAY_OF_MAPS of FPMD_TBL24_PARTS
+ * arrays of FPMD_TBL24_PART_WORDS words each: word w is word
+ * w % PART_WORDS of part w / PART_WORDS. A BPF array above 32 KiB is
+ * vmalloc'ed in 4 KiB pages, and lookups spread over 64 MiB then pay a
+ * TLB miss (a nested page walk under a hypervisor) on top of the cache
+ * miss; a part fits in 32 KiB with the array's header, so it comes from
+ * kmalloc, in the kernel's huge-page direct map. fpmd keeps its own copy
+ * of tbl24 and writes the words a change touched: one or two by map
+ * updates, more (a short prefix covers up to 2^23 words) by copying them
+ * into tbl24_stage (mmapable, FPMD_TBL24_STAGE_WORDS) and running the
+ * program fpmd_tbl24_commit once per stageful (BPF_PROG_TEST_RUN, the
+ * frame being a struct fpmd_tbl24_commit), which stores them from inside
+ * the kernel at a few ns per word where a map update costs ~0.5 us. Each
+ * word is one 8-byte store: a reader sees the old or the new word.
+ *
+ * tbl8 is one BPF_F_MMAPABLE array (rarely read: only /24s holding longer
+ * prefixes); fpmd writes it through a shared mapping (aligned 32-bit
+ * stores), fills a tbl8 group completely before pointing tbl24 at it, and
  * reuses a freed group only after a grace period.
  */
 #define FPMD_TBL24_ENTRIES (1u << 24)
 #define FPMD_TBL24_WORDS (FPMD_TBL24_ENTRIES / 2)
+#define FPMD_TBL24_PART_WORDS 4000 /* 32000 bytes + the array header */
+#define FPMD_TBL24_PARTS                                                    \
+	((FPMD_TBL24_WORDS + FPMD_TBL24_PART_WORDS - 1) / FPMD_TBL24_PART_WORDS)
+#define FPMD_TBL24_STAGE_WORDS 8192
+
+/* The "frame" given to fpmd_tbl24_commit: copy tbl24_stage[0, n) to
+ * tbl24 words [first, first + n). Returns XDP_PASS when done. */
+struct fpmd_tbl24_commit {
+	__u32 first;
+	__u32 n;
+	__u8 pad[8]; /* a test-run frame is at least an Ethernet header */
+};
 #define FPMD_TBL8_GROUP 256
 #define FPMD_TBL8_GROUP_WORDS (FPMD_TBL8_GROUP / 2)
 #define FPMD_TBL8_GROUPS 8192 /* default: 8 MiB; /25../32 under 8192 /24s */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * IPv4 DIR-24-8 (DPDK rte_lpm's layout) written through mmaps of the BPF
- * arrays. Each entry remembers, in user space only (d24 / d8), the length
+ * IPv4 DIR-24-8 (DPDK rte_lpm's layout). tbl24 is kept in fpmd's memory
+ * and the words a change touched are written to its parts at the end of
+ * the change; tbl8 is written through a shared mapping. Each entry remembers, in user space only (d24 / d8), the length
  * of the prefix it came from: adding a prefix overwrites the entries in
  * its range whose prefix is not longer, deleting one gives the entries it
  * owned to its covering prefix. Readers never see a half-written prefix:
@@ -14,6 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "fib4.h"
 
@@ -38,6 +42,68 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* tbl24 entry i changes (written out by flush24). */
+static void set24(struct fib4 *f, uint32_t i, uint32_t v)
+{
+	f->t24[i] = v;
+	f->entry_writes++;
+	if (f->dirty_lo > f->dirty_hi) {
+		f->dirty_lo = f->dirty_hi = i / 2;
+		return;
+	}
+	if (i / 2 < f->dirty_lo)
+		f->dirty_lo = i / 2;
+	if (i / 2 > f->dirty_hi)
+		f->dirty_hi = i / 2;
+}
+
+/* Words [from, to] of tbl24 into its parts: a map update for one or
+ * two, the commit program for more (fpmd_maps.h). */
+static int write24(struct fib4 *f, uint32_t from, uint32_t to)
+{
+	if (to - from < 2) {
+		for (uint32_t w = from; w <= to; w++) {
+			uint32_t part = w / FPMD_TBL24_PART_WORDS;
+			uint32_t k = w - part * FPMD_TBL24_PART_WORDS;
+			uint64_t v;
+
+			memcpy(&v, &f->t24[2 * (size_t)w], 8);
+			f->syscalls++;
+			if (bpf_map_update_elem(f->part_fd[part], &k, &v, 0))
+				return -errno;
+		}
+		return 0;
+	}
+	while (from <= to) {
+		struct fpmd_tbl24_commit cm = { .first = from };
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &cm,
+			    .data_size_in = sizeof(cm), .repeat = 1);
+
+		cm.n = to - from + 1;
+		if (cm.n > FPMD_TBL24_STAGE_WORDS)
+			cm.n = FPMD_TBL24_STAGE_WORDS;
+		memcpy(f->stage, &f->t24[2 * (size_t)from], (size_t)cm.n * 8);
+		f->syscalls++;
+		if (bpf_prog_test_run_opts(f->commit_fd, &o))
+			return -errno;
+		if (o.retval != XDP_PASS)
+			return -EIO;
+		from += cm.n;
+	}
+	return 0;
+}
+
+static int flush24(struct fib4 *f)
+{
+	int ret = 0;
+
+	if (f->dirty_lo <= f->dirty_hi)
+		ret = write24(f, f->dirty_lo, f->dirty_hi);
+	f->dirty_lo = 1;
+	f->dirty_hi = 0;
+	return ret;
 }
 
 static uint32_t mask_of(uint8_t len)
@@ -175,10 +241,8 @@ static void paint24(struct fib4 *f, uint32_t i, uint8_t len, bool del,
 	if (del ? f->d24[i] != len : f->d24[i] > len)
 		return;
 	f->d24[i] = vlen;
-	if (e != val) {
-		store(&f->t24[i], val);
-		f->entry_writes++;
-	}
+	if (e != val)
+		set24(f, i, val);
 }
 
 /* Back to one tbl24 entry once no prefix longer than /24 is left. */
@@ -190,8 +254,7 @@ static void maybe_collapse(struct fib4 *f, uint32_t i, uint32_t g)
 		if (f->d8[j] > 24)
 			return;
 	f->d24[i] = f->d8[base];
-	store(&f->t24[i], f->t8[base]);
-	f->entry_writes++;
+	set24(f, i, f->t8[base]);
 	group_free(f, g);
 }
 
@@ -228,8 +291,7 @@ static int paint_add(struct fib4 *f, uint32_t addr, uint8_t len, uint32_t val,
 		f->entry_writes += FPMD_TBL8_GROUP;
 		paint8(f, (uint32_t)g, addr & 0xff, 1u << (32 - len), len,
 		       false, val, len);
-		store(&f->t24[i], FPMD_RT_ENCODE(FPMD_RT_TBL8, g));
-		f->entry_writes++;
+		set24(f, i, FPMD_RT_ENCODE(FPMD_RT_TBL8, g));
 		return 0;
 	}
 	paint8(f, (uint32_t)g, addr & 0xff, 1u << (32 - len), len, false, val,
@@ -315,7 +377,8 @@ int fib4_add(struct fib4 *f, const uint8_t a[4], uint8_t len, uint32_t val)
 			return 0;
 		r->val = val;
 		record_write(f, r);
-		return paint_add(f, addr, len, val, prefer);
+		ret = paint_add(f, addr, len, val, prefer);
+		return ret ? ret : flush24(f);
 	}
 	if (!f->nfree_slot && f->next_slot >= f->nslots)
 		return -ENOSPC;
@@ -331,7 +394,7 @@ int fib4_add(struct fib4 *f, const uint8_t a[4], uint8_t len, uint32_t val)
 		fib4_del(f, a, len);
 		return ret;
 	}
-	return 0;
+	return flush24(f);
 }
 
 int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
@@ -354,7 +417,7 @@ int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
 	__atomic_store_n(&f->rules[r->slot].flags, 0, __ATOMIC_RELEASE);
 	f->free_slot[f->nfree_slot++] = r->slot;
 	free(r);
-	return 0;
+	return flush24(f);
 }
 
 uint32_t fib4_lookup(const struct fib4 *f, const uint8_t a[4])
@@ -413,25 +476,54 @@ static int cmp_rec_len(const void *a, const void *b)
 	return (int)x->len - (int)y->len;
 }
 
+/* tbl24 as the maps hold it, into buf (2^24 entries). */
+static int read24(struct fib4 *f, uint32_t *buf)
+{
+	static uint32_t keys[FPMD_TBL24_PART_WORDS];
+	static uint64_t vals[FPMD_TBL24_PART_WORDS];
+
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
+		uint32_t out, cnt = FPMD_TBL24_PART_WORDS, base;
+		int ret;
+
+		ret = bpf_map_lookup_batch(f->part_fd[p], NULL, &out, keys,
+					   vals, &cnt, NULL);
+		if (ret && errno != ENOENT)
+			return -errno;
+		base = p * FPMD_TBL24_PART_WORDS;
+		for (uint32_t j = 0; j < cnt; j++) {
+			uint32_t w = base + keys[j];
+
+			if (keys[j] < FPMD_TBL24_PART_WORDS &&
+			    w < FPMD_TBL24_WORDS)
+				memcpy(&buf[2 * (size_t)w], &vals[j], 8);
+		}
+	}
+	return 0;
+}
+
 /*
- * Replay rules_v4 into private arrays (shortest prefixes first, each /24
+ * Replay rules_v4 into private tables (shortest prefixes first, each /24
  * keeping the tbl8 group number it has in the live tables), then write
- * the live arrays only where they differ: groups first, tbl24 last.
+ * the live ones only where they differ: groups first, tbl24 last.
  */
 static int adopt(struct fib4 *f)
 {
-	uint32_t *live24 = f->t24, *live8 = f->t8;
+	uint32_t *live24, *live8 = f->t8;
 	struct fpmd_rule_v4 **recs;
 	uint32_t n = 0, top = 0;
 	int ret = 0;
 
-	f->t24 = calloc(FPMD_TBL24_ENTRIES, sizeof(uint32_t));
+	live24 = calloc(FPMD_TBL24_ENTRIES, sizeof(uint32_t));
 	f->t8 = calloc((size_t)f->ngroups * FPMD_TBL8_GROUP, sizeof(uint32_t));
 	recs = calloc(f->nslots ? f->nslots : 1, sizeof(*recs));
-	if (!f->t24 || !f->t8 || !recs) {
+	if (!live24 || !f->t8 || !recs) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	ret = read24(f, live24);
+	if (ret)
+		goto out;
 	for (uint32_t i = 0; i < FPMD_TBL24_ENTRIES; i++) {
 		uint32_t e = live24[i];
 
@@ -492,26 +584,82 @@ static int adopt(struct fib4 *f)
 				f->entry_writes++;
 			}
 	}
-	for (uint32_t i = 0; i < FPMD_TBL24_ENTRIES; i++)
-		if (live24[i] != f->t24[i]) {
-			store(&live24[i], f->t24[i]);
-			f->entry_writes++;
-		}
+	f->dirty_lo = 1;
+	f->dirty_hi = 0;
+	for (uint32_t w = 0; w < FPMD_TBL24_WORDS && !ret; w++) {
+		uint32_t end = w;
+
+		if (!memcmp(&live24[2 * (size_t)w], &f->t24[2 * (size_t)w], 8))
+			continue;
+		while (end + 1 < FPMD_TBL24_WORDS &&
+		       memcmp(&live24[2 * (size_t)(end + 1)],
+			      &f->t24[2 * (size_t)(end + 1)], 8))
+			end++;
+		f->entry_writes += end - w + 1;
+		ret = write24(f, w, end);
+		w = end;
+	}
 	/* Groups the old tables used that no prefix needs any more. */
 	for (uint32_t g = 0; g < f->ngroups; g++)
 		if (f->g_state[g] == 2)
 			group_free(f, g);
 out:
-	free(f->t24);
+	free(live24);
 	free(f->t8);
 	free(recs);
-	f->t24 = live24;
 	f->t8 = live8;
 	return ret;
 }
 
-int fib4_open(struct fib4 *f, int tbl24_fd, int tbl8_fd, int rules_fd,
-	      uint32_t ngroups, uint32_t nslots, bool adopt_maps)
+/*
+ * tbl24's parts: the adopted ones, or new ones put into the outer map in
+ * one batch (every single update of a map-in-map waits for an RCU grace
+ * period: 2098 of them take seconds).
+ */
+static int open_parts(struct fib4 *f, int tbl24_fd, bool adopt_maps)
+{
+	uint32_t *keys = NULL, n = 0, cnt;
+	int *fds = NULL, ret = 0;
+
+	f->part_fd = malloc(FPMD_TBL24_PARTS * sizeof(*f->part_fd));
+	keys = malloc(FPMD_TBL24_PARTS * sizeof(*keys));
+	fds = malloc(FPMD_TBL24_PARTS * sizeof(*fds));
+	if (!f->part_fd || !keys || !fds) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+		f->part_fd[p] = -1;
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
+		uint32_t id;
+		int fd = -1;
+
+		if (adopt_maps && !bpf_map_lookup_elem(tbl24_fd, &p, &id))
+			fd = bpf_map_get_fd_by_id(id);
+		if (fd < 0) {
+			fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_tbl24p",
+					    4, 8, FPMD_TBL24_PART_WORDS, NULL);
+			if (fd < 0) {
+				ret = -errno;
+				goto out;
+			}
+			keys[n] = p;
+			fds[n++] = fd;
+		}
+		f->part_fd[p] = fd;
+	}
+	cnt = n;
+	if (n && (bpf_map_update_batch(tbl24_fd, keys, fds, &cnt, NULL) ||
+		  cnt != n))
+		ret = -errno;
+out:
+	free(keys);
+	free(fds);
+	return ret;
+}
+
+int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
+	      uint32_t nslots, bool adopt_maps)
 {
 	int ret = -ENOMEM;
 
@@ -521,24 +669,29 @@ int fib4_open(struct fib4 *f, int tbl24_fd, int tbl8_fd, int rules_fd,
 	f->ngroups = ngroups;
 	f->nslots = nslots;
 	f->grace_ns = GRACE_NS_DEFAULT;
-	f->t24_len = page_round((size_t)FPMD_TBL24_WORDS * 8);
+	f->dirty_lo = 1;
 	f->t8_len = page_round((size_t)ngroups * FPMD_TBL8_GROUP_WORDS * 8);
 	f->rules_len = page_round((size_t)nslots * sizeof(struct fpmd_rule_v4));
-	f->t24 = map_mmap(tbl24_fd, f->t24_len);
-	f->t8 = map_mmap(tbl8_fd, f->t8_len);
-	f->rules = map_mmap(rules_fd, f->rules_len);
-	if (!f->t24 || !f->t8 || !f->rules) {
+	f->commit_fd = m->commit_prog;
+	f->t8 = map_mmap(m->tbl8, f->t8_len);
+	f->rules = map_mmap(m->rules_v4, f->rules_len);
+	f->stage = map_mmap(m->tbl24_stage, FPMD_TBL24_STAGE_WORDS * 8);
+	if (!f->t8 || !f->rules || !f->stage) {
 		ret = -errno;
 		goto fail;
 	}
+	f->t24 = calloc(FPMD_TBL24_ENTRIES, sizeof(uint32_t));
 	f->d24 = calloc(FPMD_TBL24_ENTRIES, 1);
 	f->d8 = calloc((size_t)ngroups * FPMD_TBL8_GROUP, 1);
 	f->g_state = calloc(ngroups, 1);
 	f->g_queue = calloc(ngroups, sizeof(*f->g_queue));
 	f->g_freed_ns = calloc(ngroups, sizeof(*f->g_freed_ns));
 	f->free_slot = calloc(nslots, sizeof(*f->free_slot));
-	if (!f->d24 || !f->d8 || !f->g_state || !f->g_queue ||
+	if (!f->t24 || !f->d24 || !f->d8 || !f->g_state || !f->g_queue ||
 	    !f->g_freed_ns || !f->free_slot || ht_init(&f->by_prefix, 1024))
+		goto fail;
+	ret = open_parts(f, m->tbl24, adopt_maps);
+	if (ret)
 		goto fail;
 	if (adopt_maps) {
 		ret = adopt(f);
@@ -561,12 +714,19 @@ void fib4_close(struct fib4 *f)
 			free(container_of(n, struct fib4_rule, node));
 		ht_free(&f->by_prefix);
 	}
-	if (f->t24)
-		munmap(f->t24, f->t24_len);
+	if (f->part_fd) {
+		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+			if (f->part_fd[p] >= 0)
+				close(f->part_fd[p]);
+		free(f->part_fd);
+	}
+	free(f->t24);
 	if (f->t8)
 		munmap(f->t8, f->t8_len);
 	if (f->rules)
 		munmap(f->rules, f->rules_len);
+	if (f->stage)
+		munmap(f->stage, FPMD_TBL24_STAGE_WORDS * 8);
 	free(f->d24);
 	free(f->d8);
 	free(f->g_state);

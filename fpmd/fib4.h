@@ -16,9 +16,14 @@
 #include "hash.h"
 
 struct fib4 {
-	uint32_t *t24, *t8;         /* what lookups read: tbl24, tbl8 */
-	struct fpmd_rule_v4 *rules; /* rules_v4 */
-	size_t t24_len, t8_len, rules_len; /* mapping sizes */
+	uint32_t *t24;              /* fpmd's copy of tbl24 */
+	int *part_fd;               /* tbl24's parts (FPMD_TBL24_PARTS) */
+	int commit_fd;              /* fpmd_tbl24_commit */
+	uint64_t *stage;            /* tbl24_stage, mapped */
+	uint32_t dirty_lo, dirty_hi; /* tbl24 words to write (lo > hi: none) */
+	uint32_t *t8;               /* tbl8, mapped */
+	struct fpmd_rule_v4 *rules; /* rules_v4, mapped */
+	size_t t8_len, rules_len;   /* mapping sizes */
 	uint8_t *d24, *d8; /* prefix length behind each entry (user space) */
 	uint32_t ngroups, nslots;
 	struct htable by_prefix;
@@ -34,18 +39,25 @@ struct fib4 {
 	 * pointing at it, so a lookup that read the old pointer never reads
 	 * another /24's entries (XDP runs take microseconds). */
 	uint64_t grace_ns;
-	uint64_t entry_writes; /* 32-bit stores into tbl24 / tbl8 */
+	uint64_t entry_writes; /* entries changed in tbl24 / tbl8 */
+	uint64_t syscalls;     /* tbl24 map updates (single or batch) */
 };
 
 /*
- * Map the three arrays (fds of tbl24, tbl8 and rules_v4 as created from
- * bpf/fpmd_fib.h; tbl8 has ngroups groups, rules_v4 nslots slots). With
- * adopt, the maps already hold a previous fpmd's tables: the prefix store
- * is rebuilt from rules_v4 and the arrays are rewritten only where they
- * differ from what the prefixes give (normally nowhere). 0 or -errno.
+ * Take the maps (fds of tbl24, tbl8 and rules_v4 as created from
+ * bpf/fpmd_fib.h; tbl8 has ngroups groups, rules_v4 nslots slots): create
+ * tbl24's parts and map the other two. With adopt, the maps already hold
+ * a previous fpmd's tables: the prefix store is rebuilt from rules_v4 and
+ * the tables are rewritten only where they differ from what the prefixes
+ * give (normally nowhere). 0 or -errno.
  */
-int fib4_open(struct fib4 *f, int tbl24_fd, int tbl8_fd, int rules_fd,
-	      uint32_t ngroups, uint32_t nslots, bool adopt);
+struct fib4_maps {
+	int tbl24, tbl8, rules_v4, tbl24_stage; /* map fds */
+	int commit_prog;                        /* fpmd_tbl24_commit's fd */
+};
+
+int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
+	      uint32_t nslots, bool adopt);
 void fib4_close(struct fib4 *f);
 
 /* Add or replace addr/len (network order, host bits ignored). -ENOSPC

@@ -15,7 +15,8 @@ struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .tx_ports = -1,
 	.ifaces = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
-	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
+	.tbl24_commit = -1,
 };
 
 int fpmd_fib4_algo = FPMD_FIB4_DIR24;
@@ -60,8 +61,14 @@ int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
 	int ret;
 
 	if (fpmd_fib4_algo == FPMD_FIB4_DIR24) {
-		ret = fib4_open(&fib4_store, mapfd.tbl24, mapfd.tbl8,
-				mapfd.rules_v4, fpmd_tbl8_groups,
+		struct fib4_maps m = {
+			.tbl24 = mapfd.tbl24, .tbl8 = mapfd.tbl8,
+			.rules_v4 = mapfd.rules_v4,
+			.tbl24_stage = mapfd.tbl24_stage,
+			.commit_prog = mapfd.tbl24_commit,
+		};
+
+		ret = fib4_open(&fib4_store, &m, fpmd_tbl8_groups,
 				max_routes_v4, adopt);
 		if (ret)
 			return ret;

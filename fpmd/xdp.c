@@ -229,6 +229,8 @@ int xdp_load(bool *adopted)
 	mapfd.tbl8 = bpf_map__fd(skel->maps.tbl8);
 	mapfd.rules_v4 = bpf_map__fd(skel->maps.rules_v4);
 	mapfd.slots_v6 = bpf_map__fd(skel->maps.slots_v6);
+	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
+	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));

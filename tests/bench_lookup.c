@@ -1067,10 +1067,16 @@ int main(int argc, char **argv)
 	ref = fpmd_ref_bpf__open_and_load();
 	if (!ref)
 		die("load fpmd_ref.bpf.o: %s", strerror(errno));
-	ret = fib4_open(&fib4, bpf_map__fd(ff->maps.tbl24),
-			bpf_map__fd(ff->maps.tbl8),
-			bpf_map__fd(ff->maps.rules_v4), FPMD_TBL8_GROUPS,
-			(uint32_t)v4.n, false);
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(ff->maps.tbl24),
+				.tbl8 = bpf_map__fd(ff->maps.tbl8),
+				.rules_v4 = bpf_map__fd(ff->maps.rules_v4),
+				.tbl24_stage = bpf_map__fd(ff->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					ff->progs.fpmd_tbl24_commit),
+			},
+			FPMD_TBL8_GROUPS, (uint32_t)v4.n, false);
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
 				bpf_map__fd(ff->maps.lens_v6),
@@ -1173,9 +1179,11 @@ int main(int argc, char **argv)
 	       "%.0f routes/s |\n",
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
-	printf("Fast tables: %llu tbl24/tbl8 entry stores for IPv4, %llu "
+	printf("Fast tables: %llu tbl24/tbl8 entry changes in %llu tbl24 "
+	       "updates for IPv4, %llu "
 	       "slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
 	       (unsigned long long)fib4.entry_writes,
+	       (unsigned long long)fib4.syscalls,
 	       (unsigned long long)fib6.map_writes,
 	       (unsigned long long)fib6.rebuilds);
 
@@ -1189,11 +1197,15 @@ int main(int argc, char **argv)
 				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
 		size_t m6 = opt.quick ? s6[n6 - 1] : v6.n;
 
+		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
+			t24 += map_memlock(fib4.part_fd[i]);
+
 		printf("\nMap memory (kernel memlock accounting, fdinfo) at "
 		       "%s IPv4 + %s IPv6 routes:\n",
 		       fmt_count(s4[n4 - 1], nb), fmt_count(m6, nb + 8));
 		printf("| map | MiB | notes |\n|---|---:|---|\n");
-		printf("| tbl24 | %.1f | 2^23 x 8 bytes, fixed |\n", mib(t24));
+		printf("| tbl24 | %.1f | %u parts x %u x 8 bytes, fixed |\n",
+		       mib(t24), FPMD_TBL24_PARTS, FPMD_TBL24_PART_WORDS);
 		printf("| tbl8 | %.1f | %u groups x 1 KiB (%u in use) |\n",
 		       mib(t8), FPMD_TBL8_GROUPS, fib4.groups_used);
 		printf("| rules_v4 | %.1f | the IPv4 prefixes, for adoption; "

@@ -324,10 +324,16 @@ static void open_tables(uint32_t ngroups, bool adopt)
 	int ret;
 
 	if (family == 4) {
-		ret = fib4_open(&f4, bpf_map__fd(skel->maps.tbl24),
-				bpf_map__fd(skel->maps.tbl8),
-				bpf_map__fd(skel->maps.rules_v4), ngroups,
-				1 << 18, adopt);
+		struct fib4_maps m = {
+			.tbl24 = bpf_map__fd(skel->maps.tbl24),
+			.tbl8 = bpf_map__fd(skel->maps.tbl8),
+			.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
+			.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage),
+			.commit_prog =
+				bpf_program__fd(skel->progs.fpmd_tbl24_commit),
+		};
+
+		ret = fib4_open(&f4, &m, ngroups, 1 << 18, adopt);
 		f4.grace_ns = 0; /* nothing reads while we write */
 	} else {
 		ret = fib6_open(&f6, bpf_map__fd(skel->maps.slots_v6),

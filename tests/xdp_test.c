@@ -499,10 +499,17 @@ static void skel_load(void)
 		die("fpmd_bpf__load", errno);
 	if (!fib_fast)
 		return;
-	ret = fib4_open(&fib4, bpf_map__fd(skel->maps.tbl24),
-			bpf_map__fd(skel->maps.tbl8),
-			bpf_map__fd(skel->maps.rules_v4), TEST_TBL8_GROUPS,
-			TEST_RULES_V4, false);
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(skel->maps.tbl24),
+				.tbl8 = bpf_map__fd(skel->maps.tbl8),
+				.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
+				.tbl24_stage =
+					bpf_map__fd(skel->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					skel->progs.fpmd_tbl24_commit),
+			},
+			TEST_TBL8_GROUPS, TEST_RULES_V4, false);
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.slots_v6),
 				bpf_map__fd(skel->maps.lens_v6), TEST_SLOTS_V6,
