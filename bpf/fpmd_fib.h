@@ -83,7 +83,7 @@ static __always_inline __u32 dir24_lookup(__u32 addr)
 	void *inner;
 	__u32 *w;
 
-	part = k / FPMD_TBL24_PART_WORDS;
+	part = FPMD_TBL24_PART_OF(k);
 	k -= part * FPMD_TBL24_PART_WORDS;
 	inner = bpf_map_lookup_elem(&tbl24, &part);
 	if (!inner)
@@ -108,7 +108,7 @@ struct tbl24_copy {
 static int tbl24_copy_one(__u32 j, void *arg)
 {
 	struct tbl24_copy *c = arg;
-	__u32 w = c->first + j, part = w / FPMD_TBL24_PART_WORDS, k;
+	__u32 w = c->first + j, part = FPMD_TBL24_PART_OF(w), k;
 	__u64 *src, *dst;
 	void *inner;
 

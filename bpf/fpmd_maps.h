@@ -119,6 +119,9 @@ enum fpmd_fib6_algo {
 #define FPMD_TBL24_PART_WORDS 4000 /* 32000 bytes + the array header */
 #define FPMD_TBL24_PARTS                                                    \
 	((FPMD_TBL24_WORDS + FPMD_TBL24_PART_WORDS - 1) / FPMD_TBL24_PART_WORDS)
+/* w / FPMD_TBL24_PART_WORDS for w < 2^23 without a divide (a 64-bit div
+ * costs ~15 ns in the JIT); tests/fib_check checks every w. */
+#define FPMD_TBL24_PART_OF(w) ((__u32)(((__u64)(w) * 8589935ull) >> 35))
 #define FPMD_TBL24_STAGE_WORDS 8192
 
 /* The "frame" given to fpmd_tbl24_commit: copy tbl24_stage[0, n) to
@@ -175,7 +178,7 @@ struct fpmd_rule_v4 {
  */
 #define FPMD_V6_LENS 129
 #define FPMD_V6_PROBES 8
-#define FPMD_V6_MAX_PROBE 16
+#define FPMD_V6_MAX_PROBE 64 /* linear probing runs: rare past 64 below half full */
 #define FPMD_V6_ENTRIES_PER_ROUTE 2 /* routes + markers, for sizing */
 
 #define FPMD_V6S_EMPTY 0           /* never used: ends a probe sequence */

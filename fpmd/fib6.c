@@ -349,7 +349,7 @@ static int map_write(struct fib6 *f, struct fib6_node *x, uint32_t v,
 		f->in_map++;
 		goto done;
 	}
-	return -ENOSPC; /* a crowded window: rare below 2/3 full */
+	return -ENOSPC; /* a full probe window: very rare below 60% */
 done:
 	f->map_writes++;
 	x->written = v;
@@ -711,7 +711,7 @@ static int adopt(struct fib6 *f)
 
 uint32_t fib6_slots_for(uint32_t max_routes)
 {
-	uint64_t want = (uint64_t)max_routes * FPMD_V6_ENTRIES_PER_ROUTE * 3 / 2;
+	uint64_t want = (uint64_t)max_routes * FPMD_V6_ENTRIES_PER_ROUTE * 2;
 	uint32_t n = 1024;
 
 	while (n < want && n < (1u << 31))
@@ -736,7 +736,7 @@ int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t nslots,
 	if (!nslots || (nslots & (nslots - 1)))
 		return -EINVAL;
 	f->nslots = nslots;
-	f->max_in_map = nslots / 3 * 2;
+	f->max_in_map = nslots / 10 * 6;
 	f->grace_ns = GRACE_NS_DEFAULT;
 	f->slots_len = ((size_t)nslots * sizeof(struct fpmd_v6_slot) + pg - 1) /
 		       pg * pg;

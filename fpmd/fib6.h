@@ -32,9 +32,9 @@ struct fib6 {
 	uint64_t map_writes, rebuilds;
 };
 
-/* slots_v6's size for max_routes routes: a power of two, at most 2/3
- * full with FPMD_V6_ENTRIES_PER_ROUTE entries per route. The program's
- * v6_slot_mask must be this - 1. */
+/* slots_v6's size for max_routes routes: a power of two, at most half
+ * full with FPMD_V6_ENTRIES_PER_ROUTE entries per route (fpmd refuses
+ * entries past 60%). The program's v6_slot_mask must be this - 1. */
 uint32_t fib6_slots_for(uint32_t max_routes);
 
 /* slots_fd, lens_fd: slots_v6 (nslots, a power of two) and lens_v6 as

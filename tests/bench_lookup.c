@@ -977,6 +977,65 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 	return fp;
 }
 
+/*
+ * Writes into fresh fast tables as zebra would send them: every route via
+ * one of 64 nexthops (in the lookup runs all routes share one nexthop,
+ * so most /24s under a covering /16 change no entry), then every route
+ * deleted, in the order given. Routes per second for each.
+ */
+static void write_rates(const struct family *v4, size_t n4,
+			const struct family *v6, size_t n6, double rate[2][2])
+{
+	struct fpmd_bpf *fw = load_fpmd(1, v4->n, v6->n);
+	const struct family *fam[2] = { v4, v6 };
+	size_t cnt[2] = { n4, n6 };
+	int ret;
+
+	fib4_close(&fib4);
+	fib6_close(&fib6);
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(fw->maps.tbl24),
+				.tbl8 = bpf_map__fd(fw->maps.tbl8),
+				.rules_v4 = bpf_map__fd(fw->maps.rules_v4),
+				.tbl24_stage = bpf_map__fd(fw->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					fw->progs.fpmd_tbl24_commit),
+			},
+			FPMD_TBL8_GROUPS, (uint32_t)v4->n, false);
+	if (!ret)
+		ret = fib6_open(&fib6, bpf_map__fd(fw->maps.slots_v6),
+				bpf_map__fd(fw->maps.lens_v6),
+				fib6_slots_for((uint32_t)v6->n), false);
+	if (ret)
+		die("fib4_open / fib6_open: %s", strerror(-ret));
+	for (int k = 0; k < 2; k++) {
+		const struct family *f = fam[k];
+		double t = now();
+
+		for (size_t i = 0; i < cnt[k]; i++) {
+			__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % 64);
+
+			ret = k ? fib6_add(&fib6, f->r[i].addr, f->r[i].len, val) :
+				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val);
+			if (ret)
+				die("%s write rate: add route %zu: %s", f->name,
+				    i, strerror(-ret));
+		}
+		rate[k][0] = cnt[k] / (now() - t);
+		t = now();
+		for (size_t i = 0; i < cnt[k]; i++) {
+			ret = k ? fib6_del(&fib6, f->r[i].addr, f->r[i].len) :
+				  fib4_del(&fib4, f->r[i].addr, f->r[i].len);
+			if (ret)
+				die("%s write rate: delete route %zu: %s",
+				    f->name, i, strerror(-ret));
+		}
+		rate[k][1] = cnt[k] / (now() - t);
+	}
+	fpmd_bpf__destroy(fw);
+}
+
 static double mib(unsigned long long b)
 {
 	return b / 1048576.0;
@@ -1020,7 +1079,9 @@ int main(int argc, char **argv)
 	struct prog pl, pf, pr, ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
-	double ins[2][2];
+	double ins[2][2], wrate[2][2];
+	unsigned long long mem[7], writes[4];
+	uint32_t mem_slots, mem_in_map, mem_groups;
 	struct frames fr = { 0 };
 	struct utsname u;
 	char nb[16];
@@ -1128,6 +1189,29 @@ int main(int argc, char **argv)
 			 "%.2f s", v6.n - s6[n6 - 1], t);
 	}
 
+	{
+		unsigned long long t24 = map_memlock(bpf_map__fd(ff->maps.tbl24)),
+				   t8 = map_memlock(bpf_map__fd(ff->maps.tbl8)),
+				   rl = map_memlock(bpf_map__fd(ff->maps.rules_v4)),
+				   h6 = map_memlock(bpf_map__fd(ff->maps.slots_v6)),
+				   l6 = map_memlock(bpf_map__fd(ff->maps.lens_v6)),
+				   r4 = map_memlock(bpf_map__fd(fl->maps.routes_v4)),
+				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
+
+		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
+			t24 += map_memlock(fib4.part_fd[i]);
+		mem[0] = t24, mem[1] = t8, mem[2] = rl, mem[3] = h6,
+		mem[4] = l6, mem[5] = r4, mem[6] = r6;
+		mem_slots = fib6.nslots;
+		mem_in_map = fib6.in_map;
+		mem_groups = fib4.groups_used;
+		writes[0] = fib4.entry_writes;
+		writes[1] = fib4.syscalls;
+		writes[2] = fib6.map_writes;
+		writes[3] = fib6.rebuilds;
+	}
+	write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate);
+	progress("fast-table write rates measured");
 	ins[0][0] = lpm_insert_rate(&v4, s4[n4 - 1], 0);
 	ins[0][1] = lpm_insert_rate(&v4, s4[n4 - 1], 1);
 	ins[1][0] = lpm_insert_rate(&v6, s6[n6 - 1], 0);
@@ -1179,26 +1263,23 @@ int main(int argc, char **argv)
 	       "%.0f routes/s |\n",
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
-	printf("Fast tables: %llu tbl24/tbl8 entry changes in %llu tbl24 "
-	       "updates for IPv4, %llu "
-	       "slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
-	       (unsigned long long)fib4.entry_writes,
-	       (unsigned long long)fib4.syscalls,
-	       (unsigned long long)fib6.map_writes,
-	       (unsigned long long)fib6.rebuilds);
+	printf("Fast tables in the lookup runs (one nexthop for all routes): "
+	       "%llu tbl24/tbl8 entry changes\nin %llu tbl24 writes for IPv4, "
+	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
+	       writes[0], writes[1], writes[2], writes[3]);
+	printf("\nFast tables, fresh, routes spread over 64 nexthops (fpmd's "
+	       "writer, one route per call):\n"
+	       "| family | routes | add | delete |\n|---|---:|---:|---:|\n"
+	       "| ipv4 | %s | %.0f routes/s | %.0f routes/s |\n",
+	       fmt_count(s4[n4 - 1], nb), wrate[0][0], wrate[0][1]);
+	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s |\n",
+	       fmt_count(s6[n6 - 1], nb), wrate[1][0], wrate[1][1]);
 
 	{
-		unsigned long long t24 = map_memlock(bpf_map__fd(ff->maps.tbl24)),
-				   t8 = map_memlock(bpf_map__fd(ff->maps.tbl8)),
-				   rl = map_memlock(bpf_map__fd(ff->maps.rules_v4)),
-				   h6 = map_memlock(bpf_map__fd(ff->maps.slots_v6)),
-				   l6 = map_memlock(bpf_map__fd(ff->maps.lens_v6)),
-				   r4 = map_memlock(bpf_map__fd(fl->maps.routes_v4)),
-				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
+		unsigned long long t24 = mem[0], t8 = mem[1], rl = mem[2],
+				   h6 = mem[3], l6 = mem[4], r4 = mem[5],
+				   r6 = mem[6];
 		size_t m6 = opt.quick ? s6[n6 - 1] : v6.n;
-
-		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
-			t24 += map_memlock(fib4.part_fd[i]);
 
 		printf("\nMap memory (kernel memlock accounting, fdinfo) at "
 		       "%s IPv4 + %s IPv6 routes:\n",
@@ -1207,13 +1288,13 @@ int main(int argc, char **argv)
 		printf("| tbl24 | %.1f | %u parts x %u x 8 bytes, fixed |\n",
 		       mib(t24), FPMD_TBL24_PARTS, FPMD_TBL24_PART_WORDS);
 		printf("| tbl8 | %.1f | %u groups x 1 KiB (%u in use) |\n",
-		       mib(t8), FPMD_TBL8_GROUPS, fib4.groups_used);
+		       mib(t8), FPMD_TBL8_GROUPS, mem_groups);
 		printf("| rules_v4 | %.1f | the IPv4 prefixes, for adoption; "
 		       "%zu slots x 16 bytes |\n",
 		       mib(rl), v4.n);
 		printf("| slots_v6 | %.1f | %u slots x 24 bytes, %u routes + "
 		       "markers in use |\n",
-		       mib(h6), fib6.nslots, fib6.in_map);
+		       mib(h6), mem_slots, mem_in_map);
 		printf("| lens_v6 | %.3f | |\n", mib(l6));
 		printf("| **fast total** | **%.1f** | |\n",
 		       mib(t24 + t8 + rl + h6 + l6));

@@ -665,10 +665,21 @@ static void case_v6_adopt(void)
 	case_adopt(6);
 }
 
+/* The divide-free part index agrees with the divide for every word. */
+static void case_v4_part_index(void)
+{
+	for (uint32_t w = 0; w < FPMD_TBL24_WORDS; w++)
+		if (FPMD_TBL24_PART_OF(w) != w / FPMD_TBL24_PART_WORDS)
+			fail("FPMD_TBL24_PART_OF(%u) = %u, not %u", w,
+			     FPMD_TBL24_PART_OF(w), w / FPMD_TBL24_PART_WORDS);
+	printf("PASS %s: %u words\n", case_name, FPMD_TBL24_WORDS);
+}
+
 static const struct fcase {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
+	{ "ipv4-part-index", case_v4_part_index },
 	{ "ipv4-random", case_v4_random },
 	{ "ipv4-covering", case_v4_covering },
 	{ "ipv4-groups-full", case_v4_groups_full },
