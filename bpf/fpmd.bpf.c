@@ -14,6 +14,9 @@
 #include <bpf/bpf_endian.h>
 
 #include "fpmd_maps.h"
+#ifndef FPMD_FIB_REF
+#include "fpmd_fib.h"
+#endif
 
 #ifndef IPPROTO_SCTP
 #define IPPROTO_SCTP 132
@@ -35,6 +38,10 @@
 /* fpmd's own lookup helpers (resolve(), rpf_ok(), ...) go unused. */
 #pragma clang diagnostic ignored "-Wunused-function"
 #endif
+
+/* Set by fpmd before load (enum fpmd_fib4_algo / fpmd_fib6_algo). */
+const volatile __u32 fib4_algo = FPMD_FIB4_LPM;
+const volatile __u32 fib6_algo = FPMD_FIB6_LPM;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -377,6 +384,19 @@ static __always_inline int ipv4_martian(__u32 a)
  * reason; FPMD_R_FORWARDED when e is filled in.
  */
 #ifndef FPMD_FIB_REF
+/* The route value for an address (network order); 0 when none. */
+static __always_inline __u32 route_v4(__u32 addr)
+{
+	struct fpmd_lpm_v4 key = { .prefixlen = 32 };
+	struct fpmd_route_val *rt;
+
+	if (fib4_algo == FPMD_FIB4_DIR24)
+		return dir24_lookup(addr);
+	__builtin_memcpy(key.addr, &addr, 4);
+	rt = bpf_map_lookup_elem(&routes_v4, &key);
+	return rt ? rt->val : 0;
+}
+
 static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 				     struct iphdr *iph, __u32 tot_len,
 				     void *data_end, struct egress *e)
@@ -384,22 +404,16 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 	__u32 saddr = iph->saddr, daddr = iph->daddr, hash;
 	struct fpmd_nexthop *nh = 0;
 	const __u8 *dmac = 0;
-	struct fpmd_lpm_v4 key;
-	struct fpmd_route_val *rt;
+	__u32 rv;
 
-	key.prefixlen = 32;
-	__builtin_memcpy(key.addr, &daddr, 4);
-	rt = bpf_map_lookup_elem(&routes_v4, &key);
-	if (!rt)
+	rv = route_v4(daddr);
+	if (FPMD_RT_TYPE(rv) == FPMD_RT_NONE)
 		return FPMD_R_PASS_NO_ROUTE;
 
 	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
-		struct fpmd_lpm_v4 skey = { .prefixlen = 32 };
-		struct fpmd_route_val *srt;
+		__u32 srv = route_v4(saddr);
 
-		__builtin_memcpy(skey.addr, &saddr, 4);
-		srt = bpf_map_lookup_elem(&routes_v4, &skey);
-		if (!srt || !rpf_ok(srt->val, in->flags, ctx->ingress_ifindex))
+		if (!rpf_ok(srv, in->flags, ctx->ingress_ifindex))
 			return FPMD_R_PASS_RPF;
 	}
 
@@ -413,8 +427,8 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 			hash = mix(hash, *ports);
 	}
 
-	return nh_egress(resolve(rt->val, hash, &daddr, 0, &nh, &dmac), nh,
-			 dmac, e);
+	return nh_egress(resolve(rv, hash, &daddr, 0, &nh, &dmac), nh, dmac,
+			 e);
 }
 #else
 /* The kernel FIB instead; like xdp_fwd, no rp_filter check. */
@@ -510,21 +524,29 @@ static __always_inline int ipv6_is_martian(const struct in6_addr *a)
 }
 
 #ifndef FPMD_FIB_REF
+static __always_inline __u32 route_v6(const struct in6_addr *addr)
+{
+	struct fpmd_lpm_v6 key = { .prefixlen = 128 };
+	struct fpmd_route_val *rt;
+
+	if (fib6_algo == FPMD_FIB6_BSPL)
+		return bspl_lookup(addr);
+	__builtin_memcpy(key.addr, addr, 16);
+	rt = bpf_map_lookup_elem(&routes_v6, &key);
+	return rt ? rt->val : 0;
+}
+
 static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
 				     struct ipv6hdr *ip6h, __u32 l3len,
 				     void *data_end, struct egress *e)
 {
 	struct fpmd_nexthop *nh = 0;
 	const __u8 *dmac = 0;
-	struct fpmd_lpm_v6 key;
-	struct fpmd_route_val *rt;
 	__u8 nexthdr = ip6h->nexthdr;
-	__u32 hash;
+	__u32 hash, rv;
 
-	key.prefixlen = 128;
-	__builtin_memcpy(key.addr, &ip6h->daddr, 16);
-	rt = bpf_map_lookup_elem(&routes_v6, &key);
-	if (!rt)
+	rv = route_v6(&ip6h->daddr);
+	if (FPMD_RT_TYPE(rv) == FPMD_RT_NONE)
 		return FPMD_R_PASS_NO_ROUTE;
 
 	/* Linux has no rp_filter for IPv6 (only netfilter's rpfilter). */
@@ -544,8 +566,8 @@ static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
 			hash = mix(hash, *ports);
 	}
 
-	return nh_egress(resolve(rt->val, hash, &ip6h->daddr, 1, &nh, &dmac),
-			 nh, dmac, e);
+	return nh_egress(resolve(rv, hash, &ip6h->daddr, 1, &nh, &dmac), nh,
+			 dmac, e);
 }
 #else
 static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,

@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 2
+#define FPMD_LAYOUT_VERSION 3
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -62,6 +62,152 @@ enum fpmd_route_type {
 	FPMD_RT_UNREACHABLE = 5, /* kernel answers with ICMP */
 	FPMD_RT_PROHIBIT = 6,    /* kernel answers with ICMP */
 	FPMD_RT_KERNEL = 7,      /* kept on the kernel path (unsupported) */
+	/* Only in DIR-24-8 tbl24 entries, never a route: index is a tbl8
+	 * group. Never in tbl8 (one level of indirection). */
+	FPMD_RT_TBL8 = 15,
+};
+
+/*
+ * Route lookup algorithms, chosen when fpmd loads the program (a const
+ * volatile flag, so the verifier drops the other path). The maps of the
+ * algorithm not chosen are created with max_entries 1.
+ */
+enum fpmd_fib4_algo {
+	FPMD_FIB4_LPM = 0,   /* routes_v4 LPM trie: small tables, low memory */
+	FPMD_FIB4_DIR24 = 1, /* tbl24 + tbl8 arrays (DPDK rte_lpm's DIR-24-8) */
+};
+
+enum fpmd_fib6_algo {
+	FPMD_FIB6_LPM = 0,  /* routes_v6 LPM trie */
+	FPMD_FIB6_BSPL = 1, /* binary search on prefix lengths (Waldvogel) */
+};
+
+/*
+ * IPv4 DIR-24-8. tbl24 has one 32-bit entry per /24 (2^24 entries); an
+ * entry is a route value (FPMD_RT_ENCODE_SRC; type FPMD_RT_NONE: no
+ * route) or FPMD_RT_ENCODE(FPMD_RT_TBL8, group): the /24 holds longer
+ * prefixes and its 256 addresses are looked up in tbl8 group "group",
+ * entries group * 256 + last octet, each a route value.
+ *
+ * BPF arrays round every value up to 8 bytes, so a __u32 array of 2^24
+ * would take 128 MiB: both tables are arrays of __u64 words holding two
+ * entries each, entry i in word i / 2, as the __u32 at index i % 2 of the
+ * word viewed as __u32[2] (so the memory is simply __u32[n] to an mmap).
+ *
+ * tbl24 (2^23 words, 64 MiB) is an ARRAY_OF_MAPS of FPMD_TBL24_PARTS
+ * arrays of FPMD_TBL24_PART_WORDS words each: word w is word
+ * w % PART_WORDS of part w / PART_WORDS. A BPF array above 32 KiB is
+ * vmalloc'ed in 4 KiB pages, and lookups spread over 64 MiB then pay a
+ * TLB miss (a nested page walk under a hypervisor) on top of the cache
+ * miss; a part fits in 32 KiB with the array's header, so it comes from
+ * kmalloc, in the kernel's huge-page direct map. fpmd keeps its own copy
+ * of tbl24 and writes the words a change touched: one or two by map
+ * updates, more (a short prefix covers up to 2^23 words) by copying them
+ * into tbl24_stage (mmapable, FPMD_TBL24_STAGE_WORDS) and running the
+ * program fpmd_tbl24_commit once per stageful (BPF_PROG_TEST_RUN, the
+ * frame being a struct fpmd_tbl24_commit), which stores them from inside
+ * the kernel at a few ns per word where a map update costs ~0.5 us. Each
+ * word is one 8-byte store: a reader sees the old or the new word.
+ *
+ * tbl8 is one BPF_F_MMAPABLE array (rarely read: only /24s holding longer
+ * prefixes); fpmd writes it through a shared mapping (aligned 32-bit
+ * stores), fills a tbl8 group completely before pointing tbl24 at it, and
+ * reuses a freed group only after a grace period.
+ */
+#define FPMD_TBL24_ENTRIES (1u << 24)
+#define FPMD_TBL24_WORDS (FPMD_TBL24_ENTRIES / 2)
+#define FPMD_TBL24_PART_WORDS 4000 /* 32000 bytes + the array header */
+#define FPMD_TBL24_PARTS                                                    \
+	((FPMD_TBL24_WORDS + FPMD_TBL24_PART_WORDS - 1) / FPMD_TBL24_PART_WORDS)
+/* w / FPMD_TBL24_PART_WORDS for w < 2^23 without a divide (a 64-bit div
+ * costs ~15 ns in the JIT); tests/fib_check checks every w. */
+#define FPMD_TBL24_PART_OF(w) ((__u32)(((__u64)(w) * 8589935ull) >> 35))
+#define FPMD_TBL24_STAGE_WORDS 8192
+
+/* The "frame" given to fpmd_tbl24_commit: copy tbl24_stage[0, n) to
+ * tbl24 words [first, first + n). Returns XDP_PASS when done. */
+struct fpmd_tbl24_commit {
+	__u32 first;
+	__u32 n;
+	__u8 pad[8]; /* a test-run frame is at least an Ethernet header */
+};
+#define FPMD_TBL8_GROUP 256
+#define FPMD_TBL8_GROUP_WORDS (FPMD_TBL8_GROUP / 2)
+#define FPMD_TBL8_GROUPS 8192 /* default: 8 MiB; /25../32 under 8192 /24s */
+#define FPMD_TBL8_MAX_GROUPS FPMD_RT_INDEX_MASK
+
+/*
+ * rules_v4: the IPv4 prefixes themselves when DIR-24-8 is in use (the
+ * arrays cannot give them back: a /23 and its two /24s with one nexthop
+ * look the same). Only user space reads it, to rebuild its prefix store
+ * after a restart. Slot-indexed, BPF_F_MMAPABLE; 16 bytes per prefix.
+ */
+#define FPMD_RULE_F_USED 0x1
+
+struct fpmd_rule_v4 {
+	__u8 addr[4]; /* network order, host bits zero */
+	__u32 val;    /* route value */
+	__u8 len;
+	__u8 flags;   /* FPMD_RULE_F_*, written last */
+	__u8 pad[6];
+};
+
+/*
+ * IPv6 binary search on prefix lengths (Waldvogel et al., "Scalable
+ * high speed IP routing lookups", SIGCOMM 1997). slots_v6 is a hash
+ * table of (prefix length, masked address) -> a route or a marker;
+ * lens_v6 the sorted list of prefix lengths in use. A lookup bisects
+ * lens_v6: a hit at length L (route or marker) means "a longer match may
+ * exist, go right" and its val is the best route covering it at length
+ * <= L; a miss means "go left". Markers are placed on the search path of
+ * each route, so at most ceil(log2(n + 1)) probes (8 for 129 lengths).
+ *
+ * slots_v6 is open addressing with linear probing in a BPF_F_MMAPABLE
+ * array of 2^k slots (one cache line touched per probe, where a BPF hash
+ * map costs a bucket and an element): a key sits within FPMD_V6_MAX_PROBE
+ * slots of fpmd_v6_hash(), and a lookup stops at an empty slot. fpmd
+ * writes a slot's key and val before its tag, deletes by turning the tag
+ * into a tombstone (one 32-bit store) and turns tombstones back into empty
+ * slots only where no probe sequence passes them. The BPF side gets the
+ * slot mask in its rodata (v6_slot_mask).
+ *
+ * lens_v6 has two halves; fpmd writes the inactive one, then flips
+ * "active" (one 32-bit store), so a lookup always sees one whole list.
+ * Markers needed by the new list are written before the flip, stale ones
+ * removed after it (an extra marker with a correct val is harmless).
+ */
+#define FPMD_V6_LENS 129
+#define FPMD_V6_PROBES 8
+#define FPMD_V6_MAX_PROBE 64 /* linear probing runs: rare past 64 below half full */
+#define FPMD_V6_ENTRIES_PER_ROUTE 2 /* routes + markers, for sizing */
+
+#define FPMD_V6S_EMPTY 0           /* never used: ends a probe sequence */
+#define FPMD_V6S_TOMB 0x40000000u  /* deleted: probing goes on */
+#define FPMD_V6S_VALID 0x80000000u
+#define FPMD_V6S_ROUTE 0x100u      /* a route of its own (else a marker) */
+#define FPMD_V6S_LEN(tag) ((tag) & 0xff)
+
+struct fpmd_v6_slot {
+	__u64 hi, lo; /* the masked address as two native-order words */
+	__u32 val;    /* best route at this length: own value or covering */
+	__u32 tag;    /* FPMD_V6S_VALID | flags | prefix length, or EMPTY,
+		       * TOMB */
+};
+
+/* The home slot of (hi, lo, len), before masking; BPF and fpmd agree. */
+static inline __attribute__((always_inline)) __u64
+fpmd_v6_hash(__u64 hi, __u64 lo, __u32 len)
+{
+	__u64 h = (hi ^ ((__u64)len << 56)) * 0x9e3779b97f4a7c15ull;
+
+	h = (h ^ (h >> 32) ^ lo) * 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+struct fpmd_v6_lens {
+	__u32 active; /* 0 or 1: the half lookups use */
+	__u32 n[2];
+	__u8 len[2][FPMD_V6_LENS]; /* ascending */
 };
 
 struct fpmd_lpm_v4 {

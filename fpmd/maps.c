@@ -7,9 +7,25 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fib4.h"
+#include "fib6.h"
 #include "maps.h"
 
-struct fpmd_map_fds mapfd = { -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+struct fpmd_map_fds mapfd = {
+	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
+	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .tx_ports = -1,
+	.ifaces = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
+	.tbl24_commit = -1,
+};
+
+int fpmd_fib4_algo = FPMD_FIB4_DIR24;
+int fpmd_fib6_algo = FPMD_FIB6_BSPL;
+uint32_t fpmd_tbl8_groups = FPMD_TBL8_GROUPS;
+
+/* Open when the fast algorithms are in use; NULL with the LPM tries. */
+static struct fib4 fib4_store, *fib4;
+static struct fib6 fib6_store, *fib6;
 
 const char *const fpmd_reason_names[FPMD_R_MAX] = {
 	[FPMD_R_FORWARDED] = "forwarded",
@@ -40,10 +56,108 @@ static int err(int ret)
 	return ret < 0 ? (errno ? -errno : ret) : 0;
 }
 
+int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
+{
+	int ret;
+
+	if (fpmd_fib4_algo == FPMD_FIB4_DIR24) {
+		struct fib4_maps m = {
+			.tbl24 = mapfd.tbl24, .tbl8 = mapfd.tbl8,
+			.rules_v4 = mapfd.rules_v4,
+			.tbl24_stage = mapfd.tbl24_stage,
+			.commit_prog = mapfd.tbl24_commit,
+		};
+
+		ret = fib4_open(&fib4_store, &m, fpmd_tbl8_groups,
+				max_routes_v4, adopt);
+		if (ret)
+			return ret;
+		fib4 = &fib4_store;
+	}
+	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
+		ret = fib6_open(&fib6_store, mapfd.slots_v6, mapfd.lens_v6,
+				slots_v6, adopt);
+		if (ret) {
+			maps_fib_close();
+			return ret;
+		}
+		fib6 = &fib6_store;
+	}
+	return 0;
+}
+
+void maps_fib_close(void)
+{
+	if (fib4)
+		fib4_close(fib4);
+	if (fib6)
+		fib6_close(fib6);
+	fib4 = NULL;
+	fib6 = NULL;
+}
+
+struct foreach_ctx {
+	int family;
+	int (*cb)(const struct prefix *p, uint32_t val, void *arg);
+	void *arg;
+};
+
+static int foreach_one(const uint8_t *addr, uint8_t len, uint32_t val,
+		       void *arg)
+{
+	struct foreach_ctx *c = arg;
+	struct prefix p = { .family = (uint8_t)c->family, .len = len };
+
+	memcpy(p.addr, addr, c->family == AF_INET ? 4 : 16);
+	return c->cb(&p, val, c->arg);
+}
+
+int maps_routes_foreach(int family,
+			int (*cb)(const struct prefix *p, uint32_t val,
+				  void *arg),
+			void *arg)
+{
+	struct foreach_ctx c = { family, cb, arg };
+	struct fpmd_lpm_v6 k6, *pk6 = NULL;
+	struct fpmd_lpm_v4 k4, *pk4 = NULL;
+	struct fpmd_route_val v;
+	int ret;
+
+	if (family == AF_INET && fib4)
+		return fib4_foreach(fib4, foreach_one, &c);
+	if (family == AF_INET6 && fib6)
+		return fib6_foreach(fib6, foreach_one, &c);
+	if (family == AF_INET) {
+		while (!bpf_map_get_next_key(mapfd.routes_v4, pk4, &k4)) {
+			pk4 = &k4;
+			if (bpf_map_lookup_elem(mapfd.routes_v4, &k4, &v))
+				continue;
+			ret = foreach_one(k4.addr, (uint8_t)k4.prefixlen, v.val,
+					  &c);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	while (!bpf_map_get_next_key(mapfd.routes_v6, pk6, &k6)) {
+		pk6 = &k6;
+		if (bpf_map_lookup_elem(mapfd.routes_v6, &k6, &v))
+			continue;
+		ret = foreach_one(k6.addr, (uint8_t)k6.prefixlen, v.val, &c);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int maps_route_write(const struct prefix *p, uint32_t val)
 {
 	struct fpmd_route_val v = { .val = val };
 
+	if (p->family == AF_INET && fib4)
+		return fib4_add(fib4, p->addr, p->len, val);
+	if (p->family == AF_INET6 && fib6)
+		return fib6_add(fib6, p->addr, p->len, val);
 	if (p->family == AF_INET) {
 		struct fpmd_lpm_v4 k = { .prefixlen = p->len };
 
@@ -61,6 +175,14 @@ int maps_route_delete(const struct prefix *p)
 {
 	int ret;
 
+	if (p->family == AF_INET && fib4) {
+		ret = fib4_del(fib4, p->addr, p->len);
+		return ret == -ENOENT ? 0 : ret;
+	}
+	if (p->family == AF_INET6 && fib6) {
+		ret = fib6_del(fib6, p->addr, p->len);
+		return ret == -ENOENT ? 0 : ret;
+	}
 	if (p->family == AF_INET) {
 		struct fpmd_lpm_v4 k = { .prefixlen = p->len };
 

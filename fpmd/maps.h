@@ -6,6 +6,7 @@
 #ifndef FPMD_MAPS_WRITE_H
 #define FPMD_MAPS_WRITE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fpmd_maps.h"
@@ -14,9 +15,31 @@
 struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
 		local_v4, tx_ports, ifaces, stats, meta;
+	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage;
+	int tbl24_commit; /* the program fpmd_tbl24_commit */
 };
 
 extern struct fpmd_map_fds mapfd;
+
+/*
+ * The route lookup algorithms and the tbl8 size, read by xdp_load()
+ * (the program is built for them and the maps sized) and by the route
+ * writers below. Set them before xdp_load(); pinned maps made for other
+ * choices are not adopted (their sizes differ) but recreated.
+ */
+extern int fpmd_fib4_algo;          /* enum fpmd_fib4_algo */
+extern int fpmd_fib6_algo;          /* enum fpmd_fib6_algo */
+extern uint32_t fpmd_tbl8_groups;   /* DIR-24-8: tbl8 groups of 256 */
+
+/* After the program is loaded (mapfd set): map the DIR-24-8 arrays and
+ * the IPv6 tables; with adopt, rebuild fpmd's prefix stores from them. */
+int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6);
+void maps_fib_close(void);
+/* Every route in the maps (adoption): cb(prefix, value, arg). */
+int maps_routes_foreach(int family,
+			int (*cb)(const struct prefix *p, uint32_t val,
+				  void *arg),
+			void *arg);
 
 int maps_route_write(const struct prefix *p, uint32_t val);
 int maps_route_delete(const struct prefix *p);

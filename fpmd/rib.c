@@ -1318,6 +1318,33 @@ void rib_iface_changed(uint32_t ifindex)
 
 /* ---- adoption of pinned maps after a restart ----------------------------- */
 
+/* The routes read back from the maps, taken in before any is rewritten. */
+struct adopt_list {
+	struct adopt_route {
+		struct prefix p;
+		uint32_t val;
+	} *r;
+	size_t n, cap;
+};
+
+static int adopt_collect(const struct prefix *p, uint32_t val, void *arg)
+{
+	struct adopt_list *l = arg;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 1024;
+		struct adopt_route *r = realloc(l->r, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		l->r = r;
+		l->cap = cap;
+	}
+	l->r[l->n].p = *p;
+	l->r[l->n++].val = val;
+	return 0;
+}
+
 /*
  * Rebuild the tables from the maps a previous fpmd left pinned, so that
  * the new one starts from exactly what the fast path forwards with and
@@ -1330,8 +1357,6 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 {
 	struct nexthop **by_nh = calloc(max_nexthops, sizeof(*by_nh));
 	struct nexthop **by_grp = calloc(max_groups, sizeof(*by_grp));
-	struct fpmd_lpm_v6 k6, *pk6 = NULL;
-	struct fpmd_lpm_v4 k4, *pk4 = NULL;
 	struct fpmd_neigh_v4_key n4, *pn4 = NULL;
 	struct fpmd_neigh_v6_key n6, *pn6 = NULL;
 	uint32_t nadopted = 0, nnh = 0, ngrp = 0, nneigh = 0, nkernel = 0;
@@ -1434,40 +1459,22 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			nneigh++;
 	}
 	for (int fam = 0; fam < 2; fam++) {
-		for (;;) {
-			struct fpmd_route_val v;
+		struct adopt_list l = { 0 };
+
+		if (maps_routes_foreach(fam ? AF_INET6 : AF_INET, adopt_collect,
+					&l)) {
+			free(l.r);
+			break;
+		}
+		for (size_t k = 0; k < l.n; k++) {
 			struct route_entry *e;
 			struct route *r;
-			struct prefix p = { 0 };
-			uint32_t type, idx, src;
-			int ret;
+			struct prefix p = l.r[k].p;
+			uint32_t type, idx, src, val = l.r[k].val;
 
-			if (!fam) {
-				ret = bpf_map_get_next_key(mapfd.routes_v4, pk4,
-							   &k4);
-				if (ret)
-					break;
-				pk4 = &k4;
-				p.family = AF_INET;
-				p.len = (uint8_t)k4.prefixlen;
-				memcpy(p.addr, k4.addr, 4);
-				ret = bpf_map_lookup_elem(mapfd.routes_v4, &k4, &v);
-			} else {
-				ret = bpf_map_get_next_key(mapfd.routes_v6, pk6,
-							   &k6);
-				if (ret)
-					break;
-				pk6 = &k6;
-				p.family = AF_INET6;
-				p.len = (uint8_t)k6.prefixlen;
-				memcpy(p.addr, k6.addr, 16);
-				ret = bpf_map_lookup_elem(mapfd.routes_v6, &k6, &v);
-			}
-			if (ret)
-				continue;
-			type = FPMD_RT_TYPE(v.val);
-			idx = FPMD_RT_INDEX(v.val);
-			src = FPMD_RT_SRC(v.val);
+			type = FPMD_RT_TYPE(val);
+			idx = FPMD_RT_INDEX(val);
+			src = FPMD_RT_SRC(val);
 			if (src >= SRC_MAX)
 				src = SRC_STATIC;
 			r = calloc(1, sizeof(*r));
@@ -1502,13 +1509,14 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			r->selected = (int8_t)src;
 			r->programmed = true;
 			nroutes[src]++;
-			r->val = v.val;
+			r->val = val;
 			r->state = RS_FORWARDING;
 			ht_insert(&rib_routes, &r->node, prefix_hash(&p));
 			nadopted++;
 			/* Same value as before: no write unless it changed. */
 			route_program(r);
 		}
+		free(l.r);
 	}
 	/* Implicit nexthops and groups no adopted route uses are leftovers. */
 	ht_for_each(&rib_grp_by_key, n, tmp, it)

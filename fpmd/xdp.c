@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fib6.h"
 #include "fpmd.h"
 #include "fpmd.skel.h"
 #include "log.h"
@@ -85,8 +86,37 @@ static int open_and_size(void)
 	skel = fpmd_bpf__open();
 	if (!skel)
 		return -errno;
-	bpf_map__set_max_entries(skel->maps.routes_v4, cfg.max_routes_v4);
-	bpf_map__set_max_entries(skel->maps.routes_v6, cfg.max_routes_v6);
+	/* The program is built for one algorithm per family; the other's
+	 * maps get one entry (an LPM trie without prealloc costs nothing,
+	 * but tbl24 is 64 MiB). */
+	skel->rodata->fib4_algo = (__u32)fpmd_fib4_algo;
+	skel->rodata->fib6_algo = (__u32)fpmd_fib6_algo;
+	if (fpmd_fib4_algo == FPMD_FIB4_DIR24) {
+		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
+		bpf_map__set_max_entries(skel->maps.tbl8,
+					 fpmd_tbl8_groups *
+						 FPMD_TBL8_GROUP_WORDS);
+		bpf_map__set_max_entries(skel->maps.rules_v4,
+					 cfg.max_routes_v4);
+	} else {
+		bpf_map__set_max_entries(skel->maps.routes_v4,
+					 cfg.max_routes_v4);
+		bpf_map__set_max_entries(skel->maps.tbl24, 1);
+		bpf_map__set_max_entries(skel->maps.tbl8, 1);
+		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
+	}
+	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
+		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
+		uint32_t n = fib6_slots_for(cfg.max_routes_v6);
+
+		bpf_map__set_max_entries(skel->maps.slots_v6, n);
+		skel->rodata->v6_slot_mask = n - 1;
+	} else {
+		bpf_map__set_max_entries(skel->maps.routes_v6,
+					 cfg.max_routes_v6);
+		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
+		skel->rodata->v6_slot_mask = 0;
+	}
 	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
 	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
 	bpf_map__set_max_entries(skel->maps.neigh_v4, cfg.max_neigh);
@@ -195,6 +225,25 @@ int xdp_load(bool *adopted)
 	mapfd.ifaces = bpf_map__fd(skel->maps.ifaces);
 	mapfd.stats = bpf_map__fd(skel->maps.stats);
 	mapfd.meta = bpf_map__fd(skel->maps.meta);
+	mapfd.tbl24 = bpf_map__fd(skel->maps.tbl24);
+	mapfd.tbl8 = bpf_map__fd(skel->maps.tbl8);
+	mapfd.rules_v4 = bpf_map__fd(skel->maps.rules_v4);
+	mapfd.slots_v6 = bpf_map__fd(skel->maps.slots_v6);
+	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
+	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
+	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
+	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
+			    fib6_slots_for(cfg.max_routes_v6));
+	if (ret) {
+		log_err("bpf: route tables (DIR-24-8 / IPv6 lengths): %s",
+			strerror(-ret));
+		return ret;
+	}
+	log_info("bpf: route lookup: IPv4 %s, IPv6 %s",
+		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" : "LPM trie",
+		 fpmd_fib6_algo == FPMD_FIB6_BSPL ?
+			 "binary search on prefix lengths" :
+			 "LPM trie");
 	if (layout < 0) {
 		struct fpmd_meta m = { .layout_version = FPMD_LAYOUT_VERSION };
 		struct timespec ts;
@@ -229,6 +278,7 @@ void xdp_unpin(void)
 
 void xdp_close(void)
 {
+	maps_fib_close();
 	if (skel)
 		fpmd_bpf__destroy(skel);
 	skel = NULL;

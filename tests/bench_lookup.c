@@ -4,10 +4,12 @@
  *
  *   tests/bench_lookup [--quick]
  *
- * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program (LPM
- * tries) against bpf/fpmd_ref.bpf.o, the same source built with
- * bpf_fib_lookup() over the kernel FIB holding the same routes, so only the
- * lookup differs. Then the route insertion rate into the LPM trie.
+ * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program built
+ * for the LPM tries and built for the fast tables (DIR-24-8 for IPv4,
+ * binary search on prefix lengths for IPv6), against bpf/fpmd_ref.bpf.o,
+ * the same source built with bpf_fib_lookup() over the kernel FIB holding
+ * the same routes, so only the lookup differs; the three run interleaved.
+ * Then route write rates and the maps' memory.
  *
  * Everything lives in a network namespace of our own (unshare), which the
  * kernel tears down when the process exits: nothing to clean up.
@@ -51,6 +53,8 @@
 #include <bpf/libbpf.h>
 #include <libmnl/libmnl.h>
 
+#include "fib4.h"
+#include "fib6.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
@@ -67,6 +71,8 @@ static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
 #define MAX_ROUNDS 32
 #define OUTLIER_NS 20000 /* a preempted or descheduled sample, not a lookup */
 #define SEED 0x66706d64u /* "fpmd" */
+#define NPROG 3 /* fpmd with LPM tries, fpmd with the fast tables, ref */
+#define V6_MEMORY_ROUTES 200000 /* the IPv6 table for the memory report */
 
 struct route {
 	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
@@ -101,7 +107,7 @@ struct result {
 	const char *family;
 	size_t routes;
 	const char *pattern;
-	double ns[2]; /* fpmd, ref */
+	double ns[NPROG]; /* LPM, fast, ref */
 	double floor; /* the XDP_PASS program, same method */
 };
 
@@ -118,7 +124,9 @@ static uint32_t nl_seq;
 static double t_start;
 static int ncpus;
 static size_t outliers, samples;
-static double floor_spread[2], floor_hot[2];
+static double floor_spread[NPROG], floor_hot[NPROG];
+static struct fib4 fib4;
+static struct fib6 fib6;
 
 static void die(const char *fmt, ...)
 {
@@ -748,11 +756,11 @@ static double run_frames(const struct prog *p, const struct frames *fr,
  * Both programs must turn the frame into the same frame: to the gateway's
  * MAC, from the egress MAC, one hop less (and the IPv4 checksum updated).
  */
-static void check_rewrite(struct prog *p[2], const struct family *f,
+static void check_rewrite(struct prog *p[], int np, const struct family *f,
 			  const struct frames *fr)
 {
 	struct xdp_md ctx = { .data_end = fr->len, .ingress_ifindex = if_in };
-	uint8_t out[2][128], want[128];
+	uint8_t out[NPROG][128], want[128];
 	size_t ttl_off = ETH_HLEN + (f->af == AF_INET ? 8 : 7);
 
 	memcpy(want, fr->buf, fr->len);
@@ -765,7 +773,7 @@ static void check_rewrite(struct prog *p[2], const struct family *f,
 		ip->check = 0;
 		ip->check = ip_csum(ip, sizeof(*ip));
 	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < np; i++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->buf,
 			    .data_size_in = fr->len, .data_out = out[i],
 			    .data_size_out = sizeof(out[i]), .ctx_in = &ctx,
@@ -796,27 +804,27 @@ static double median(double *v, int n)
 }
 
 /*
- * Run both programs over the same frames, alternating which goes first
- * each round (the machine is shared and noisy), and take each program's
- * median round. Every packet of every repeat must have been forwarded.
+ * Run the programs over the same frames, rotating which goes first each
+ * round (the machine is shared and noisy), and take each program's median
+ * round. Every packet of every repeat must have been forwarded.
  */
-static void measure(struct prog *p[2], const struct frames *fr, size_t calls,
-		    __u32 repeat, double ns[2])
+static void measure(struct prog *p[], int np, const struct frames *fr,
+		    size_t calls, __u32 repeat, double ns[])
 {
-	__u64 before[2][2][FPMD_R_MAX], after[2][2][FPMD_R_MAX];
-	double v[2][MAX_ROUNDS];
+	__u64 before[NPROG][2][FPMD_R_MAX], after[NPROG][2][FPMD_R_MAX];
+	double v[NPROG][MAX_ROUNDS];
 	__u64 want = (__u64)opt.rounds * calls * repeat;
 
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < np; i++)
 		if (p[i]->stats_fd >= 0)
 			read_stats(p[i]->stats_fd, before[i]);
 	for (int r = 0; r < opt.rounds; r++)
-		for (int k = 0; k < 2; k++) {
-			int i = r & 1 ? 1 - k : k;
+		for (int k = 0; k < np; k++) {
+			int i = (k + r) % np;
 
 			v[i][r] = run_frames(p[i], fr, calls, repeat);
 		}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < np; i++) {
 		if (p[i]->stats_fd < 0)
 			continue;
 		read_stats(p[i]->stats_fd, after[i]);
@@ -832,13 +840,49 @@ static void measure(struct prog *p[2], const struct frames *fr, size_t calls,
 		if (after[i][1][FPMD_R_TX] - before[i][1][FPMD_R_TX] != want)
 			die("%s: egress TX counter off", p[i]->name);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < np; i++)
 		ns[i] = median(v[i], opt.rounds);
 }
 
+/* Routes [from, to) into fpmd's fast tables, as fpmd writes them; s. */
+static double fast_put(const struct family *f, size_t from, size_t to)
+{
+	__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
+	double t = now();
+
+	for (size_t i = from; i < to; i++) {
+		int ret = f->af == AF_INET ?
+				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val) :
+				  fib6_add(&fib6, f->r[i].addr, f->r[i].len, val);
+
+		if (ret)
+			die("%s fast table: add route %zu: %s", f->name, i,
+			    strerror(-ret));
+	}
+	return now() - t;
+}
+
+/* The kernel's memory accounting of a map (fdinfo "memlock"), bytes. */
+static unsigned long long map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	fp = fopen(path, "r");
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	fclose(fp);
+	return v;
+}
+
 static void bench_family(struct family *f, const size_t *sizes, int nsizes,
-			 struct prog *p[2], int routes_fd, struct result *res,
-			 int *nres, double *fib_time)
+			 struct prog *p[NPROG], int routes_fd, struct result *res,
+			 int *nres, double *fib_time, double *fast_time)
 {
 	struct frames spread = { 0 }, hot = { 0 };
 	size_t have = 0;
@@ -855,28 +899,32 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 		progress("%s %s routes: kernel FIB +%zu in %.1f s", f->name,
 			 fmt_count(n, nb), n - have, t);
 		lpm_put_batch(routes_fd, f, have, n);
+		t = fast_put(f, have, n);
+		*fast_time += t;
+		progress("%s %s routes: fast table +%zu in %.2f s", f->name,
+			 fmt_count(n, nb), n - have, t);
 		have = n;
 
 		build_frames(f, n, opt.spread_frames, &spread);
 		rng_state = SEED; /* the same hot destination at every size */
 		build_frames(f, 1, 1, &hot);
 
-		check_rewrite(p, f, &spread);
-		check_rewrite(p, f, &hot);
+		check_rewrite(p, NPROG, f, &spread);
+		check_rewrite(p, NPROG, f, &hot);
 		*rs = (struct result){ .family = f->name,
 				       .routes = n,
 				       .pattern = "spread",
 				       .floor = floor_spread[0] };
-		measure(p, &spread, spread.n, 1, rs->ns);
+		measure(p, NPROG, &spread, spread.n, 1, rs->ns);
 		*rh = (struct result){ .family = f->name,
 				       .routes = n,
 				       .pattern = "hot",
 				       .floor = floor_hot[0] };
-		measure(p, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
-		progress("%s %s routes: spread %.0f/%.0f ns, hot %.0f/%.0f ns "
-			 "(fpmd/ref)",
+		measure(p, NPROG, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
+		progress("%s %s routes: spread %.0f/%.0f/%.0f ns, hot "
+			 "%.0f/%.0f/%.0f ns (lpm/fast/ref)",
 			 f->name, fmt_count(n, nb), rs->ns[0], rs->ns[1],
-			 rh->ns[0], rh->ns[1]);
+			 rs->ns[2], rh->ns[0], rh->ns[1], rh->ns[2]);
 	}
 	free(spread.buf);
 	free(hot.buf);
@@ -894,7 +942,135 @@ static void usage(FILE *out)
 		"usage: bench_lookup [--quick]\n"
 		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
 		"  and LPM trie insertion rates; needs root.\n"
-		"  --quick  IPv4 10/10k/100k and IPv6 10k routes, 5 rounds\n");
+		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n");
+}
+
+/* fpmd's program, built for the LPM tries or for the fast tables. */
+static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
+{
+	struct fpmd_bpf *fp = fpmd_bpf__open();
+
+	if (!fp)
+		die("open fpmd.bpf.o: %s", strerror(errno));
+	fp->rodata->fib4_algo = fast ? FPMD_FIB4_DIR24 : FPMD_FIB4_LPM;
+	fp->rodata->fib6_algo = fast ? FPMD_FIB6_BSPL : FPMD_FIB6_LPM;
+	if (fast) {
+		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
+		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
+		bpf_map__set_max_entries(fp->maps.rules_v4, v4_routes);
+		bpf_map__set_max_entries(fp->maps.slots_v6,
+					 fib6_slots_for((uint32_t)v6_routes));
+		fp->rodata->v6_slot_mask =
+			fib6_slots_for((uint32_t)v6_routes) - 1;
+	} else {
+		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
+		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
+		bpf_map__set_max_entries(fp->maps.tbl24, 1);
+		bpf_map__set_max_entries(fp->maps.tbl8, 1);
+		bpf_map__set_max_entries(fp->maps.rules_v4, 1);
+		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
+		fp->rodata->v6_slot_mask = 0;
+	}
+	if (fpmd_bpf__load(fp))
+		die("load fpmd.bpf.o (%s): %s", fast ? "fast" : "lpm",
+		    strerror(errno));
+	return fp;
+}
+
+/*
+ * Writes into fresh fast tables as zebra would send them: every route via
+ * one of 64 nexthops (in the lookup runs all routes share one nexthop,
+ * so most /24s under a covering /16 change no entry), then every route
+ * deleted, in the order given. Routes per second for each.
+ */
+static void write_rates(const struct family *v4, size_t n4,
+			const struct family *v6, size_t n6, double rate[2][2],
+			double adopt_s[2])
+{
+	struct fpmd_bpf *fw = load_fpmd(1, v4->n, v6->n);
+	const struct family *fam[2] = { v4, v6 };
+	size_t cnt[2] = { n4, n6 };
+	int ret;
+
+	fib4_close(&fib4);
+	fib6_close(&fib6);
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(fw->maps.tbl24),
+				.tbl8 = bpf_map__fd(fw->maps.tbl8),
+				.rules_v4 = bpf_map__fd(fw->maps.rules_v4),
+				.tbl24_stage = bpf_map__fd(fw->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					fw->progs.fpmd_tbl24_commit),
+			},
+			FPMD_TBL8_GROUPS, (uint32_t)v4->n, false);
+	if (!ret)
+		ret = fib6_open(&fib6, bpf_map__fd(fw->maps.slots_v6),
+				bpf_map__fd(fw->maps.lens_v6),
+				fib6_slots_for((uint32_t)v6->n), false);
+	if (ret)
+		die("fib4_open / fib6_open: %s", strerror(-ret));
+	for (int k = 0; k < 2; k++) {
+		const struct family *f = fam[k];
+		double t = now();
+
+		for (size_t i = 0; i < cnt[k]; i++) {
+			__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % 64);
+
+			ret = k ? fib6_add(&fib6, f->r[i].addr, f->r[i].len, val) :
+				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val);
+			if (ret)
+				die("%s write rate: add route %zu: %s", f->name,
+				    i, strerror(-ret));
+		}
+		rate[k][0] = cnt[k] / (now() - t);
+		/* A restarted fpmd: rebuild the store from the maps. */
+		t = now();
+		if (k) {
+			fib6_close(&fib6);
+			ret = fib6_open(&fib6, bpf_map__fd(fw->maps.slots_v6),
+					bpf_map__fd(fw->maps.lens_v6),
+					fib6_slots_for((uint32_t)v6->n), true);
+		} else {
+			fib4_close(&fib4);
+			ret = fib4_open(
+				&fib4,
+				&(struct fib4_maps){
+					.tbl24 = bpf_map__fd(fw->maps.tbl24),
+					.tbl8 = bpf_map__fd(fw->maps.tbl8),
+					.rules_v4 = bpf_map__fd(fw->maps.rules_v4),
+					.tbl24_stage =
+						bpf_map__fd(fw->maps.tbl24_stage),
+					.commit_prog = bpf_program__fd(
+						fw->progs.fpmd_tbl24_commit),
+				},
+				FPMD_TBL8_GROUPS, (uint32_t)v4->n, true);
+		}
+		if (ret)
+			die("%s: adoption: %s", f->name, strerror(-ret));
+		adopt_s[k] = now() - t;
+		if (k ? fib6.nroutes != cnt[k] : fib4.nrules != cnt[k])
+			die("%s: adoption found %u routes, not %zu", f->name,
+			    k ? fib6.nroutes : fib4.nrules, cnt[k]);
+		if (!k && fib4.entry_writes)
+			die("ipv4: adoption rewrote %llu entries",
+			    (unsigned long long)fib4.entry_writes);
+		t = now();
+		for (size_t i = 0; i < cnt[k]; i++) {
+			ret = k ? fib6_del(&fib6, f->r[i].addr, f->r[i].len) :
+				  fib4_del(&fib4, f->r[i].addr, f->r[i].len);
+			if (ret)
+				die("%s write rate: delete route %zu: %s",
+				    f->name, i, strerror(-ret));
+		}
+		rate[k][1] = cnt[k] / (now() - t);
+	}
+	fpmd_bpf__destroy(fw);
+}
+
+static double mib(unsigned long long b)
+{
+	return b / 1048576.0;
 }
 
 int main(int argc, char **argv)
@@ -905,9 +1081,9 @@ int main(int argc, char **argv)
 		{ 0 },
 	};
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
-	static const size_t v6_full[] = { 10000, 100000 };
+	static const size_t v6_full[] = { 10, 10000, 100000 };
 	static const size_t v4_quick[] = { 10, 10000, 100000 };
-	static const size_t v6_quick[] = { 10000 };
+	static const size_t v6_quick[] = { 10, 10000 };
 	struct family v4 = {
 		.name = "ipv4",
 		.af = AF_INET,
@@ -929,13 +1105,15 @@ int main(int argc, char **argv)
 		.src = "fd00:fb:0::2",
 	};
 	const size_t *s4 = v4_full, *s6 = v6_full;
-	int n4 = 4, n6 = 2, nres = 0, c;
-	struct fpmd_bpf *fp;
+	int n4 = 4, n6 = 3, nres = 0, c, ret;
+	struct fpmd_bpf *fl, *ff;
 	struct fpmd_ref_bpf *ref;
-	struct prog pf, pr, ppass, *pp[2], *floor_p[2];
+	struct prog pl, pf, pr, ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
-	double fib4 = 0, fib6 = 0;
-	double ins[2][2];
+	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
+	double ins[2][2], wrate[2][2], adopt_s[2];
+	unsigned long long mem[7], writes[4];
+	uint32_t mem_slots, mem_in_map, mem_groups;
 	struct frames fr = { 0 };
 	struct utsname u;
 	char nb[16];
@@ -958,7 +1136,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (opt.quick) {
-		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 1;
+		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 2;
 		opt.rounds = 5, opt.spread_frames = 4096, opt.hot_calls = 8;
 	}
 	if (geteuid())
@@ -971,46 +1149,101 @@ int main(int argc, char **argv)
 
 	/* The quick run's tables are the first routes of the full run's. */
 	gen_routes(&v4, 1000000, v4_mix, sizeof(v4_mix) / sizeof(v4_mix[0]));
-	gen_routes(&v6, 100000, v6_mix, sizeof(v6_mix) / sizeof(v6_mix[0]));
+	gen_routes(&v6, V6_MEMORY_ROUTES, v6_mix,
+		   sizeof(v6_mix) / sizeof(v6_mix[0]));
 	progress("route sets generated");
 
 	setup_netns(&v4, &v6);
 	progress("namespace set up");
-	fp = fpmd_bpf__open_and_load();
+	fl = load_fpmd(0, v4.n, v6.n);
+	ff = load_fpmd(1, v4.n, v6.n);
 	ref = fpmd_ref_bpf__open_and_load();
-	if (!fp || !ref)
-		die("load %s: %s", fp ? "fpmd_ref.bpf.o" : "fpmd.bpf.o",
-		    strerror(errno));
+	if (!ref)
+		die("load fpmd_ref.bpf.o: %s", strerror(errno));
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(ff->maps.tbl24),
+				.tbl8 = bpf_map__fd(ff->maps.tbl8),
+				.rules_v4 = bpf_map__fd(ff->maps.rules_v4),
+				.tbl24_stage = bpf_map__fd(ff->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					ff->progs.fpmd_tbl24_commit),
+			},
+			FPMD_TBL8_GROUPS, (uint32_t)v4.n, false);
+	if (!ret)
+		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
+				bpf_map__fd(ff->maps.lens_v6),
+				fib6_slots_for((uint32_t)v6.n), false);
+	if (ret)
+		die("fib4_open / fib6_open: %s", strerror(-ret));
 	progress("programs loaded");
-	setup_ports(bpf_map__fd(fp->maps.ifaces),
-		    bpf_map__fd(fp->maps.tx_ports));
+	setup_ports(bpf_map__fd(fl->maps.ifaces),
+		    bpf_map__fd(fl->maps.tx_ports));
+	setup_ports(bpf_map__fd(ff->maps.ifaces),
+		    bpf_map__fd(ff->maps.tx_ports));
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.tx_ports));
-	setup_nexthop(bpf_map__fd(fp->maps.nexthops), &v4);
+	setup_nexthop(bpf_map__fd(fl->maps.nexthops), &v4);
+	setup_nexthop(bpf_map__fd(ff->maps.nexthops), &v4);
 
-	pf = (struct prog){ "fpmd", bpf_program__fd(fp->progs.fpmd_xdp),
-			    bpf_map__fd(fp->maps.stats), XDP_REDIRECT };
+	pl = (struct prog){ "fpmd-lpm", bpf_program__fd(fl->progs.fpmd_xdp),
+			    bpf_map__fd(fl->maps.stats), XDP_REDIRECT };
+	pf = (struct prog){ "fpmd-fast", bpf_program__fd(ff->progs.fpmd_xdp),
+			    bpf_map__fd(ff->maps.stats), XDP_REDIRECT };
 	pr = (struct prog){ "ref", bpf_program__fd(ref->progs.fpmd_xdp),
 			    bpf_map__fd(ref->maps.stats), XDP_REDIRECT };
 	ppass =
 	    (struct prog){ "xdp_pass", bpf_program__fd(ref->progs.fpmd_xdp_pass),
 			   -1, XDP_PASS };
-	pp[0] = &pf, pp[1] = &pr;
-	floor_p[0] = floor_p[1] = &ppass;
+	pp[0] = &pl, pp[1] = &pf, pp[2] = &pr;
+	floor_p[0] = &ppass;
 
-	/* What a test run costs with a program that does nothing. */
+	/* What a test run costs with a program doing nothing. */
 	build_frames(&v4, 10, opt.spread_frames, &fr);
-	measure(floor_p, &fr, fr.n, 1, floor_spread);
-	measure(floor_p, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
+	measure(floor_p, 1, &fr, fr.n, 1, floor_spread);
+	measure(floor_p, 1, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
 	free(fr.buf);
 	progress("floor: %.1f ns at repeat 1, %.1f ns at repeat %d",
 		 floor_spread[0], floor_hot[0], HOT_REPEAT);
 
-	bench_family(&v4, s4, n4, pp, bpf_map__fd(fp->maps.routes_v4), res,
-		     &nres, &fib4);
-	bench_family(&v6, s6, n6, pp, bpf_map__fd(fp->maps.routes_v6), res,
-		     &nres, &fib6);
+	bench_family(&v4, s4, n4, pp, bpf_map__fd(fl->maps.routes_v4), res,
+		     &nres, &fib4_t, &fast4_t);
+	bench_family(&v6, s6, n6, pp, bpf_map__fd(fl->maps.routes_v6), res,
+		     &nres, &fib6_t, &fast6_t);
 
+	/* Memory at the full v4 table and V6_MEMORY_ROUTES IPv6 routes (not
+	 * in the kernel FIB: only the maps are measured). */
+	if (!opt.quick) {
+		lpm_put_batch(bpf_map__fd(fl->maps.routes_v6), &v6,
+			      s6[n6 - 1], v6.n);
+		t = fast_put(&v6, s6[n6 - 1], v6.n);
+		progress("ipv6: %zu more routes for the memory report in "
+			 "%.2f s", v6.n - s6[n6 - 1], t);
+	}
+
+	{
+		unsigned long long t24 = map_memlock(bpf_map__fd(ff->maps.tbl24)),
+				   t8 = map_memlock(bpf_map__fd(ff->maps.tbl8)),
+				   rl = map_memlock(bpf_map__fd(ff->maps.rules_v4)),
+				   h6 = map_memlock(bpf_map__fd(ff->maps.slots_v6)),
+				   l6 = map_memlock(bpf_map__fd(ff->maps.lens_v6)),
+				   r4 = map_memlock(bpf_map__fd(fl->maps.routes_v4)),
+				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
+
+		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
+			t24 += map_memlock(fib4.part_fd[i]);
+		mem[0] = t24, mem[1] = t8, mem[2] = rl, mem[3] = h6,
+		mem[4] = l6, mem[5] = r4, mem[6] = r6;
+		mem_slots = fib6.nslots;
+		mem_in_map = fib6.in_map;
+		mem_groups = fib4.groups_used;
+		writes[0] = fib4.entry_writes;
+		writes[1] = fib4.syscalls;
+		writes[2] = fib6.map_writes;
+		writes[3] = fib6.rebuilds;
+	}
+	write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate, adopt_s);
+	progress("fast-table write rates measured");
 	ins[0][0] = lpm_insert_rate(&v4, s4[n4 - 1], 0);
 	ins[0][1] = lpm_insert_rate(&v4, s4[n4 - 1], 1);
 	ins[1][0] = lpm_insert_rate(&v6, s6[n6 - 1], 0);
@@ -1020,26 +1253,29 @@ int main(int argc, char **argv)
 	uname(&u);
 	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
 	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
-	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, fpmd and "
-	       "ref interleaved;\n",
+	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, the "
+	       "three programs interleaved;\n",
 	       opt.rounds);
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
-	printf("fpmd: LPM trie + nexthop array; ref: bpf_fib_lookup() on the "
-	       "kernel FIB.\nRoute mix:\n");
+	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
+	       "binary search on prefix\nlengths (IPv6); ref: "
+	       "bpf_fib_lookup() on the kernel FIB. Route mix:\n");
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
-	printf("\n| family | routes | destinations | fpmd ns/pkt | ref ns/pkt "
-	       "| fpmd/ref | fpmd/ref net of floor |\n"
-	       "|---|---:|---|---:|---:|---:|---:|\n");
+	printf("\n| family | routes | destinations | lpm ns | fast ns | ref ns "
+	       "| lpm/ref | fast/ref | fast/ref net of floor |\n"
+	       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
 	for (int i = 0; i < nres; i++)
-		printf("| %s | %s | %s | %.1f | %.1f | %.2f | %.2f |\n",
+		printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | "
+		       "%.2f |\n",
 		       res[i].family, fmt_count(res[i].routes, nb),
 		       res[i].pattern, res[i].ns[0], res[i].ns[1],
-		       res[i].ns[0] / res[i].ns[1],
-		       (res[i].ns[0] - res[i].floor) /
-			   (res[i].ns[1] - res[i].floor));
+		       res[i].ns[2], res[i].ns[0] / res[i].ns[2],
+		       res[i].ns[1] / res[i].ns[2],
+		       (res[i].ns[1] - res[i].floor) /
+			   (res[i].ns[2] - res[i].floor));
 	printf(
 	    "\nFloor (an XDP_PASS program, same method): %.1f ns at repeat 1 "
 	    "(spread), %.1f ns at repeat %d (hot).\n",
@@ -1047,20 +1283,67 @@ int main(int argc, char **argv)
 	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
 	       OUTLIER_NS, outliers, samples);
 
-	printf("\n| family | routes | LPM one by one | LPM batched (%d/call) "
-	       "| kernel FIB, rtnetlink (%d/sendmsg) "
-	       "|\n|---|---:|---:|---:|---:|\n",
+	printf("\n| family | routes | fast tables (fpmd's writer) | LPM one by "
+	       "one | LPM batched (%d/call) | kernel FIB, rtnetlink "
+	       "(%d/sendmsg) |\n|---|---:|---:|---:|---:|---:|\n",
 	       MAP_BATCH, FIB_BATCH);
-	printf(
-	    "| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s |\n",
-	    fmt_count(s4[n4 - 1], nb), ins[0][0], ins[0][1], s4[n4 - 1] / fib4);
-	printf(
-	    "| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s |\n",
-	    fmt_count(s6[n6 - 1], nb), ins[1][0], ins[1][1], s6[n6 - 1] / fib6);
+	printf("| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s | "
+	       "%.0f routes/s |\n",
+	       fmt_count(s4[n4 - 1], nb), s4[n4 - 1] / fast4_t, ins[0][0],
+	       ins[0][1], s4[n4 - 1] / fib4_t);
+	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s | "
+	       "%.0f routes/s |\n",
+	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
+	       ins[1][1], s6[n6 - 1] / fib6_t);
+	printf("Fast tables in the lookup runs (one nexthop for all routes): "
+	       "%llu tbl24/tbl8 entry changes\nin %llu tbl24 writes for IPv4, "
+	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
+	       writes[0], writes[1], writes[2], writes[3]);
+	printf("\nFast tables, fresh, routes spread over 64 nexthops (fpmd's "
+	       "writer, one route per call):\n"
+	       "| family | routes | add | delete | adoption (restart) |\n"
+	       "|---|---:|---:|---:|---:|\n"
+	       "| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
+	       fmt_count(s4[n4 - 1], nb), wrate[0][0], wrate[0][1],
+	       adopt_s[0]);
+	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
+	       fmt_count(s6[n6 - 1], nb), wrate[1][0], wrate[1][1],
+	       adopt_s[1]);
+
+	{
+		unsigned long long t24 = mem[0], t8 = mem[1], rl = mem[2],
+				   h6 = mem[3], l6 = mem[4], r4 = mem[5],
+				   r6 = mem[6];
+		size_t m6 = opt.quick ? s6[n6 - 1] : v6.n;
+
+		printf("\nMap memory (kernel memlock accounting, fdinfo) at "
+		       "%s IPv4 + %s IPv6 routes:\n",
+		       fmt_count(s4[n4 - 1], nb), fmt_count(m6, nb + 8));
+		printf("| map | MiB | notes |\n|---|---:|---|\n");
+		printf("| tbl24 | %.1f | %u parts x %u x 8 bytes, fixed |\n",
+		       mib(t24), FPMD_TBL24_PARTS, FPMD_TBL24_PART_WORDS);
+		printf("| tbl8 | %.1f | %u groups x 1 KiB (%u in use) |\n",
+		       mib(t8), FPMD_TBL8_GROUPS, mem_groups);
+		printf("| rules_v4 | %.1f | the IPv4 prefixes, for adoption; "
+		       "%zu slots x 16 bytes |\n",
+		       mib(rl), v4.n);
+		printf("| slots_v6 | %.1f | %u slots x 24 bytes, %u routes + "
+		       "markers in use |\n",
+		       mib(h6), mem_slots, mem_in_map);
+		printf("| lens_v6 | %.3f | |\n", mib(l6));
+		printf("| **fast total** | **%.1f** | |\n",
+		       mib(t24 + t8 + rl + h6 + l6));
+		printf("| routes_v4 (LPM) | %.1f | |\n", mib(r4));
+		printf("| routes_v6 (LPM) | %.1f | |\n", mib(r6));
+		printf("| **LPM total** | **%.1f** | |\n", mib(r4 + r6));
+	}
 	printf("\nTotal run time %.0f s.\n", now() - t_start);
 
+	fib4_close(&fib4);
+	fib6_close(&fib6);
 	fpmd_ref_bpf__destroy(ref);
-	fpmd_bpf__destroy(fp);
+	fpmd_bpf__destroy(ff);
+	fpmd_bpf__destroy(fl);
 	mnl_socket_close(nl);
 	free(v4.r);
 	free(v4.keys);

@@ -14,6 +14,10 @@
  *   xdp_test            run every case
  *   xdp_test --list     print the case names
  *   xdp_test PATTERN... run the cases whose name matches (fnmatch)
+ *   xdp_test --fib fast ...  the same with the program built for DIR-24-8
+ *                       and the IPv6 binary search on prefix lengths,
+ *                       routes written by fpmd's fib4.c / fib6.c
+ *                       (default --fib lpm: the LPM tries)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -34,6 +38,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fib4.h"
+#include "fib6.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 
@@ -220,6 +226,12 @@ static const struct neigh_def {
 static int if_index[IF_COUNT];
 static struct fpmd_bpf *skel;
 static int ncpus;
+static bool fib_fast; /* --fib fast */
+static struct fib4 fib4;
+static struct fib6 fib6;
+#define TEST_TBL8_GROUPS 64
+#define TEST_RULES_V4 4096
+#define TEST_SLOTS_V6 16384
 
 static bool if_exists(int ifid)
 {
@@ -420,9 +432,17 @@ static void route_key(const char *prefix, int *family, void *key)
 static void del_route(const char *prefix)
 {
 	struct fpmd_lpm_v6 key;
-	int family;
+	int family, ret;
 
 	route_key(prefix, &family, &key);
+	if (fib_fast) {
+		ret = family == AF_INET ?
+			      fib4_del(&fib4, key.addr, (uint8_t)key.prefixlen) :
+			      fib6_del(&fib6, key.addr, (uint8_t)key.prefixlen);
+		if (ret)
+			die(prefix, -ret);
+		return;
+	}
 	if (bpf_map_delete_elem(bpf_map__fd(family == AF_INET
 						? skel->maps.routes_v4
 						: skel->maps.routes_v6),
@@ -430,12 +450,79 @@ static void del_route(const char *prefix)
 		die(prefix, errno);
 }
 
+/* As fpmd writes a route: through fib4/fib6, or into the LPM tries. */
+static void put_route(int family, const struct fpmd_lpm_v6 *key, __u32 val,
+		      const char *prefix)
+{
+	struct fpmd_route_val v = { val };
+	int ret;
+
+	if (!fib_fast) {
+		map_put(family == AF_INET ? skel->maps.routes_v4
+					  : skel->maps.routes_v6,
+			key, &v);
+		return;
+	}
+	ret = family == AF_INET ?
+		      fib4_add(&fib4, key->addr, (uint8_t)key->prefixlen, val) :
+		      fib6_add(&fib6, key->addr, (uint8_t)key->prefixlen, val);
+	if (ret)
+		die(prefix, -ret);
+}
+
+static void skel_load(void)
+{
+	int ret;
+
+	skel = fpmd_bpf__open();
+	if (!skel)
+		die("fpmd_bpf__open", errno);
+	if (fib_fast) {
+		skel->rodata->fib4_algo = FPMD_FIB4_DIR24;
+		skel->rodata->fib6_algo = FPMD_FIB6_BSPL;
+		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
+		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
+		bpf_map__set_max_entries(skel->maps.tbl8,
+					 TEST_TBL8_GROUPS *
+						 FPMD_TBL8_GROUP_WORDS);
+		bpf_map__set_max_entries(skel->maps.rules_v4, TEST_RULES_V4);
+		bpf_map__set_max_entries(skel->maps.slots_v6, TEST_SLOTS_V6);
+		skel->rodata->v6_slot_mask = TEST_SLOTS_V6 - 1;
+	} else {
+		bpf_map__set_max_entries(skel->maps.tbl24, 1);
+		bpf_map__set_max_entries(skel->maps.tbl8, 1);
+		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
+		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
+		skel->rodata->v6_slot_mask = 0;
+	}
+	if (fpmd_bpf__load(skel))
+		die("fpmd_bpf__load", errno);
+	if (!fib_fast)
+		return;
+	ret = fib4_open(&fib4,
+			&(struct fib4_maps){
+				.tbl24 = bpf_map__fd(skel->maps.tbl24),
+				.tbl8 = bpf_map__fd(skel->maps.tbl8),
+				.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
+				.tbl24_stage =
+					bpf_map__fd(skel->maps.tbl24_stage),
+				.commit_prog = bpf_program__fd(
+					skel->progs.fpmd_tbl24_commit),
+			},
+			TEST_TBL8_GROUPS, TEST_RULES_V4, false);
+	if (!ret)
+		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.slots_v6),
+				bpf_map__fd(skel->maps.lens_v6), TEST_SLOTS_V6,
+				false);
+	if (ret)
+		die("fib4_open / fib6_open", -ret);
+	fib4.grace_ns = fib6.grace_ns = 0; /* no packet runs meanwhile */
+}
+
 /* Load a fresh program and write the whole fixture into its maps. */
 static void fixture_load(void)
 {
-	skel = fpmd_bpf__open_and_load();
-	if (!skel)
-		die("fpmd_bpf__open_and_load", errno);
+	skel_load();
 
 	for (int i = 0; i < IF_COUNT; i++) {
 		struct bpf_devmap_val dv = { .ifindex = if_index[i] };
@@ -468,15 +555,12 @@ static void fixture_load(void)
 		map_put(skel->maps.nh_groups, &id, &g);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(route_defs); i++) {
-		struct fpmd_route_val v = { FPMD_RT_ENCODE(route_defs[i].type,
-							   route_defs[i].idx) };
+		__u32 v = FPMD_RT_ENCODE(route_defs[i].type, route_defs[i].idx);
 		struct fpmd_lpm_v6 key;
 		int family;
 
 		route_key(route_defs[i].prefix, &family, &key);
-		map_put(family == AF_INET ? skel->maps.routes_v4
-					  : skel->maps.routes_v6,
-			&key, &v);
+		put_route(family, &key, v, route_defs[i].prefix);
 		/* fpmd also lists its own IPv4 addresses in local_v4. */
 		if (family == AF_INET && route_defs[i].type == FPMD_RT_LOCAL &&
 		    key.prefixlen == 32) {
@@ -505,6 +589,10 @@ static void fixture_load(void)
 
 static void fixture_unload(void)
 {
+	if (fib_fast) {
+		fib4_close(&fib4);
+		fib6_close(&fib6);
+	}
 	fpmd_bpf__destroy(skel);
 	skel = NULL;
 }
@@ -1857,7 +1945,7 @@ static bool selected(const char *name, int npat, char **pat)
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: xdp_test [--list] [CASE-PATTERN...]\n"
+	    f, "usage: xdp_test [--fib lpm|fast] [--list] [CASE-PATTERN...]\n"
 	       "Runs fpmd's XDP program on crafted frames (BPF_PROG_TEST_RUN)\n"
 	       "in a private network namespace. Needs root.\n");
 }
@@ -1868,6 +1956,15 @@ int main(int argc, char **argv)
 	char **pat = argv + 1;
 	bool list = false;
 
+	if (npat >= 2 && !strcmp(pat[0], "--fib")) {
+		if (strcmp(pat[1], "lpm") && strcmp(pat[1], "fast")) {
+			usage(stderr);
+			return 2;
+		}
+		fib_fast = !strcmp(pat[1], "fast");
+		npat -= 2;
+		pat += 2;
+	}
 	if (npat && !strcmp(pat[0], "--list")) {
 		list = true;
 		npat--;

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The fast route lookups, shared by the XDP router (fpmd.bpf.c) and the
+ * differential test (fib_check.bpf.c) so both run the very same code:
+ * IPv4 DIR-24-8 over tbl24/tbl8 and IPv6 binary search on prefix
+ * lengths over slots_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
+ * Both return a route value; type FPMD_RT_NONE is a miss.
+ */
+#ifndef FPMD_FIB_H
+#define FPMD_FIB_H
+
+#include <linux/bpf.h>
+#include <linux/in6.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "fpmd_maps.h"
+
+#define FPMD_V6_SLOTS_DEFAULT (1u << 20)
+
+/* One part of tbl24; fpmd creates them and fills the outer map. */
+struct tbl24_part {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FPMD_TBL24_PART_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FPMD_TBL24_PARTS);
+	__type(key, __u32);
+	__array(values, struct tbl24_part);
+} tbl24 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_TBL24_STAGE_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tbl24_stage SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_TBL8_GROUPS * FPMD_TBL8_GROUP_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} tbl8 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_MAX_ROUTES_V4);
+	__type(key, __u32);
+	__type(value, struct fpmd_rule_v4);
+} rules_v4 SEC(".maps");
+
+/* Set by the loader: slots_v6's max_entries - 1 (a power of two). */
+const volatile __u32 v6_slot_mask = FPMD_V6_SLOTS_DEFAULT - 1;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_V6_SLOTS_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct fpmd_v6_slot);
+} slots_v6 SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fpmd_v6_lens);
+} lens_v6 SEC(".maps");
+
+/* addr in network order. */
+static __always_inline __u32 dir24_lookup(__u32 addr)
+{
+	__u32 a = bpf_ntohl(addr), k = a >> 9, part, e;
+	void *inner;
+	__u32 *w;
+
+	part = FPMD_TBL24_PART_OF(k);
+	k -= part * FPMD_TBL24_PART_WORDS;
+	inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!inner)
+		return 0;
+	w = bpf_map_lookup_elem(inner, &k);
+	if (!w)
+		return 0;
+	e = w[(a >> 8) & 1];
+	if (FPMD_RT_TYPE(e) != FPMD_RT_TBL8)
+		return e;
+	k = FPMD_RT_INDEX(e) * FPMD_TBL8_GROUP_WORDS + ((a & 0xff) >> 1);
+	w = bpf_map_lookup_elem(&tbl8, &k);
+	if (!w)
+		return 0;
+	return w[a & 1];
+}
+
+struct tbl24_copy {
+	__u32 first, n;
+};
+
+static int tbl24_copy_one(__u32 j, void *arg)
+{
+	struct tbl24_copy *c = arg;
+	__u32 w = c->first + j, part = FPMD_TBL24_PART_OF(w), k;
+	__u64 *src, *dst;
+	void *inner;
+
+	k = w - part * FPMD_TBL24_PART_WORDS;
+	src = bpf_map_lookup_elem(&tbl24_stage, &j);
+	inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!src || !inner)
+		return 1;
+	dst = bpf_map_lookup_elem(inner, &k);
+	if (!dst)
+		return 1;
+	*dst = *src; /* one 8-byte store */
+	c->n--;
+	return 0;
+}
+
+/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. */
+SEC("xdp")
+int fpmd_tbl24_commit(struct xdp_md *ctx)
+{
+	void *data = (void *)(long)ctx->data;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct fpmd_tbl24_commit *cm = data;
+	struct tbl24_copy c;
+	__u32 n;
+
+	if ((void *)(cm + 1) > data_end)
+		return XDP_ABORTED;
+	n = cm->n;
+	c.first = cm->first;
+	c.n = n;
+	if (n > FPMD_TBL24_STAGE_WORDS ||
+	    c.first + n > FPMD_TBL24_WORDS || c.first + n < c.first)
+		return XDP_ABORTED;
+	bpf_loop(n, tbl24_copy_one, &c, 0);
+	return c.n ? XDP_ABORTED : XDP_PASS;
+}
+
+/* The first len bits of 32-bit word i (network order) of an address. */
+static __always_inline __u32 v6_word_mask(__u32 len, int i)
+{
+	int bits = (int)len - 32 * i;
+
+	if (bits <= 0)
+		return 0;
+	if (bits >= 32)
+		return 0xffffffff;
+	return bpf_htonl(0xffffffffu << (32 - bits));
+}
+
+/*
+ * Probe slots_v6 for (hi, lo, len): 1 << 32 | val when found, 0 if not.
+ * A global function, so the verifier checks it once rather than at each
+ * of the eight bisection steps.
+ */
+__noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len)
+{
+	__u32 home = (__u32)fpmd_v6_hash(hi, lo, len);
+
+	for (int p = 0; p < FPMD_V6_MAX_PROBE; p++) {
+		__u32 k = (home + p) & v6_slot_mask, tag;
+		struct fpmd_v6_slot *s = bpf_map_lookup_elem(&slots_v6, &k);
+
+		if (!s)
+			return 0;
+		tag = s->tag;
+		if (tag == FPMD_V6S_EMPTY)
+			return 0;
+		/* The tag before the key: fpmd writes them the other way. */
+		asm volatile("" ::: "memory");
+		if ((tag & FPMD_V6S_VALID) && FPMD_V6S_LEN(tag) == len &&
+		    s->hi == hi && s->lo == lo)
+			return 1ull << 32 | s->val;
+	}
+	return 0;
+}
+
+static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
+{
+	struct fpmd_v6_lens *l;
+	__u32 zero = 0, best = 0, lo = 0, hi, s;
+	__u64 a0, a1;
+
+	l = bpf_map_lookup_elem(&lens_v6, &zero);
+	if (!l)
+		return 0;
+	s = l->active & 1;
+	hi = l->n[s];
+	__builtin_memcpy(&a0, dst, 8);
+	__builtin_memcpy(&a1, (const __u8 *)dst + 8, 8);
+	for (int i = 0; i < FPMD_V6_PROBES; i++) {
+		__u32 mid, len;
+		__u64 m0, m1, e;
+
+		if (lo >= hi)
+			break;
+		mid = (lo + hi) >> 1;
+		if (mid >= FPMD_V6_LENS)
+			break;
+		len = l->len[s][mid];
+		/* Network order bits in native words: mask in big endian. */
+		m0 = len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
+		m1 = len >= 128 ? ~0ull :
+		     len > 64  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
+		e = fpmd_v6_find(a0 & m0, a1 & m1, len);
+		if (e) {
+			if ((__u32)e)
+				best = (__u32)e;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return best;
+}
+
+#endif

@@ -1,0 +1,779 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * IPv6 binary search on prefix lengths (Waldvogel). Every node is one
+ * slots_v6 entry: a route, a marker (on the search path of longer routes)
+ * or both. A marker's value is the best route covering it at its length,
+ * so a search that goes right past it and finds nothing longer still has
+ * the answer. fpmd keeps the nodes, per length too, so that a route's
+ * change can re-evaluate the markers under it.
+ *
+ * A new or vanished prefix length changes the search order (lens_v6):
+ * then every marker is recomputed, the new ones written first, the list
+ * flipped, the stale ones removed after a grace period.
+ *
+ * Nodes are also kept in address order (a crit-bit tree on address and
+ * length), so the markers under a prefix are found without a scan.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "fib6.h"
+
+struct fib6_node {
+	struct hnode node;
+	uint8_t addr[16];                /* host bits zero */
+	uint8_t len;
+	bool route;                      /* a route of its own */
+	bool in_map;
+	uint32_t val;                    /* the route's value */
+	uint32_t written, wflags;        /* what slots_v6 holds */
+	uint32_t refs;                   /* routes whose path passes here */
+	uint32_t mark;                   /* refs under the new lens list */
+	uint32_t slot;                   /* in slots_v6, when in_map */
+};
+
+/* ---- nodes in address order: a crit-bit tree (after D. J. Bernstein,
+ * A. Langley) on the 17-byte key address, length ---- */
+
+struct cb_inode {
+	void *child[2];
+	uint16_t byte;
+	uint8_t otherbits;
+};
+
+static bool cb_internal(const void *p)
+{
+	return (uintptr_t)p & 1;
+}
+
+static struct cb_inode *cb_inode(void *p)
+{
+	return (struct cb_inode *)((uintptr_t)p - 1);
+}
+
+static uint8_t cb_key(const struct fib6_node *x, unsigned int i)
+{
+	return i < 16 ? x->addr[i] : x->len;
+}
+
+static int cb_dir(const struct cb_inode *q, uint8_t c)
+{
+	return (1 + (q->otherbits | c)) >> 8;
+}
+
+static int cb_insert(void **root, struct fib6_node *x)
+{
+	struct cb_inode *n;
+	void **wherep, *p = *root;
+	unsigned int newbyte;
+	uint32_t newotherbits = 0;
+	int newdir;
+
+	if (!p) {
+		*root = x;
+		return 0;
+	}
+	while (cb_internal(p)) {
+		struct cb_inode *q = cb_inode(p);
+
+		p = q->child[cb_dir(q, cb_key(x, q->byte))];
+	}
+	for (newbyte = 0; newbyte < 17; newbyte++) {
+		newotherbits = cb_key(p, newbyte) ^ cb_key(x, newbyte);
+		if (newotherbits)
+			break;
+	}
+	if (newbyte == 17)
+		return 0; /* there already */
+	newotherbits |= newotherbits >> 1;
+	newotherbits |= newotherbits >> 2;
+	newotherbits |= newotherbits >> 4;
+	newotherbits = (newotherbits & ~(newotherbits >> 1)) ^ 255;
+	newdir = cb_dir(&(struct cb_inode){ .otherbits = (uint8_t)newotherbits },
+			cb_key(p, newbyte));
+	n = malloc(sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->byte = (uint16_t)newbyte;
+	n->otherbits = (uint8_t)newotherbits;
+	n->child[1 - newdir] = x;
+	wherep = root;
+	for (;;) {
+		struct cb_inode *q;
+
+		p = *wherep;
+		if (!cb_internal(p))
+			break;
+		q = cb_inode(p);
+		if (q->byte > newbyte ||
+		    (q->byte == newbyte && q->otherbits > newotherbits))
+			break;
+		wherep = q->child + cb_dir(q, cb_key(x, q->byte));
+	}
+	n->child[newdir] = *wherep;
+	*wherep = (void *)((uintptr_t)n + 1);
+	return 0;
+}
+
+static void cb_remove(void **root, struct fib6_node *x)
+{
+	void **wherep = root, **whereq = NULL, *p = *root;
+	struct cb_inode *q = NULL;
+	int dir = 0;
+
+	if (!p)
+		return;
+	while (cb_internal(p)) {
+		whereq = wherep;
+		q = cb_inode(p);
+		dir = cb_dir(q, cb_key(x, q->byte));
+		wherep = q->child + dir;
+		p = *wherep;
+	}
+	if (p != x)
+		return;
+	if (!whereq) {
+		*root = NULL;
+		return;
+	}
+	*whereq = q->child[1 - dir];
+	free(q);
+}
+
+static void cb_free(void *p)
+{
+	if (p && cb_internal(p)) {
+		struct cb_inode *q = cb_inode(p);
+
+		cb_free(q->child[0]);
+		cb_free(q->child[1]);
+		free(q);
+	}
+}
+
+/* Bit b (0 = most significant of byte 0) of an address. */
+static int addr_bit(const uint8_t *a, unsigned int b)
+{
+	return a[b / 8] >> (7 - b % 8) & 1;
+}
+
+struct node_list {
+	struct fib6_node **v;
+	size_t n, cap;
+};
+
+static void cb_collect(void *p, struct node_list *l)
+{
+	while (cb_internal(p)) {
+		struct cb_inode *q = cb_inode(p);
+
+		cb_collect(q->child[0], l);
+		p = q->child[1];
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct fib6_node **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return; /* a marker left stale beats a crash; ENOMEM */
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = p;
+}
+
+/* Every node whose address lies under p/len (any length). */
+static void cb_under(void *root, const uint8_t *p, unsigned int len,
+		     struct node_list *l)
+{
+	void *top = root, *x = root;
+	struct fib6_node *leaf;
+	uint8_t m[16];
+
+	if (!root)
+		return;
+	while (cb_internal(x)) {
+		struct cb_inode *q = cb_inode(x);
+		unsigned int bit = q->byte * 8u +
+				   (unsigned int)__builtin_clz(~q->otherbits & 0xffu) - 24;
+
+		if (bit >= len)
+			break;
+		x = q->child[addr_bit(p, bit)];
+		top = x;
+	}
+	/* Every key under top shares its first len bits: check one. */
+	for (leaf = top; cb_internal(leaf);)
+		leaf = cb_inode((void *)leaf)->child[0];
+	memcpy(m, leaf->addr, 16);
+	for (unsigned int b = 0; b < len; b++)
+		if (addr_bit(m, b) != addr_bit(p, b))
+			return;
+	cb_collect(top, l);
+}
+
+#define GRACE_NS_DEFAULT 1000000ull
+
+static void mask_addr(const uint8_t *a, uint8_t len, uint8_t *out)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = len - 8 * i;
+
+		out[i] = bits >= 8 ? a[i] : bits <= 0 ? 0 :
+				     a[i] & (uint8_t)(0xff << (8 - bits));
+	}
+}
+
+static uint32_t node_hash(const uint8_t *a, uint8_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ len, w[2];
+
+	memcpy(w, a, 16);
+	h = (h ^ w[0]) * 0x9e3779b97f4a7c15ull;
+	h = (h ^ (h >> 29) ^ w[1]) * 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
+static struct fib6_node *node_find(const struct fib6 *f, const uint8_t *a,
+				   uint8_t len)
+{
+	uint32_t h = node_hash(a, len);
+
+	for (struct hnode *n = ht_chain(&f->nodes, h); n; n = n->next) {
+		struct fib6_node *x = container_of(n, struct fib6_node, node);
+
+		if (n->hash == h && x->len == len && !memcmp(x->addr, a, 16))
+			return x;
+	}
+	return NULL;
+}
+
+static struct fib6_node *node_get(struct fib6 *f, const uint8_t *a,
+				  uint8_t len)
+{
+	struct fib6_node *x = node_find(f, a, len);
+
+	if (x)
+		return x;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	memcpy(x->addr, a, 16);
+	x->len = len;
+	if (cb_insert(&f->tree, x)) {
+		free(x);
+		return NULL;
+	}
+	ht_insert(&f->nodes, &x->node, node_hash(a, len));
+	return x;
+}
+
+static void node_free(struct fib6 *f, struct fib6_node *x)
+{
+	cb_remove(&f->tree, x);
+	ht_remove(&f->nodes, &x->node);
+	free(x);
+}
+
+/* The best route covering a at length <= len (0: none). */
+static uint32_t best_route(const struct fib6 *f, const uint8_t *a,
+			   uint8_t len)
+{
+	uint8_t m[16];
+
+	for (int l = len; l >= 0; l--) {
+		struct fib6_node *x;
+
+		if (!f->len_routes[l])
+			continue;
+		mask_addr(a, (uint8_t)l, m);
+		x = node_find(f, m, (uint8_t)l);
+		if (x && x->route)
+			return x->val;
+	}
+	return 0;
+}
+
+static void store32(uint32_t *p, uint32_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+static void slot_key(const struct fib6_node *x, uint64_t *hi, uint64_t *lo)
+{
+	memcpy(hi, x->addr, 8);
+	memcpy(lo, x->addr + 8, 8);
+}
+
+static uint32_t slot_tag(const struct fib6_node *x, uint32_t flags)
+{
+	return FPMD_V6S_VALID | flags | x->len;
+}
+
+/* Write x's entry: in place when it has a slot, else into the first free
+ * slot of its probe window (key and val first, the tag last). */
+static int map_write(struct fib6 *f, struct fib6_node *x, uint32_t v,
+		     uint32_t flags)
+{
+	uint32_t mask = f->nslots - 1, home, k;
+	struct fpmd_v6_slot *s;
+	uint64_t hi, lo;
+
+	if (x->in_map) {
+		s = &f->slots[x->slot];
+		if (s->val != v)
+			store32(&s->val, v);
+		if (x->wflags != flags)
+			store32(&s->tag, slot_tag(x, flags));
+		goto done;
+	}
+	if (f->in_map >= f->max_in_map)
+		return -ENOSPC;
+	slot_key(x, &hi, &lo);
+	home = (uint32_t)fpmd_v6_hash(hi, lo, x->len);
+	for (int p = 0; p < FPMD_V6_MAX_PROBE; p++) {
+		k = (home + (uint32_t)p) & mask;
+		s = &f->slots[k];
+		if (s->tag & FPMD_V6S_VALID)
+			continue;
+		__atomic_store_n(&s->hi, hi, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->lo, lo, __ATOMIC_RELAXED);
+		store32(&s->val, v);
+		store32(&s->tag, slot_tag(x, flags));
+		x->slot = k;
+		x->in_map = true;
+		f->in_map++;
+		goto done;
+	}
+	return -ENOSPC; /* a full probe window: very rare below 60% */
+done:
+	f->map_writes++;
+	x->written = v;
+	x->wflags = flags;
+	return 0;
+}
+
+/* A tombstone; then tombstones followed by an empty slot become empty
+ * (no probe sequence can pass them), walking back. */
+static void map_remove(struct fib6 *f, struct fib6_node *x)
+{
+	uint32_t mask = f->nslots - 1, k;
+
+	if (!x->in_map)
+		return;
+	k = x->slot;
+	store32(&f->slots[k].tag, FPMD_V6S_TOMB);
+	while (f->slots[(k + 1) & mask].tag == FPMD_V6S_EMPTY &&
+	       f->slots[k].tag == FPMD_V6S_TOMB) {
+		store32(&f->slots[k].tag, FPMD_V6S_EMPTY);
+		k = (k - 1) & mask;
+	}
+	f->map_writes++;
+	f->in_map--;
+	x->in_map = false;
+}
+
+/* Bring x's slots_v6 entry up to date; drop x when nothing needs it. */
+static int node_sync(struct fib6 *f, struct fib6_node *x, bool keep)
+{
+	uint32_t v, flags;
+
+	if (!x->route && !x->refs && !keep) {
+		map_remove(f, x);
+		node_free(f, x);
+		return 0;
+	}
+	v = x->route ? x->val : best_route(f, x->addr, x->len);
+	flags = x->route ? FPMD_V6S_ROUTE : 0;
+	if (x->in_map && x->written == v && x->wflags == flags)
+		return 0;
+	return map_write(f, x, v, flags);
+}
+
+/* The marker lengths on the search path to len in lens[0..n). */
+static int search_path(const uint8_t *lens, uint32_t n, uint8_t len,
+		       uint8_t *out)
+{
+	uint32_t lo = 0, hi = n;
+	int k = 0;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) >> 1;
+
+		if (lens[mid] < len) {
+			out[k++] = lens[mid];
+			lo = mid + 1;
+		} else if (lens[mid] > len) {
+			hi = mid;
+		} else {
+			break;
+		}
+	}
+	return k;
+}
+
+static int markers_adjust(struct fib6 *f, const uint8_t *a, uint8_t len,
+			  int delta)
+{
+	uint8_t path[FPMD_V6_PROBES + 1], m[16];
+	int n = search_path(f->lens_in_use, f->nlens, len, path), ret = 0;
+
+	for (int i = 0; i < n; i++) {
+		struct fib6_node *x;
+
+		mask_addr(a, path[i], m);
+		x = delta > 0 ? node_get(f, m, path[i]) : node_find(f, m, path[i]);
+		if (!x)
+			return delta > 0 ? -ENOMEM : 0;
+		x->refs += delta;
+		if (node_sync(f, x, false) && !ret)
+			ret = -ENOSPC;
+	}
+	return ret;
+}
+
+/* Markers longer than p/len under it: their best route may have changed. */
+static void update_below(struct fib6 *f, const uint8_t *p, uint8_t len)
+{
+	struct node_list l = { 0 };
+
+	cb_under(f->tree, p, len, &l);
+	for (size_t i = 0; i < l.n; i++) {
+		struct fib6_node *x = l.v[i];
+
+		if (x->len > len && !x->route && x->refs)
+			node_sync(f, x, false);
+	}
+	free(l.v);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The set of prefix lengths changed: recompute every marker for the new
+ * search order, write what changed, flip lens_v6, then drop the markers
+ * only the old order needed.
+ */
+static int rebuild(struct fib6 *f)
+{
+	uint8_t lens[FPMD_V6_LENS], path[FPMD_V6_PROBES + 1], m[16];
+	struct fib6_node **routes, *x;
+	struct hnode *n, *tmp;
+	uint32_t nl = 0, nr = 0, a;
+	bool same, stale = false;
+	size_t it;
+	int ret = 0;
+
+	f->rebuilds++;
+	for (int l = 0; l < FPMD_V6_LENS; l++)
+		if (f->len_routes[l])
+			lens[nl++] = (uint8_t)l;
+	routes = malloc((f->nroutes + 1) * sizeof(*routes));
+	if (!routes)
+		return -ENOMEM;
+	ht_for_each(&f->nodes, n, tmp, it)
+	{
+		x = container_of(n, struct fib6_node, node);
+		x->mark = 0;
+		if (x->route)
+			routes[nr++] = x;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		int k = search_path(lens, nl, routes[i]->len, path);
+
+		for (int j = 0; j < k; j++) {
+			mask_addr(routes[i]->addr, path[j], m);
+			x = node_get(f, m, path[j]);
+			if (!x) {
+				ret = -ENOMEM;
+				break;
+			}
+			x->mark++;
+		}
+	}
+	free(routes);
+	/* Before the flip, both orders' markers must answer right. */
+	ht_for_each(&f->nodes, n, tmp, it)
+	{
+		x = container_of(n, struct fib6_node, node);
+		if (!x->route && !x->refs && !x->mark) {
+			/* Neither order passes here (a deleted route). */
+			map_remove(f, x);
+			node_free(f, x);
+			continue;
+		}
+		if (!ret)
+			ret = node_sync(f, x, true);
+	}
+	if (ret)
+		goto sweep_new; /* the old order stays in force */
+	same = nl == f->nlens && !memcmp(lens, f->lens_in_use, nl);
+	if (!same) {
+		a = f->lens->active & 1;
+		memcpy(f->lens->len[!a], lens, nl);
+		f->lens->n[!a] = nl;
+		__atomic_store_n(&f->lens->active, !a, __ATOMIC_RELEASE);
+		memcpy(f->lens_in_use, lens, nl);
+		f->nlens = nl;
+	}
+	ht_for_each(&f->nodes, n, tmp, it)
+	{
+		x = container_of(n, struct fib6_node, node);
+		if (!x->route && !x->mark && x->in_map)
+			stale = true;
+		x->refs = x->mark;
+	}
+	if (stale && !same) {
+		uint64_t t = mono_ns() + f->grace_ns;
+
+		while (mono_ns() < t)
+			usleep(100);
+	}
+sweep_new:
+	ht_for_each(&f->nodes, n, tmp, it)
+	{
+		x = container_of(n, struct fib6_node, node);
+		if (!x->route && !x->refs) {
+			map_remove(f, x);
+			node_free(f, x);
+		}
+	}
+	return ret;
+}
+
+int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
+{
+	struct fib6_node *x;
+	uint8_t p[16];
+	int ret;
+
+	if (len > 128 || FPMD_RT_TYPE(val) == FPMD_RT_NONE)
+		return -EINVAL;
+	mask_addr(a, len, p);
+	x = node_find(f, p, len);
+	if (x && x->route) {
+		if (x->val == val)
+			return 0;
+		x->val = val;
+		ret = node_sync(f, x, false);
+		update_below(f, p, len);
+		return ret;
+	}
+	if (f->in_map + FPMD_V6_PROBES + 1 > f->max_in_map)
+		return -ENOSPC;
+	x = node_get(f, p, len);
+	if (!x)
+		return -ENOMEM;
+	x->route = true;
+	x->val = val;
+	f->nroutes++;
+	if (!f->len_routes[len]++) {
+		ret = rebuild(f);
+		if (ret) {
+			x->route = false;
+			f->nroutes--;
+			f->len_routes[len]--;
+			node_sync(f, x, false);
+		}
+		return ret;
+	}
+	ret = markers_adjust(f, p, len, 1);
+	if (!ret)
+		ret = node_sync(f, x, false);
+	if (ret) {
+		x->route = false;
+		f->nroutes--;
+		f->len_routes[len]--;
+		node_sync(f, x, false);
+		markers_adjust(f, p, len, -1);
+		return ret;
+	}
+	update_below(f, p, len);
+	return 0;
+}
+
+int fib6_del(struct fib6 *f, const uint8_t a[16], uint8_t len)
+{
+	struct fib6_node *x;
+	uint8_t p[16];
+
+	if (len > 128)
+		return -EINVAL;
+	mask_addr(a, len, p);
+	x = node_find(f, p, len);
+	if (!x || !x->route)
+		return -ENOENT;
+	x->route = false;
+	f->nroutes--;
+	if (!--f->len_routes[len])
+		return rebuild(f);
+	node_sync(f, x, false); /* a marker now, or gone */
+	update_below(f, p, len);
+	markers_adjust(f, p, len, -1);
+	return 0;
+}
+
+uint32_t fib6_lookup(const struct fib6 *f, const uint8_t a[16])
+{
+	uint32_t lo = 0, hi = f->nlens, best = 0;
+	uint8_t m[16];
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) >> 1;
+		struct fib6_node *x;
+
+		mask_addr(a, f->lens_in_use[mid], m);
+		x = node_find(f, m, f->lens_in_use[mid]);
+		if (x && x->in_map) {
+			if (x->written)
+				best = x->written;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return best;
+}
+
+int fib6_foreach(const struct fib6 *f,
+		 int (*cb)(const uint8_t addr[16], uint8_t len, uint32_t val,
+			   void *arg),
+		 void *arg)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&f->nodes, n, tmp, i)
+	{
+		struct fib6_node *x = container_of(n, struct fib6_node, node);
+		int ret;
+
+		if (!x->route)
+			continue;
+		ret = cb(x->addr, x->len, x->val, arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Take slots_v6 and lens_v6 as a previous fpmd left them. */
+static int adopt(struct fib6 *f)
+{
+	uint32_t a = f->lens->active & 1;
+
+	f->nlens = f->lens->n[a] <= FPMD_V6_LENS ? f->lens->n[a] : 0;
+	memcpy(f->lens_in_use, f->lens->len[a], f->nlens);
+	for (uint32_t k = 0; k < f->nslots; k++) {
+		struct fpmd_v6_slot *s = &f->slots[k];
+		uint8_t addr[16], m[16];
+		uint32_t len = FPMD_V6S_LEN(s->tag);
+		struct fib6_node *x;
+
+		if (!(s->tag & FPMD_V6S_VALID))
+			continue;
+		memcpy(addr, &s->hi, 8);
+		memcpy(addr + 8, &s->lo, 8);
+		mask_addr(addr, (uint8_t)len, m);
+		if (len > 128 || memcmp(m, addr, 16) || node_find(f, m, (uint8_t)len)) {
+			store32(&s->tag, FPMD_V6S_TOMB); /* torn or foreign */
+			continue;
+		}
+		x = node_get(f, m, (uint8_t)len);
+		if (!x)
+			return -ENOMEM;
+		x->in_map = true;
+		x->slot = k;
+		f->in_map++;
+		x->written = s->val;
+		x->wflags = s->tag & FPMD_V6S_ROUTE;
+		x->refs = 1; /* kept until the lens_v6 in force is settled */
+		if ((s->tag & FPMD_V6S_ROUTE) &&
+		    FPMD_RT_TYPE(s->val) != FPMD_RT_NONE) {
+			x->route = true;
+			x->val = s->val;
+			f->nroutes++;
+			f->len_routes[x->len]++;
+		}
+	}
+	return rebuild(f);
+}
+
+uint32_t fib6_slots_for(uint32_t max_routes)
+{
+	uint64_t want = (uint64_t)max_routes * FPMD_V6_ENTRIES_PER_ROUTE * 2;
+	uint32_t n = 1024;
+
+	while (n < want && n < (1u << 31))
+		n <<= 1;
+	return n;
+}
+
+static void *map_mmap(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t nslots,
+	      bool adopt_maps)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int ret = -ENOMEM;
+
+	memset(f, 0, sizeof(*f));
+	if (!nslots || (nslots & (nslots - 1)))
+		return -EINVAL;
+	f->nslots = nslots;
+	f->max_in_map = nslots / 10 * 6;
+	f->grace_ns = GRACE_NS_DEFAULT;
+	f->slots_len = ((size_t)nslots * sizeof(struct fpmd_v6_slot) + pg - 1) /
+		       pg * pg;
+	f->lens_len = (sizeof(struct fpmd_v6_lens) + pg - 1) / pg * pg;
+	f->slots = map_mmap(slots_fd, f->slots_len);
+	f->lens = map_mmap(lens_fd, f->lens_len);
+	if (!f->slots || !f->lens) {
+		ret = -errno;
+		goto fail;
+	}
+	if (ht_init(&f->nodes, 1024))
+		goto fail;
+	if (adopt_maps) {
+		ret = adopt(f);
+		if (ret)
+			goto fail;
+	}
+	return 0;
+fail:
+	fib6_close(f);
+	return ret;
+}
+
+void fib6_close(struct fib6 *f)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	cb_free(f->tree);
+	if (f->nodes.b) {
+		ht_for_each(&f->nodes, n, tmp, i)
+			free(container_of(n, struct fib6_node, node));
+		ht_free(&f->nodes);
+	}
+	if (f->slots)
+		munmap(f->slots, f->slots_len);
+	if (f->lens)
+		munmap(f->lens, f->lens_len);
+	memset(f, 0, sizeof(*f));
+}

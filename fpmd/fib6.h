@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * IPv6 binary search on prefix lengths: fpmd's own table of routes and
+ * markers, and the slots_v6 / lens_v6 maps it keeps in step. Layout and
+ * lookup rules: bpf/fpmd_maps.h. Standalone like fib4.
+ */
+#ifndef FPMD_FIB6_H
+#define FPMD_FIB6_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fpmd_maps.h"
+#include "hash.h"
+
+struct fib6_node;
+
+struct fib6 {
+	struct fpmd_v6_slot *slots; /* mmap of slots_v6 */
+	uint32_t nslots;            /* a power of two */
+	struct fpmd_v6_lens *lens;  /* mmap of lens_v6 */
+	size_t slots_len, lens_len;
+	struct htable nodes;        /* routes and markers, by prefix */
+	void *tree;                 /* the same in address order (crit-bit) */
+	uint32_t len_routes[FPMD_V6_LENS];
+	uint8_t lens_in_use[FPMD_V6_LENS]; /* what lens_v6 says now */
+	uint32_t nlens;
+	uint32_t nroutes, in_map, max_in_map;
+	/* Stale markers are removed this long after lens_v6 flips, so a
+	 * lookup still bisecting the old list finds what it needs. */
+	uint64_t grace_ns;
+	uint64_t map_writes, rebuilds;
+};
+
+/* slots_v6's size for max_routes routes: a power of two, at most half
+ * full with FPMD_V6_ENTRIES_PER_ROUTE entries per route (fpmd refuses
+ * entries past 60%). The program's v6_slot_mask must be this - 1. */
+uint32_t fib6_slots_for(uint32_t max_routes);
+
+/* slots_fd, lens_fd: slots_v6 (nslots, a power of two) and lens_v6 as
+ * created from bpf/fpmd_fib.h. With adopt, rebuild from them. */
+int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t nslots,
+	      bool adopt);
+void fib6_close(struct fib6 *f);
+
+/* Add or replace addr/len; -ENOSPC when slots_v6 is full (nothing
+ * changed). */
+int fib6_add(struct fib6 *f, const uint8_t addr[16], uint8_t len,
+	     uint32_t val);
+int fib6_del(struct fib6 *f, const uint8_t addr[16], uint8_t len);
+/* What the fast path finds, from fpmd's copy (0: none). */
+uint32_t fib6_lookup(const struct fib6 *f, const uint8_t addr[16]);
+
+int fib6_foreach(const struct fib6 *f,
+		 int (*cb)(const uint8_t addr[16], uint8_t len, uint32_t val,
+			   void *arg),
+		 void *arg);
+
+#endif

@@ -1,0 +1,727 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Differential tests of fpmd's fast route tables against the kernel's LPM
+ * trie. Each case drives fib4.c (DIR-24-8) or fib6.c (binary search on
+ * prefix lengths) through insert / replace / delete sequences and mirrors
+ * every change into an LPM trie, the oracle. After each batch of changes
+ * bpf/fib_check.bpf.o compares both over a million addresses drawn
+ * around the current prefixes (ends, one past the ends, siblings) in one
+ * BPF_PROG_TEST_RUN, with the XDP router's own lookup code.
+ *
+ *   fib_check            run every case
+ *   fib_check --list     print the case names
+ *   fib_check NAME...    run the named cases
+ *
+ * A mismatch names the case, the step, the address, the expected value
+ * (LPM trie) and the one found.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "fib4.h"
+#include "fib6.h"
+#include "fib_check.h"
+#include "fib_check.skel.h"
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MAX_BASES FIB_CHECK_BASES
+#define LOOKUPS (1u << 20)
+
+struct pfx {
+	uint8_t addr[16];
+	uint8_t len;
+	uint32_t val;
+};
+
+static struct fib_check_bpf *skel;
+static struct fib4 f4;
+static struct fib6 f6;
+static int family; /* 4 or 6 */
+static const char *case_name;
+static struct pfx *live; /* what the oracle holds */
+static size_t nlive, cap_live;
+static char last_op[128];
+static uint64_t total_lookups;
+static uint64_t rng = 0x66706d64u;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stdout, "FAIL %s: ", case_name);
+	va_start(ap, fmt);
+	vfprintf(stdout, fmt, ap);
+	va_end(ap);
+	fprintf(stdout, "\n");
+	exit(1);
+}
+
+static int alen(void)
+{
+	return family == 4 ? 4 : 16;
+}
+
+static const char *fmt_pfx(const uint8_t *a, int len, char *buf)
+{
+	char s[INET6_ADDRSTRLEN];
+
+	inet_ntop(family == 4 ? AF_INET : AF_INET6, a, s, sizeof(s));
+	snprintf(buf, 64, "%s/%d", s, len);
+	return buf;
+}
+
+static const char *fmt_val(uint32_t v, char *buf)
+{
+	static const char *const types[16] = {
+		"none", "nexthop", "group", "local", "blackhole",
+		"unreachable", "prohibit", "kernel", [15] = "tbl8-pointer",
+	};
+	const char *t = types[FPMD_RT_TYPE(v)];
+
+	if (!v)
+		snprintf(buf, 64, "0x00000000 (no route)");
+	else
+		snprintf(buf, 64, "0x%08x (src %u, %s %u)", v, FPMD_RT_SRC(v),
+			 t ? t : "type?", FPMD_RT_INDEX(v));
+	return buf;
+}
+
+static void mask(uint8_t *a, int len)
+{
+	for (int i = 0; i < 16; i++) {
+		int bits = len - 8 * i;
+
+		a[i] = bits >= 8 ? a[i] : bits <= 0 ? 0 :
+				     a[i] & (uint8_t)(0xff << (8 - bits));
+	}
+}
+
+static uint32_t random_val(void)
+{
+	static const int types[] = { FPMD_RT_NEXTHOP, FPMD_RT_GROUP,
+				     FPMD_RT_BLACKHOLE, FPMD_RT_LOCAL,
+				     FPMD_RT_UNREACHABLE };
+	uint64_t r = rnd();
+
+	return FPMD_RT_ENCODE_SRC(r % 4, types[(r >> 8) % ARRAY_SIZE(types)],
+				  r >> 24);
+}
+
+/* ---- the oracle and the table under test, kept in step ---- */
+
+static ssize_t live_find(const uint8_t *a, int len)
+{
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i].len == len && !memcmp(live[i].addr, a, 16))
+			return (ssize_t)i;
+	return -1;
+}
+
+static void oracle_put(const uint8_t *a, int len, uint32_t val)
+{
+	struct fpmd_route_val v = { val };
+	struct fpmd_lpm_v6 k6 = { .prefixlen = (uint32_t)len };
+	struct fpmd_lpm_v4 k4 = { .prefixlen = (uint32_t)len };
+	int ret;
+
+	memcpy(k4.addr, a, 4);
+	memcpy(k6.addr, a, 16);
+	ret = family == 4 ?
+		      bpf_map_update_elem(bpf_map__fd(skel->maps.routes_v4),
+					  &k4, &v, BPF_ANY) :
+		      bpf_map_update_elem(bpf_map__fd(skel->maps.routes_v6),
+					  &k6, &v, BPF_ANY);
+	if (ret)
+		fail("LPM trie update: %s", strerror(errno));
+}
+
+static void oracle_del(const uint8_t *a, int len)
+{
+	struct fpmd_lpm_v6 k6 = { .prefixlen = (uint32_t)len };
+	struct fpmd_lpm_v4 k4 = { .prefixlen = (uint32_t)len };
+
+	memcpy(k4.addr, a, 4);
+	memcpy(k6.addr, a, 16);
+	if (family == 4)
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.routes_v4), &k4);
+	else
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.routes_v6), &k6);
+}
+
+/* Add or replace; returns the table's result (the oracle follows only
+ * what the table took, as fpmd's "map full" routes stay out). */
+static int add(const uint8_t *addr, int len, uint32_t val)
+{
+	uint8_t a[16] = { 0 };
+	char b[64];
+	ssize_t i;
+	int ret;
+
+	memcpy(a, addr, alen());
+	mask(a, len);
+	snprintf(last_op, sizeof(last_op), "add %s", fmt_pfx(a, len, b));
+	ret = family == 4 ? fib4_add(&f4, a, (uint8_t)len, val) :
+			    fib6_add(&f6, a, (uint8_t)len, val);
+	if (ret == -ENOSPC)
+		return ret;
+	if (ret)
+		fail("%s: %s", last_op, strerror(-ret));
+	oracle_put(a, len, val);
+	i = live_find(a, len);
+	if (i >= 0) {
+		live[i].val = val;
+		return 0;
+	}
+	if (nlive == cap_live) {
+		cap_live = cap_live ? cap_live * 2 : 1024;
+		live = realloc(live, cap_live * sizeof(*live));
+		if (!live)
+			fail("out of memory");
+	}
+	memcpy(live[nlive].addr, a, 16);
+	live[nlive].len = (uint8_t)len;
+	live[nlive++].val = val;
+	return 0;
+}
+
+static void del_at(size_t i)
+{
+	struct pfx p = live[i];
+	char b[64];
+	int ret;
+
+	snprintf(last_op, sizeof(last_op), "delete %s",
+		 fmt_pfx(p.addr, p.len, b));
+	ret = family == 4 ? fib4_del(&f4, p.addr, p.len) :
+			    fib6_del(&f6, p.addr, p.len);
+	if (ret)
+		fail("%s: %s", last_op, strerror(-ret));
+	oracle_del(p.addr, p.len);
+	live[i] = live[--nlive];
+}
+
+static void del(const uint8_t *addr, int len)
+{
+	uint8_t a[16] = { 0 };
+	ssize_t i;
+
+	memcpy(a, addr, alen());
+	mask(a, len);
+	i = live_find(a, len);
+	if (i < 0)
+		fail("test bug: delete of a prefix not added");
+	del_at((size_t)i);
+}
+
+/* ---- the check, inside BPF ---- */
+
+static void check_n(const char *step, uint32_t lookups)
+{
+	int bfd = bpf_map__fd(skel->maps.bases);
+	uint8_t frame[64] = { 0 };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame,
+		    .data_size_in = sizeof(frame), .repeat = 1);
+	uint32_t n = 0;
+
+	/* The current prefixes (a random subset past MAX_BASES), and /0
+	 * so that addresses far from any prefix are drawn too. */
+	for (size_t i = 0; i < nlive && n < MAX_BASES - 1; i++) {
+		size_t j = nlive <= MAX_BASES - 1 ? i : rnd() % nlive;
+		struct fpmd_lpm_v6 b = { .prefixlen = live[j].len };
+
+		memcpy(b.addr, live[j].addr, 16);
+		if (bpf_map_update_elem(bfd, &n, &b, BPF_ANY))
+			fail("bases: %s", strerror(errno));
+		n++;
+	}
+	{
+		struct fpmd_lpm_v6 b = { .prefixlen = 0 };
+
+		bpf_map_update_elem(bfd, &n, &b, BPF_ANY);
+		n++;
+	}
+	skel->bss->family = (uint32_t)family;
+	skel->bss->nbases = n;
+	skel->bss->count = lookups;
+	skel->bss->seed = rnd();
+	skel->bss->checked = 0;
+	skel->bss->mismatches = 0;
+	if (bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fib_check), &o))
+		fail("BPF_PROG_TEST_RUN: %s", strerror(errno));
+	if (skel->bss->checked != lookups)
+		fail("%s: only %llu of %u lookups ran", step,
+		     (unsigned long long)skel->bss->checked, lookups);
+	total_lookups += skel->bss->checked;
+	if (skel->bss->mismatches) {
+		char a[INET6_ADDRSTRLEN], w[64], g[64];
+		uint64_t nm = skel->bss->mismatches;
+
+		printf("FAIL %s: %s (last change: %s): %llu of %u lookups "
+		       "differ from the LPM trie:\n",
+		       case_name, step, last_op, (unsigned long long)nm,
+		       lookups);
+		for (uint64_t k = 0; k < nm && k < 8; k++) {
+			inet_ntop(family == 4 ? AF_INET : AF_INET6,
+				  skel->bss->miss[k].addr, a, sizeof(a));
+			printf("  %s: expected %s, got %s (%s)\n", a,
+			       fmt_val(skel->bss->miss[k].want, w),
+			       fmt_val(skel->bss->miss[k].got, g),
+			       family == 4 ? "DIR-24-8" :
+					     "binary search on lengths");
+		}
+		exit(1);
+	}
+}
+
+/* A full check: a million addresses. */
+static void check(const char *step)
+{
+	check_n(step, LOOKUPS);
+}
+
+/* After each step of a hand-made sequence. */
+static void check_step(const char *step)
+{
+	check_n(step, LOOKUPS / 8);
+}
+
+/* ---- setup ---- */
+
+static void load(uint32_t ngroups)
+{
+	skel = fib_check_bpf__open();
+	if (!skel)
+		fail("open bpf/fib_check.bpf.o: %s", strerror(errno));
+	bpf_map__set_max_entries(skel->maps.tbl8,
+				 ngroups * FPMD_TBL8_GROUP_WORDS);
+	bpf_map__set_max_entries(skel->maps.rules_v4, 1 << 18);
+	bpf_map__set_max_entries(skel->maps.slots_v6, 1 << 17);
+	skel->rodata->v6_slot_mask = (1 << 17) - 1;
+	if (fib_check_bpf__load(skel))
+		fail("load bpf/fib_check.bpf.o: %s", strerror(errno));
+}
+
+static void open_tables(uint32_t ngroups, bool adopt)
+{
+	int ret;
+
+	if (family == 4) {
+		struct fib4_maps m = {
+			.tbl24 = bpf_map__fd(skel->maps.tbl24),
+			.tbl8 = bpf_map__fd(skel->maps.tbl8),
+			.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
+			.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage),
+			.commit_prog =
+				bpf_program__fd(skel->progs.fpmd_tbl24_commit),
+		};
+
+		ret = fib4_open(&f4, &m, ngroups, 1 << 18, adopt);
+		f4.grace_ns = 0; /* nothing reads while we write */
+	} else {
+		ret = fib6_open(&f6, bpf_map__fd(skel->maps.slots_v6),
+				bpf_map__fd(skel->maps.lens_v6), 1 << 17,
+				adopt);
+		f6.grace_ns = 0;
+	}
+	if (ret)
+		fail("open the tables%s: %s", adopt ? " (adopt)" : "",
+		     strerror(-ret));
+}
+
+static void close_tables(void)
+{
+	if (family == 4)
+		fib4_close(&f4);
+	else
+		fib6_close(&f6);
+}
+
+static void start(int fam, uint32_t ngroups)
+{
+	family = fam;
+	nlive = 0;
+	load(ngroups);
+	open_tables(ngroups, false);
+}
+
+static void finish(void)
+{
+	close_tables();
+	fib_check_bpf__destroy(skel);
+	skel = NULL;
+	printf("PASS %s: %zu prefixes at the end, %llu lookups compared\n",
+	       case_name, nlive, (unsigned long long)total_lookups);
+}
+
+/* ---- address generators ---- */
+
+static void v4(uint8_t *a, uint32_t h)
+{
+	h = htonl(h);
+	memset(a, 0, 16);
+	memcpy(a, &h, 4);
+}
+
+/* Prefixes crowded into a few regions, lengths around the boundaries
+ * that matter to DIR-24-8 (/0, /8, /16, /24 and its neighbours, /32). */
+static int random_v4(uint8_t *a)
+{
+	/* /0 and /1 rewrite half of tbl24 or more: rare, or the test
+	 * spends its time there. */
+	static const int lens[] = { 7,	8,  9,	15, 16, 17, 20, 22,
+				    23, 24, 24, 24, 25, 25, 26, 27,
+				    28, 29, 30, 31, 32, 32 };
+	static const uint32_t regions[][2] = {
+		{ 0x0a000000, 8 },  /* 10/8 */
+		{ 0x0a010200, 22 }, /* 10.1.0.0/22: deep nesting */
+		{ 0xc0a80000, 16 }, /* 192.168/16 */
+		{ 0, 0 },	    /* anywhere */
+	};
+	uint64_t r = rnd();
+	const uint32_t *reg = regions[r % ARRAY_SIZE(regions)];
+	int len = lens[(r >> 8) % ARRAY_SIZE(lens)];
+	uint32_t m = reg[1] ? ~0u << (32 - reg[1]) : 0;
+
+	if ((r >> 16) % 256 == 0)
+		len = (int)((r >> 24) % 2);
+
+	v4(a, (reg[0] & m) | ((uint32_t)(r >> 32) & ~m));
+	return len;
+}
+
+static int random_v6(uint8_t *a)
+{
+	static const int lens[] = { 0,	 1,   16,  31,	32,  32,  33,  40,
+				    47,	 48,  48,  49,	56,  63,  64,  64,
+				    65,	 80,  96,  112, 127, 128, 128, 3 };
+	static const uint8_t regions[][3] = {
+		{ 0x20, 0x01, 32 }, /* 2001:db8::/32 (0db8 below) */
+		{ 0xfd, 0x00, 8 },
+		{ 0x00, 0x00, 0 },
+	};
+	uint64_t r = rnd(), h = rnd(), l = rnd();
+	int reg = (int)(r % ARRAY_SIZE(regions));
+	int len = lens[(r >> 8) % ARRAY_SIZE(lens)];
+
+	memcpy(a, &h, 8);
+	memcpy(a + 8, &l, 8);
+	if (reg == 0) {
+		a[0] = 0x20, a[1] = 0x01, a[2] = 0x0d, a[3] = 0xb8;
+		/* crowd further: a handful of /48s */
+		if (r >> 40 & 1)
+			a[4] = 0, a[5] = (uint8_t)(r >> 41 & 3);
+	} else if (reg == 1) {
+		a[0] = 0xfd;
+	}
+	return len;
+}
+
+static int random_prefix(uint8_t *a)
+{
+	return family == 4 ? random_v4(a) : random_v6(a);
+}
+
+/* n random changes: adds and replaces, deletes (a third), checked every
+ * "every" changes. */
+static void churn(int n, int every)
+{
+	char step[64];
+
+	for (int i = 1; i <= n; i++) {
+		uint8_t a[16];
+		uint64_t r = rnd();
+
+		if (nlive && r % 3 == 0) {
+			del_at(rnd() % nlive);
+		} else if (nlive && r % 7 == 1) {
+			size_t j = rnd() % nlive; /* replace */
+
+			add(live[j].addr, live[j].len, random_val());
+		} else {
+			int len = random_prefix(a);
+
+			add(a, len, random_val());
+		}
+		if (i % every == 0) {
+			snprintf(step, sizeof(step), "after change %d", i);
+			check(step);
+		}
+	}
+}
+
+/* ---- the cases ---- */
+
+static void case_v4_random(void)
+{
+	start(4, 2048);
+	churn(20000, 2500);
+	finish();
+}
+
+/* A chain of covering prefixes, taken down parents first, children
+ * first and from the middle, checked after every step. */
+static void nest_chain(const int *lens, int n, const uint32_t addr,
+		       const int *order)
+{
+	uint8_t a[16];
+	char step[64];
+
+	for (int i = 0; i < n; i++) {
+		v4(a, addr);
+		add(a, lens[i], random_val());
+		snprintf(step, sizeof(step), "after adding /%d", lens[i]);
+		check_step(step);
+	}
+	for (int i = 0; i < n; i++) {
+		v4(a, addr);
+		del(a, lens[order[i]]);
+		snprintf(step, sizeof(step), "after deleting /%d",
+			 lens[order[i]]);
+		check_step(step);
+	}
+}
+
+static void case_v4_covering(void)
+{
+	static const int lens[] = { 0, 8, 16, 23, 24, 25, 28, 31, 32 };
+	static const int parents_first[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const int children_first[] = { 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+	static const int middle[] = { 4, 5, 3, 0, 8, 2, 6, 1, 7 };
+	const int n = ARRAY_SIZE(lens);
+
+	start(4, 64);
+	nest_chain(lens, n, 0x0a0102ff, parents_first);
+	nest_chain(lens, n, 0x0a010200, children_first);
+	nest_chain(lens, n, 0xc0a80180, middle);
+	/* Two /25 halves under a /24, then the /24 goes: the group must
+	 * go back to tbl24 only when no /25 is left. */
+	{
+		uint8_t a[16];
+
+		v4(a, 0x0a630000);
+		add(a, 24, random_val());
+		add(a, 25, random_val());
+		v4(a, 0x0a630080);
+		add(a, 25, random_val());
+		check_step("two /25 under a /24");
+		v4(a, 0x0a630000);
+		del(a, 24);
+		check_step("the /24 deleted");
+		del(a, 25);
+		check_step("first /25 deleted");
+		v4(a, 0x0a630080);
+		del(a, 25);
+		check_step("second /25 deleted");
+		if (f4.groups_used)
+			fail("%u tbl8 groups still in use with no prefix "
+			     "longer than /24",
+			     f4.groups_used);
+	}
+	finish();
+}
+
+/* More /25+ prefixes in distinct /24s than there are tbl8 groups. */
+static void case_v4_groups_full(void)
+{
+	const uint32_t groups = 16;
+	uint32_t full = 0;
+	uint8_t a[16];
+
+	start(4, groups);
+	v4(a, 0);
+	add(a, 0, random_val());
+	for (uint32_t i = 0; i < 40; i++) {
+		v4(a, 0x0b000000 + (i << 8) + 0x40);
+		if (add(a, 26, random_val()) == -ENOSPC)
+			full++;
+	}
+	if (full != 40 - groups)
+		fail("%u of 40 /26 refused with %u groups, expected %u", full,
+		     groups, 40 - groups);
+	check("groups exhausted");
+	for (int i = 0; i < 8; i++)
+		del_at(rnd() % nlive);
+	churn(4000, 1000);
+	finish();
+}
+
+/* Close and reopen on the same maps, as a restarted fpmd does: nothing
+ * may be rewritten, and the store must be whole again. */
+static void case_adopt(int fam)
+{
+	uint64_t writes;
+
+	start(fam, 1024);
+	churn(6000, 6000);
+	close_tables();
+	open_tables(1024, true);
+	writes = fam == 4 ? f4.entry_writes : 0;
+	if (writes)
+		fail("adoption rewrote %llu table entries",
+		     (unsigned long long)writes);
+	check("after adoption");
+	churn(6000, 3000);
+	finish();
+}
+
+static void case_v4_adopt(void)
+{
+	case_adopt(4);
+}
+
+static void case_v6_random(void)
+{
+	start(6, 1);
+	churn(20000, 2500);
+	finish();
+}
+
+static void case_v6_covering(void)
+{
+	static const int lens[] = { 0, 16, 32, 47, 48, 49, 64, 127, 128 };
+	uint8_t a[16];
+	char step[64];
+
+	start(6, 1);
+	inet_pton(AF_INET6, "2001:db8:1:2:3:4:5:6", a);
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		add(a, lens[i], random_val());
+		snprintf(step, sizeof(step), "after adding /%d", lens[i]);
+		check_step(step);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(lens); i++) {
+		int l = lens[(i * 5) % ARRAY_SIZE(lens)];
+
+		del(a, l);
+		snprintf(step, sizeof(step), "after deleting /%d", l);
+		check_step(step);
+	}
+	finish();
+}
+
+/*
+ * A marker's value follows the routes above it: with lengths /16, /32 and
+ * /48 in use, 2001:db8:1::/48 leaves a marker at 2001:db8::/32 whose
+ * value is 2001::/16's. Other prefixes keep each length in use, so these
+ * are updates in place, not a rebuild of the search order.
+ */
+static void case_v6_markers(void)
+{
+	static const char *const keep[] = { "3000::/16", "4000:1::/32",
+					    "5000::/48" };
+	uint8_t a[16], p16[16], p48[16];
+
+	start(6, 1);
+	for (size_t i = 0; i < ARRAY_SIZE(keep); i++) {
+		char buf[64], *sl;
+
+		snprintf(buf, sizeof(buf), "%s", keep[i]);
+		sl = strchr(buf, '/');
+		*sl = 0;
+		inet_pton(AF_INET6, buf, a);
+		add(a, atoi(sl + 1), random_val());
+	}
+	inet_pton(AF_INET6, "2001::", p16);
+	inet_pton(AF_INET6, "2001:db8:1::", p48);
+	add(p16, 16, random_val());
+	add(p48, 48, random_val());
+	check_step("marker under 2001::/16");
+	del(p16, 16);
+	check_step("2001::/16 deleted under the marker");
+	add(p16, 16, random_val());
+	check_step("2001::/16 added again");
+	add(p16, 16, random_val());
+	check_step("2001::/16 replaced");
+	inet_pton(AF_INET6, "2001:db8::", a);
+	add(a, 32, random_val());
+	check_step("the marker became a route");
+	del(a, 32);
+	check_step("and a marker again");
+	del(p48, 48);
+	check_step("2001:db8:1::/48 deleted");
+	finish();
+}
+
+static void case_v6_adopt(void)
+{
+	case_adopt(6);
+}
+
+/* The divide-free part index agrees with the divide for every word. */
+static void case_v4_part_index(void)
+{
+	for (uint32_t w = 0; w < FPMD_TBL24_WORDS; w++)
+		if (FPMD_TBL24_PART_OF(w) != w / FPMD_TBL24_PART_WORDS)
+			fail("FPMD_TBL24_PART_OF(%u) = %u, not %u", w,
+			     FPMD_TBL24_PART_OF(w), w / FPMD_TBL24_PART_WORDS);
+	printf("PASS %s: %u words\n", case_name, FPMD_TBL24_WORDS);
+}
+
+static const struct fcase {
+	const char *name;
+	void (*run)(void);
+} cases[] = {
+	{ "ipv4-part-index", case_v4_part_index },
+	{ "ipv4-random", case_v4_random },
+	{ "ipv4-covering", case_v4_covering },
+	{ "ipv4-groups-full", case_v4_groups_full },
+	{ "ipv4-adopt", case_v4_adopt },
+	{ "ipv6-random", case_v6_random },
+	{ "ipv6-covering", case_v6_covering },
+	{ "ipv6-markers", case_v6_markers },
+	{ "ipv6-adopt", case_v6_adopt },
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	return level == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ran = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "--list")) {
+		for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+			printf("%s\n", cases[i].name);
+		return 0;
+	}
+	libbpf_set_print(libbpf_print);
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		bool want = argc == 1;
+
+		for (int k = 1; k < argc; k++)
+			want |= !strcmp(argv[k], cases[i].name);
+		if (!want)
+			continue;
+		case_name = cases[i].name;
+		rng = 0x66706d64u + i;
+		total_lookups = 0;
+		cases[i].run();
+		ran++;
+	}
+	if (!ran) {
+		fprintf(stderr, "fib_check: no such case\n");
+		return 2;
+	}
+	return 0;
+}
