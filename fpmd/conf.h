@@ -52,6 +52,8 @@ struct fpmd_config {
 	struct sock_cfg plugin_sock, ctl_sock;
 	uint32_t max_routes_v4, max_routes_v6, max_nexthops, max_groups,
 		max_neigh;
+	int fib4_algo, fib6_algo; /* enum fpmd_fib4_algo / fpmd_fib6_algo */
+	uint32_t tbl8_groups;
 	bool keep_forwarding;   /* leave XDP attached on exit */
 	bool allow_nf_bypass;   /* attach despite netfilter forward rules */
 	unsigned int guard_interval_ms;

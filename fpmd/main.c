@@ -60,6 +60,8 @@ enum {
 	OPT_PLUGIN_SOCK,
 	OPT_NO_PLUGIN,
 	OPT_SHOW_DEFAULT,
+	OPT_FIB4,
+	OPT_FIB6,
 };
 
 struct opt_doc {
@@ -124,6 +126,12 @@ static const struct opt_doc opts[] = {
 	{ { "max-groups", required_argument, NULL, OPT_MAX_GRP }, 0, "N",
 	  "nexthop group table size",
 	  .path = "tables/max-groups" },
+	{ { "ipv4-lookup", required_argument, NULL, OPT_FIB4 }, 0,
+	  "dir-24-8|lpm-trie", "IPv4 lookup structure (dir-24-8)",
+	  .path = "tables/ipv4-lookup" },
+	{ { "ipv6-lookup", required_argument, NULL, OPT_FIB6 }, 0,
+	  "binary-search|lpm-trie", "IPv6 lookup structure (binary-search)",
+	  .path = "tables/ipv6-lookup" },
 	{ { "max-neighbors", required_argument, NULL, OPT_MAX_NEIGH }, 0, "N",
 	  "neighbor table size (per family)",
 	  .path = "tables/max-neighbors" },
@@ -847,6 +855,14 @@ int fpmd_reload(char *err, size_t elen)
 	keep_u32("max-nexthops", cfg.max_nexthops, &nc.max_nexthops);
 	keep_u32("max-groups", cfg.max_groups, &nc.max_groups);
 	keep_u32("max-neighbors", cfg.max_neigh, &nc.max_neigh);
+	keep_u32("ipv4-tbl8-groups", cfg.tbl8_groups, &nc.tbl8_groups);
+	if (nc.fib4_algo != cfg.fib4_algo || nc.fib6_algo != cfg.fib6_algo)
+		log_warn("config: tables/ipv4-lookup or ipv6-lookup changed: takes "
+			 "effect when fpmd restarts, which rebuilds the maps "
+			 "(traffic takes the kernel path until the feeds have "
+			 "replayed)");
+	nc.fib4_algo = cfg.fib4_algo;
+	nc.fib6_algo = cfg.fib6_algo;
 	old = cfg;
 	cfg = nc;
 	apply_changes(&old);
@@ -1070,6 +1086,10 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		return 1;
 	}
+	/* The lookup structures are chosen at load (tables/ipv4-lookup...). */
+	fpmd_fib4_algo = cfg.fib4_algo;
+	fpmd_fib6_algo = cfg.fib6_algo;
+	fpmd_tbl8_groups = cfg.tbl8_groups;
 	if (xdp_load(&adopted))
 		return 1;
 	fpmd_adopted = adopted;

@@ -114,6 +114,10 @@ static void routes(struct doc *d)
 	put_u64(d, prog, ST "/routes/programmed%s%s", "", "");
 	put_u64(d, notprog, ST "/routes/not-programmed%s%s", "", "");
 	put_u64(d, rib_other.count, ST "/routes/other-table%s%s", "", "");
+	put(d, cfg.fib4_algo == FPMD_FIB4_DIR24 ? "dir-24-8" : "lpm-trie",
+	    ST "/routes/ipv4-lookup");
+	put(d, cfg.fib6_algo == FPMD_FIB6_BSPL ? "binary-search" : "lpm-trie",
+	    ST "/routes/ipv6-lookup");
 	for (int s = 0; s < SRC_MAX; s++)
 		put_u64(d, rib_count(s), ST "/routes/source[name='%s']/count%s",
 			rib_source_name(s), "");
