@@ -302,13 +302,19 @@ static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
 				   const struct egress *e, __u32 l3len,
 				   void *l3, int v6)
 {
-	__u32 oif = e->ifindex;
 	__u64 bytes = ctx->data_end - ctx->data;
+	long act;
 
-	if (!bpf_map_lookup_elem(&tx_ports, &oif))
-		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
 	if (l3len > e->mtu)
 		return verdict(ctx, in->slot, FPMD_R_PASS_MTU, XDP_PASS);
+	/*
+	 * One devmap lookup: the helper only records the target (the frame
+	 * moves after we return), and says XDP_ABORTED (flags 0) when the
+	 * egress is not in tx_ports, before anything is rewritten.
+	 */
+	act = bpf_redirect_map(&tx_ports, e->ifindex, 0);
+	if (act != XDP_REDIRECT)
+		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
 
 	if (v6)
 		((struct ipv6hdr *)l3)->hop_limit--;
@@ -319,7 +325,7 @@ static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
 
 	count(in->slot, FPMD_R_FORWARDED, bytes);
 	count(e->oslot, FPMD_R_TX, bytes);
-	return bpf_redirect_map(&tx_ports, oif, 0);
+	return XDP_REDIRECT;
 }
 
 #ifdef FPMD_FIB_REF

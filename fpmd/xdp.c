@@ -10,7 +10,12 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -163,6 +168,42 @@ static int reuse_devmap(struct bpf_map *m)
 	return ret;
 }
 
+#define BPFFS_ROOT "/sys/fs/bpf"
+
+/*
+ * The pin directory's parent must be on a bpffs. A machine that has not
+ * mounted one at /sys/fs/bpf gets it mounted there, as iproute2 and
+ * bpftool do; anywhere else is the operator's to mount.
+ */
+static int check_bpffs(const char *dir)
+{
+	char buf[PATH_MAX];
+	struct statfs st;
+	const char *parent;
+
+	snprintf(buf, sizeof(buf), "%s", dir);
+	parent = dirname(buf);
+	if (!statfs(parent, &st) && st.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (strcmp(parent, BPFFS_ROOT)) {
+		log_err("bpffs: %s (bpffs-dir %s) is not on a bpf filesystem: "
+			"mount one there (mount -t bpf bpf DIR) or choose a "
+			"bpffs-dir under %s",
+			parent, dir, BPFFS_ROOT);
+		return -ENOTDIR;
+	}
+	if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700")) {
+		int err = errno;
+
+		log_err("bpffs: %s is not mounted and mounting it failed: %s",
+			BPFFS_ROOT, strerror(err));
+		return -err;
+	}
+	log_info("bpffs: mounted a bpf filesystem at %s (none was there)",
+		   BPFFS_ROOT);
+	return 0;
+}
+
 int xdp_load(bool *adopted)
 {
 	long layout;
@@ -170,6 +211,9 @@ int xdp_load(bool *adopted)
 
 	*adopted = false;
 	libbpf_set_print(libbpf_log);
+	ret = check_bpffs(cfg.pin_dir);
+	if (ret)
+		return ret;
 	if (mkdir(cfg.pin_dir, 0700) && errno != EEXIST) {
 		ret = -errno;
 		log_err("bpffs: cannot create %s: %s (is bpffs mounted, and "

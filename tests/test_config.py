@@ -420,3 +420,45 @@ def test_reload_interfaces_zero_loss_on_others(lab, tmp_path):
     # h1 <-> h2 never left the fast path (h3's last pings took the kernel).
     assert fwd4(lab.r1) - f0 <= 6 + 2, \
         f"kernel forwarded {fwd4(lab.r1) - f0} packets"
+
+
+def test_bpffs_mounted_when_missing(tmp_path):
+    """A machine without bpffs at /sys/fs/bpf: fpmd mounts it and pins.
+
+    Runs in a private mount namespace with /sys/fs/bpf unmounted, so the
+    bpffs fpmd mounts is a new one that dies with the namespace."""
+    log, sock = tmp_path / "fpmd.log", tmp_path / "ctl.sock"
+    pin = f"/sys/fs/bpf/fpmd-mnt-{os.getpid()}"
+    script = f"""
+        umount /sys/fs/bpf 2>/dev/null
+        grep -q ' /sys/fs/bpf bpf ' /proc/mounts && exit 90
+        {FPMD} -b {pin} -s {sock} --no-fpm --no-plugin \\
+            --log file:{log} & p=$!
+        for i in $(seq 100); do
+            grep -q 'started:' {log} 2>/dev/null && break; sleep 0.1
+        done
+        grep ' /sys/fs/bpf bpf ' /proc/mounts || echo NOT-MOUNTED
+        ls {pin}
+        kill $p; wait $p
+    """
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh",
+                        "-c", script], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode != 90, "could not unmount /sys/fs/bpf privately"
+    text = log.read_text()
+    assert "bpffs: mounted a bpf filesystem at /sys/fs/bpf" in text, text
+    assert "NOT-MOUNTED" not in r.stdout, r.stdout
+    assert "routes_v4" in r.stdout and "nexthops" in r.stdout, r.stdout
+    assert not os.path.exists(pin), "pinned into the machine's own bpffs"
+
+
+def test_pin_dir_not_on_bpffs(tmp_path):
+    """A bpffs-dir outside any bpffs: refused, with what to do about it."""
+    pin = tmp_path / "pins"
+    r = subprocess.run([FPMD, "-b", str(pin), "-s", str(tmp_path / "s"),
+                        "--no-fpm", "--no-plugin"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0
+    assert f"bpffs: {tmp_path} (bpffs-dir {pin}) is not on a bpf " \
+        "filesystem" in r.stderr, r.stderr
+    assert not pin.exists()
