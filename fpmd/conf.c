@@ -146,6 +146,13 @@ static int parse_file(const char *file, struct lyd_node **tree, char *err,
 	return 0;
 }
 
+/* The absolute path of rel, a path below the top container. */
+static const char *abs_path(char *buf, size_t len, const char *rel)
+{
+	snprintf(buf, len, TOP "/%s", rel);
+	return buf;
+}
+
 static struct lyd_node *find(const struct lyd_node *tree, const char *rel)
 {
 	char path[512];
@@ -153,8 +160,7 @@ static struct lyd_node *find(const struct lyd_node *tree, const char *rel)
 
 	if (!tree)
 		return NULL;
-	snprintf(path, sizeof(path), TOP "/%s", rel);
-	if (lyd_find_path(tree, path, 0, &n))
+	if (lyd_find_path(tree, abs_path(path, sizeof(path), rel), 0, &n))
 		return NULL;
 	return n;
 }
@@ -167,8 +173,7 @@ static bool has_entries(const struct lyd_node *tree, const char *rel)
 
 	if (!tree)
 		return false;
-	snprintf(path, sizeof(path), TOP "/%s", rel);
-	if (lyd_find_xpath(tree, path, &set))
+	if (lyd_find_xpath(tree, abs_path(path, sizeof(path), rel), &set))
 		return false;
 	any = set->count > 0 && !(set->dnodes[0]->flags & LYD_DEFAULT);
 	ly_set_free(set, NULL);
@@ -191,8 +196,7 @@ static void drop_all(struct lyd_node *tree, const char *rel)
 
 	if (!tree)
 		return;
-	snprintf(path, sizeof(path), TOP "/%s", rel);
-	if (lyd_find_xpath(tree, path, &set))
+	if (lyd_find_xpath(tree, abs_path(path, sizeof(path), rel), &set))
 		return;
 	for (uint32_t i = 0; i < set->count; i++)
 		lyd_free_tree(set->dnodes[i]);
@@ -222,7 +226,7 @@ static int apply_cli(struct lyd_node **tree, const struct cli_sets *cli,
 		}
 		if (s->drop && s->drop[0])
 			drop_all(*tree, s->drop);
-		snprintf(path, sizeof(path), TOP "/%s", s->path);
+		abs_path(path, sizeof(path), s->path);
 		if (lyd_new_path(*tree, ctx, path, s->value, LYD_NEW_PATH_UPDATE,
 				 *tree ? NULL : tree)) {
 			char where[160];

@@ -806,34 +806,20 @@ static int show_plugin(struct arena *a, Fpmd__Response *rsp)
 static int show_summary(struct arena *a, Fpmd__Response *rsp)
 {
 	Fpmd__Summary *o = arena_alloc(a, sizeof(*o));
-	struct hnode *n, *tmp;
-	size_t i;
+	struct rib_counts c;
 
 	if (!o)
 		return -ENOMEM;
 	fpmd__summary__init(o);
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		struct route *r = container_of(n, struct route, node);
-
-		if (r->p.family == AF_INET)
-			o->routes_v4++;
-		else
-			o->routes_v6++;
-		if (r->programmed)
-			o->programmed++;
-		else
-			o->not_programmed++;
-	}
-	ht_for_each(&rib_nh_by_key, n, tmp, i)
-		o->nexthops++;
-	ht_for_each(&rib_grp_by_key, n, tmp, i)
-		o->groups++;
-	ht_for_each(&rib_nh_by_id, n, tmp, i)
-		if (container_of(n, struct nexthop, id_node)->is_group)
-			o->groups++;
-	o->neighbors = rib_neigh.count;
-	o->other_table = rib_other.count;
+	rib_summary(&c);
+	o->routes_v4 = c.routes_v4;
+	o->routes_v6 = c.routes_v6;
+	o->programmed = c.programmed;
+	o->not_programmed = c.not_programmed;
+	o->nexthops = c.nexthops;
+	o->groups = c.groups;
+	o->neighbors = c.neighbors;
+	o->other_table = c.other_table;
 	o->route_map_full = rib_stats.route_map_full;
 	o->nexthop_map_full = rib_stats.nh_map_full;
 	o->group_map_full = rib_stats.group_map_full;

@@ -1092,6 +1092,60 @@ uint32_t rib_count(enum rib_source src)
 	return nroutes[src];
 }
 
+void rib_nexthop_walk(void (*fn)(const struct nexthop *nh, void *arg),
+		      void *arg)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+		fn(container_of(n, struct nexthop, key_node), arg);
+	ht_for_each(&rib_grp_by_key, n, tmp, i)
+		fn(container_of(n, struct nexthop, key_node), arg);
+	/* Ids that own their slot or need none; keyed ones were seen. */
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, id_node);
+
+		if (!nh->keyed && !nh->alias)
+			fn(nh, arg);
+	}
+}
+
+static void count_nexthop(const struct nexthop *nh, void *arg)
+{
+	struct rib_counts *c = arg;
+
+	if (nh->is_group)
+		c->groups++;
+	else
+		c->nexthops++;
+}
+
+void rib_summary(struct rib_counts *c)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	memset(c, 0, sizeof(*c));
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		const struct route *r = container_of(n, struct route, node);
+
+		if (r->p.family == AF_INET)
+			c->routes_v4++;
+		else
+			c->routes_v6++;
+		if (r->programmed)
+			c->programmed++;
+		else
+			c->not_programmed++;
+	}
+	rib_nexthop_walk(count_nexthop, c);
+	c->neighbors = (uint32_t)rib_neigh.count;
+	c->other_table = (uint32_t)rib_other.count;
+}
+
 const char *route_entry_state(const struct route *r, int src)
 {
 	const struct route_entry *e = &r->e[src];

@@ -193,6 +193,22 @@ uint32_t rib_sweep(enum rib_source src, uint32_t gen);
 uint32_t rib_pending_routes(void);
 /* Routes of src present now. */
 uint32_t rib_count(enum rib_source src);
+
+/* The table sizes 'show summary' and 'show state' report. */
+struct rib_counts {
+	uint32_t routes_v4, routes_v6;
+	uint32_t programmed, not_programmed;
+	uint32_t nexthops, groups; /* as rib_nexthop_walk visits them */
+	uint32_t neighbors, other_table;
+};
+
+void rib_summary(struct rib_counts *c);
+/* Every nexthop and group once: the content ones (by key), fpmctl's
+ * groups, and the ids that forward without a slot (blackhole,
+ * unsupported). A feed's id that names a content slot is not visited: a
+ * group zebra knows by id is one nh_groups entry, one group. */
+void rib_nexthop_walk(void (*fn)(const struct nexthop *nh, void *arg),
+		      void *arg);
 /* Rebuild the tables from adopted pinned maps (after a restart). */
 int rib_adopt(uint32_t max_nexthops, uint32_t max_groups);
 

@@ -87,9 +87,8 @@ static void tally_add(struct tally *t, const char *name)
 	}
 }
 
-static void routes(struct doc *d)
+static void routes(struct doc *d, const struct rib_counts *c)
 {
-	uint32_t v4 = 0, v6 = 0, prog = 0, notprog = 0;
 	struct tally states = { 0 };
 	struct hnode *n, *tmp;
 	size_t i;
@@ -98,22 +97,14 @@ static void routes(struct doc *d)
 	{
 		struct route *r = container_of(n, struct route, node);
 
-		if (r->p.family == AF_INET)
-			v4++;
-		else
-			v6++;
-		if (r->programmed)
-			prog++;
-		else
-			notprog++;
 		tally_add(&states, r->selected < 0 ? "not-selected" :
 				   route_entry_state(r, r->selected));
 	}
-	put_u64(d, v4, ST "/routes/ipv4%s%s", "", "");
-	put_u64(d, v6, ST "/routes/ipv6%s%s", "", "");
-	put_u64(d, prog, ST "/routes/programmed%s%s", "", "");
-	put_u64(d, notprog, ST "/routes/not-programmed%s%s", "", "");
-	put_u64(d, rib_other.count, ST "/routes/other-table%s%s", "", "");
+	put_u64(d, c->routes_v4, ST "/routes/ipv4%s%s", "", "");
+	put_u64(d, c->routes_v6, ST "/routes/ipv6%s%s", "", "");
+	put_u64(d, c->programmed, ST "/routes/programmed%s%s", "", "");
+	put_u64(d, c->not_programmed, ST "/routes/not-programmed%s%s", "", "");
+	put_u64(d, c->other_table, ST "/routes/other-table%s%s", "", "");
 	put(d, cfg.fib4_algo == FPMD_FIB4_DIR24 ? "dir-24-8" : "lpm-trie",
 	    ST "/routes/ipv4-lookup");
 	put(d, cfg.fib6_algo == FPMD_FIB6_BSPL ? "binary-search" : "lpm-trie",
@@ -127,45 +118,24 @@ static void routes(struct doc *d)
 			states.name[k], "");
 }
 
-static void nexthops(struct doc *d)
+static void tally_nexthop(const struct nexthop *nh, void *arg)
+{
+	tally_add(arg, nexthop_state(nh));
+}
+
+static void nexthops(struct doc *d, const struct rib_counts *c)
 {
 	struct tally states = { 0 };
-	uint32_t nhs = 0, groups = 0;
-	struct hnode *n, *tmp;
-	size_t i;
 
-	ht_for_each(&rib_nh_by_key, n, tmp, i)
-	{
-		nhs++;
-		tally_add(&states,
-			  nexthop_state(container_of(n, struct nexthop, key_node)));
-	}
-	ht_for_each(&rib_grp_by_key, n, tmp, i)
-	{
-		groups++;
-		tally_add(&states,
-			  nexthop_state(container_of(n, struct nexthop, key_node)));
-	}
-	/* Ids that own their slot (not aliases of a keyed one). */
-	ht_for_each(&rib_nh_by_id, n, tmp, i)
-	{
-		struct nexthop *nh = container_of(n, struct nexthop, id_node);
-
-		if (nh->keyed || nh->alias)
-			continue;
-		if (nh->is_group)
-			groups++;
-		else
-			nhs++;
-		tally_add(&states, nexthop_state(nh));
-	}
-	put_u64(d, nhs, ST "/nexthops/count%s%s", "", "");
-	put_u64(d, groups, ST "/nexthops/groups%s%s", "", "");
+	/* The same nexthops and groups as counted. */
+	rib_nexthop_walk(tally_nexthop, &states);
+	put_u64(d, c->nexthops, ST "/nexthops/count%s%s", "", "");
+	put_u64(d, c->groups, ST "/nexthops/groups%s%s", "", "");
 	for (int k = 0; k < states.n; k++)
 		put_u64(d, states.count[k],
 			ST "/nexthops/nexthop-state[name='%s']/count%s",
 			states.name[k], "");
-	put_u64(d, rib_neigh.count, ST "/nexthops/neighbors%s%s", "", "");
+	put_u64(d, c->neighbors, ST "/nexthops/neighbors%s%s", "", "");
 }
 
 static void feed(struct doc *d, const char *name, const struct feed_status *s)
@@ -241,6 +211,7 @@ char *state_json(void)
 {
 	struct doc d = { 0 };
 	struct feed_status fs;
+	struct rib_counts c;
 	char *out = NULL;
 
 	if (!config_ctx())
@@ -249,8 +220,9 @@ char *state_json(void)
 	put_u64(&d, FPMD_LAYOUT_VERSION, ST "/map-layout%s%s", "", "");
 	put(&d, cfg.source, ST "/config-source");
 	put(&d, tf(fpmd_adopted), ST "/maps-adopted");
-	routes(&d);
-	nexthops(&d);
+	rib_summary(&c);
+	routes(&d, &c);
+	nexthops(&d, &c);
 	fpm_get_status(&fs);
 	feed(&d, "fpm", &fs);
 	plugin_get_status(&fs);

@@ -9,7 +9,7 @@ import socket
 import struct
 import time
 
-from lab import wait_for
+from lab import sh, wait_for
 
 
 def varint(v):
@@ -45,14 +45,29 @@ def replay_end(rid, routes):
     return ld(3, vi(1, rid) + vi(2, routes))
 
 
-def route(seq, pfx, plen, gw=None, ifindex=0, dele=False, rtype=1):
+def route(seq, pfx, plen, gw=None, ifindex=0, dele=False, rtype=1, nhg=0):
     p = ld(1, socket.inet_aton(pfx)) + vi(2, plen)
     body = vi(1, seq) + (vi(2, 1) if dele else b"") + ld(3, p)
     if not dele:
         body += vi(5, rtype)
+        if nhg:
+            body += vi(6, nhg)
         if gw:
             body += ld(7, ld(1, socket.inet_aton(gw)) + vi(2, ifindex))
     return ld(4, body)
+
+
+def nexthop(seq, nhid, gw=None, ifindex=0, group=(), blackhole=False):
+    """A NexthopOp: a single (gw, ifindex), a group of (id, weight), or a
+    blackhole."""
+    body = vi(1, seq) + vi(3, nhid)
+    if gw:
+        body += ld(4, ld(1, socket.inet_aton(gw)) + vi(2, ifindex))
+    for m, w in group:
+        body += ld(5, vi(1, m) + vi(2, w))
+    if blackhole:
+        body += vi(6, 1)
+    return ld(5, body)
 
 
 def decode(buf):
@@ -217,3 +232,61 @@ def test_plugin_bad_input_refused_state_kept(lab):
     k.recv()
     assert plugin_routes(d) == set()
     k.close()
+
+
+def occupied(pin, name, field):
+    """Slots of a pinned array map whose value has field set."""
+    dump = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}").stdout)
+    return sum(1 for e in dump if e["formatted"]["value"][field])
+
+
+def test_summary_and_state_count_alike(lab):
+    # A plugin group is reachable by zebra's id and by its content: one
+    # group, one nh_groups slot, in 'show summary' as in 'show state'.
+    d = lab.fpmd(extra=("--no-fpm", "--max-nexthops", "16",
+                        "--max-groups", "16"))
+    idx = lab.r1.ifindex("r1-eth1")
+    gw1, gw2 = lab.H2_V4, "172.16.102.2"
+    c = Client(d)
+    c.send(hello(), replay_begin(1),
+           nexthop(1, 1, gw1, idx), nexthop(2, 2, gw2, idx),
+           nexthop(3, 3, blackhole=True),
+           nexthop(4, 10, group=((1, 1), (2, 3))),
+           route(5, "10.77.0.0", 16, nhg=10),
+           route(6, "10.78.0.0", 16, nhg=10),
+           route(7, "10.79.0.0", 16, nhg=3),
+           replay_end(1, 3))
+    c.recv()
+    got = acks(c, 7)
+    assert all(a[1] == 0 for a in got), got
+    c.recv()
+    # The same ECMP by hand: fpmctl's group owns its slot.
+    d.ctl("nexthop", "add", "1", "via", gw1, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "2", "via", gw2, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "10", "group", "1/2")
+    d.ctl("route", "add", "10.80.0.0/16", "nhid", "10")
+    d.ctl("route", "add", "2001:db8:102::/64", "dev", "r1-eth1")
+
+    summ = d.show("summary")
+    st = json.loads(d.ctl("show", "state").stdout)["fpmd:fpmd"]["state"]
+    rt, nh = st["routes"], st["nexthops"]
+    from_state = {
+        "routesV4": rt["ipv4"], "routesV6": rt["ipv6"],
+        "programmed": rt["programmed"],
+        "notProgrammed": rt["not-programmed"],
+        "otherTable": rt["other-table"], "nexthops": nh["count"],
+        "groups": nh["groups"], "neighbors": nh["neighbors"],
+    }
+    assert {k: summ[k] for k in from_state} == \
+        {k: int(v) for k, v in from_state.items()}, (summ, st)
+    assert summ["routesBySource"]["plugin"] == 3 and \
+        summ["routesBySource"]["static"] == 2, summ
+    # Every nexthop and group has one state, as counted.
+    assert sum(int(s["count"]) for s in nh["nexthop-state"]) == \
+        summ["nexthops"] + summ["groups"], nh
+    # The plugin's content group and fpmctl's group: two slots, two
+    # groups. The nexthops are the slots and the blackhole id (no slot).
+    assert summ["groups"] == 2 == occupied(d.pin, "nh_groups", "nmembers")
+    assert summ["nexthops"] == 6 == \
+        occupied(d.pin, "nexthops", "ifindex") + 1, summ
+    c.close()
