@@ -35,9 +35,10 @@ used, and one table row:
 - lag: fpmd's lastMapWriteNs - lastMessageNs (target <= 1 s at 1M);
 - kernel has all -> last map write: the same lag seen from outside fpmd,
   against the kernel, which zebra programs before it sends FPM;
-- fpmd VmHWM and the BPF map memory (bpftool bytes_memlock of every map
-  pinned by fpmd) at the end, and the routes_v4 entry count, walked in the
-  map itself;
+- fpmd VmHWM and the BPF map memory (bytes_memlock of every map pinned
+  by fpmd and of those it holds unpinned: tbl24's parts) at the end, and
+  the IPv4 routes counted in the maps themselves (rules_v4's used records
+  for DIR-24-8, a key walk of routes_v4 for the LPM trie);
 - fpmd's CPU use over 5 s after the load, when nothing changes.
 
 Everything it creates (namespaces, daemons, FRR pathspace directories,
@@ -276,23 +277,28 @@ def _bpf(cmd, attr):
     return r
 
 
+class _ObjGet(ctypes.Structure):
+    _fields_ = [("pathname", ctypes.c_uint64), ("bpf_fd", ctypes.c_uint32),
+                ("file_flags", ctypes.c_uint32)]
+
+
+class _MapInfo(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32),
+                ("key_size", ctypes.c_uint32),
+                ("value_size", ctypes.c_uint32),
+                ("max_entries", ctypes.c_uint32),
+                ("map_flags", ctypes.c_uint32),
+                ("name", ctypes.c_char * 16), ("pad", ctypes.c_char * 64)]
+
+
+class _InfoAttr(ctypes.Structure):
+    _fields_ = [("bpf_fd", ctypes.c_uint32), ("info_len", ctypes.c_uint32),
+                ("info", ctypes.c_uint64)]
+
+
 def map_count(path):
     """Number of keys in a pinned BPF map (BPF_MAP_GET_NEXT_KEY walk)."""
-    class ObjGet(ctypes.Structure):
-        _fields_ = [("pathname", ctypes.c_uint64), ("bpf_fd", ctypes.c_uint32),
-                    ("file_flags", ctypes.c_uint32)]
-
-    class Info(ctypes.Structure):
-        _fields_ = [("type", ctypes.c_uint32), ("id", ctypes.c_uint32),
-                    ("key_size", ctypes.c_uint32),
-                    ("value_size", ctypes.c_uint32),
-                    ("max_entries", ctypes.c_uint32),
-                    ("map_flags", ctypes.c_uint32),
-                    ("name", ctypes.c_char * 16), ("pad", ctypes.c_char * 64)]
-
-    class InfoAttr(ctypes.Structure):
-        _fields_ = [("bpf_fd", ctypes.c_uint32), ("info_len", ctypes.c_uint32),
-                    ("info", ctypes.c_uint64)]
+    ObjGet, Info, InfoAttr = _ObjGet, _MapInfo, _InfoAttr
 
     class NextKey(ctypes.Structure):
         _fields_ = [("map_fd", ctypes.c_uint32), ("pad", ctypes.c_uint32),
@@ -323,9 +329,26 @@ def map_count(path):
         os.close(fd)
 
 
-def pinned_maps(pindir):
-    """[(name, bytes_memlock, max_entries, type)] for maps pinned under pindir."""
-    out = []
+def held_maps(pid):
+    """{map id: memlock bytes} of every BPF map process pid holds an fd of."""
+    out = {}
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}") != "anon_inode:bpf-map":
+                continue
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(line.split(":", 1) for line in f if ":" in line)
+        except OSError:
+            continue  # closed meanwhile
+        out[int(info["map_id"])] = int(info["memlock"])
+    return out
+
+
+def fpmd_maps(pindir, pid):
+    """[(name, bytes_memlock, max_entries, type)]: the maps pinned under
+    pindir, plus those fpmd holds without pinning them (tbl24's parts,
+    reachable only through the tbl24 map-in-map), summed as one row."""
+    out, pinned = [], set()
     for root, _, files in os.walk(pindir):
         for f in sorted(files):
             path = os.path.join(root, f)
@@ -333,9 +356,38 @@ def pinned_maps(pindir):
             if r.returncode != 0:
                 continue  # a pinned program or link
             m = json.loads(r.stdout)
+            pinned.add(m.get("id"))
             out.append((os.path.relpath(path, pindir), m.get("bytes_memlock", 0),
                         m.get("max_entries", 0), m.get("type", "?")))
+    rest = {i: b for i, b in held_maps(pid).items() if i not in pinned}
+    if rest:
+        out.append((f"tbl24 parts and other unpinned ({len(rest)} maps)",
+                    sum(rest.values()), len(rest), "array"))
     return out
+
+
+FPMD_RULE_F_USED = 0x1
+RULE_V4_SIZE, RULE_V4_FLAGS = 16, 9  # struct fpmd_rule_v4, its flags
+
+
+def rules_used(path):
+    """Routes in the DIR-24-8 table: rules_v4 records marked used, read
+    through the map's mmap (BPF_F_MMAPABLE)."""
+    import mmap
+
+    p = ctypes.create_string_buffer(path.encode())
+    fd = _bpf(BPF_OBJ_GET, _ObjGet(ctypes.addressof(p), 0, 0))
+    try:
+        info = _MapInfo()
+        _bpf(BPF_OBJ_GET_INFO_BY_FD,
+             _InfoAttr(fd, ctypes.sizeof(info), ctypes.addressof(info)))
+        size = info.max_entries * RULE_V4_SIZE
+        size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
+        with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as m:
+            flags = m[RULE_V4_FLAGS:info.max_entries * RULE_V4_SIZE:RULE_V4_SIZE]
+        return sum(1 for b in flags if b & FPMD_RULE_F_USED)
+    finally:
+        os.close(fd)
 
 
 # --------------------------------------------------------------------------
@@ -889,15 +941,23 @@ class Bench:
             time.sleep(5)
             res["fpmd_idle_cpu"] = (cpu_seconds(self.fpmd.pid) - c0) / (
                 time.monotonic() - t0)
-            res["maps"] = pinned_maps(self.pin)
+            res["maps"] = fpmd_maps(self.pin, self.fpmd.pid)
+            # The IPv4 table fpmd uses: the trie's entries, or the DIR-24-8
+            # rules (the trie is then created with one entry).
+            trie = next((m for m in res["maps"] if m[0] == "routes_v4"), None)
             try:
                 t0 = time.time()
-                res["routes_v4_entries"] = map_count(
-                    os.path.join(self.pin, "routes_v4"))
-                log(f"routes_v4 holds {res['routes_v4_entries']} entries "
+                if trie and trie[2] > 1:
+                    table, n = "routes_v4", map_count(
+                        os.path.join(self.pin, "routes_v4"))
+                else:
+                    table, n = "rules_v4", rules_used(
+                        os.path.join(self.pin, "rules_v4"))
+                res["routes_v4_entries"] = f"{n} ({table})"
+                log(f"{table} holds {n} routes "
                     f"(walk {time.time() - t0:.1f} s)")
             except OSError as e:
-                log(f"could not count routes_v4: {e}")
+                log(f"could not count the IPv4 routes in the maps: {e}")
         res["zebra_status"] = proc_status(self.zebra.pid)
         res["bgpd_status"] = proc_status(self.bgpd.pid)
         return res
@@ -1020,7 +1080,7 @@ def report(results, sink):
     print("| routes | BGP enabled → kernel has all | zebra FPM first→last "
           "| routes/s FPM→maps | lag: last FPM msg → last map write "
           "| kernel has all → last map write "
-          "| fpmd VmHWM | map memory | routes_v4 entries "
+          "| fpmd VmHWM | map memory | IPv4 routes in the maps "
           "| fpmd CPU when idle after |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
