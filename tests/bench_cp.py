@@ -296,20 +296,28 @@ class _InfoAttr(ctypes.Structure):
                 ("info", ctypes.c_uint64)]
 
 
+def open_pinned(path):
+    """(fd, struct bpf_map_info) of a pinned map; the caller closes fd."""
+    p = ctypes.create_string_buffer(path.encode())
+    fd = _bpf(BPF_OBJ_GET, _ObjGet(ctypes.addressof(p), 0, 0))
+    info = _MapInfo()
+    try:
+        _bpf(BPF_OBJ_GET_INFO_BY_FD,
+             _InfoAttr(fd, ctypes.sizeof(info), ctypes.addressof(info)))
+    except OSError:
+        os.close(fd)
+        raise
+    return fd, info
+
+
 def map_count(path):
     """Number of keys in a pinned BPF map (BPF_MAP_GET_NEXT_KEY walk)."""
-    ObjGet, Info, InfoAttr = _ObjGet, _MapInfo, _InfoAttr
-
     class NextKey(ctypes.Structure):
         _fields_ = [("map_fd", ctypes.c_uint32), ("pad", ctypes.c_uint32),
                     ("key", ctypes.c_uint64), ("next_key", ctypes.c_uint64)]
 
-    p = ctypes.create_string_buffer(path.encode())
-    fd = _bpf(BPF_OBJ_GET, ObjGet(ctypes.addressof(p), 0, 0))
+    fd, info = open_pinned(path)
     try:
-        info = Info()
-        _bpf(BPF_OBJ_GET_INFO_BY_FD,
-             InfoAttr(fd, ctypes.sizeof(info), ctypes.addressof(info)))
         a = ctypes.create_string_buffer(info.key_size)
         b = ctypes.create_string_buffer(info.key_size)
         attr = NextKey(fd, 0, 0, ctypes.addressof(a))
@@ -375,12 +383,8 @@ def rules_used(path):
     through the map's mmap (BPF_F_MMAPABLE)."""
     import mmap
 
-    p = ctypes.create_string_buffer(path.encode())
-    fd = _bpf(BPF_OBJ_GET, _ObjGet(ctypes.addressof(p), 0, 0))
+    fd, info = open_pinned(path)
     try:
-        info = _MapInfo()
-        _bpf(BPF_OBJ_GET_INFO_BY_FD,
-             _InfoAttr(fd, ctypes.sizeof(info), ctypes.addressof(info)))
         size = info.max_entries * RULE_V4_SIZE
         size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
         with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as m:
