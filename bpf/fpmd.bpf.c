@@ -95,6 +95,13 @@ struct {
 } local_v4 SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fpmd_local_filter);
+} local_v4_filter SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_DEVMAP_HASH);
 	__uint(max_entries, FPMD_MAX_IFACES);
 	__type(key, __u32);
@@ -378,6 +385,18 @@ static __always_inline int nh_egress(int reason, struct fpmd_nexthop *nh,
 	return FPMD_R_FORWARDED;
 }
 
+/* Is a (network order) one of our own addresses? See local_v4_filter. */
+static __always_inline int ipv4_is_local(__u32 a)
+{
+	__u32 zero = 0, bit = fpmd_local_v4_bit(a);
+	struct fpmd_local_filter *f;
+
+	f = bpf_map_lookup_elem(&local_v4_filter, &zero);
+	if (f && !(f->w[bit / 64] & (1ull << (bit % 64))))
+		return 0;
+	return bpf_map_lookup_elem(&local_v4, &a) != 0;
+}
+
 static __always_inline int ipv4_martian(__u32 a)
 {
 	__u32 h = bpf_ntohl(a);
@@ -504,7 +523,7 @@ static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
 	if ((sh >> 16) == 0xa9fe || (dh >> 16) == 0xa9fe)
 		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
 	/* Our own address as source: a martian to the kernel. */
-	if (bpf_map_lookup_elem(&local_v4, &saddr))
+	if (ipv4_is_local(saddr))
 		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
 	if (iph->ttl <= 1)
 		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);

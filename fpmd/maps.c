@@ -13,7 +13,7 @@
 
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
-	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .tx_ports = -1,
+	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1, .tx_ports = -1,
 	.ifaces = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
 	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
 	.tbl24_commit = -1,
@@ -276,12 +276,47 @@ int maps_iface_delete(uint32_t ifindex)
 	return err(ret);
 }
 
+static struct fpmd_local_filter local_filter;
+
+static int local_filter_write(void)
+{
+	uint32_t zero = 0;
+
+	return err(bpf_map_update_elem(mapfd.local_v4_filter, &zero,
+				       &local_filter, BPF_ANY));
+}
+
+static void local_filter_set(uint32_t addr)
+{
+	uint32_t bit = fpmd_local_v4_bit(addr);
+
+	local_filter.w[bit / 64] |= 1ull << (bit % 64);
+}
+
+int maps_local_v4_filter_rebuild(void)
+{
+	uint32_t k, *pk = NULL;
+
+	memset(&local_filter, 0, sizeof(local_filter));
+	while (!bpf_map_get_next_key(mapfd.local_v4, pk, &k)) {
+		local_filter_set(k);
+		pk = &k;
+	}
+	return local_filter_write();
+}
+
 int maps_local_v4_add(const uint8_t addr[4])
 {
 	struct fpmd_local_v4_val v = { 1 };
 	uint32_t k;
+	int ret;
 
 	memcpy(&k, addr, 4);
+	/* The bit first: a key without its bit would go unseen. */
+	local_filter_set(k);
+	ret = local_filter_write();
+	if (ret)
+		return ret;
 	return err(bpf_map_update_elem(mapfd.local_v4, &k, &v, BPF_ANY));
 }
 
@@ -294,7 +329,10 @@ int maps_local_v4_delete(const uint8_t addr[4])
 	ret = bpf_map_delete_elem(mapfd.local_v4, &k);
 	if (ret < 0 && errno == ENOENT)
 		return 0;
-	return err(ret);
+	if (ret)
+		return err(ret);
+	/* Another address may share the bit: rebuild from what is left. */
+	return maps_local_v4_filter_rebuild();
 }
 
 int maps_txport_add(uint32_t ifindex)

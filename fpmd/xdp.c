@@ -265,6 +265,7 @@ int xdp_load(bool *adopted)
 	mapfd.neigh_v4 = bpf_map__fd(skel->maps.neigh_v4);
 	mapfd.neigh_v6 = bpf_map__fd(skel->maps.neigh_v6);
 	mapfd.local_v4 = bpf_map__fd(skel->maps.local_v4);
+	mapfd.local_v4_filter = bpf_map__fd(skel->maps.local_v4_filter);
 	mapfd.tx_ports = bpf_map__fd(skel->maps.tx_ports);
 	mapfd.ifaces = bpf_map__fd(skel->maps.ifaces);
 	mapfd.stats = bpf_map__fd(skel->maps.stats);
@@ -276,6 +277,13 @@ int xdp_load(bool *adopted)
 	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
+	/* Before any attach: maps pinned by an fpmd without the filter
+	 * (same layout) get it filled from their local_v4. */
+	ret = maps_local_v4_filter_rebuild();
+	if (ret) {
+		log_err("bpf: local_v4_filter: %s", strerror(-ret));
+		return ret;
+	}
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));
 	if (ret) {

@@ -438,6 +438,20 @@ def test_own_address_as_source_is_martian(lab):
     got, b, a = udp_through(lab, d, "172.16.102.77")
     assert got == [] and delta(b, a, "r1-eth0", "pass-martian") == 3, \
         diag(d, f"new own source: h2 got {got}")
+    # Removed again: no longer ours, so forwarded, by XDP (local_v4 and
+    # its filter both forget it), while the first address stays martian.
+    lab.r1.run("ip addr del 172.16.102.77/24 dev r1-eth1")
+    wait_until(d, lambda: not any(r["protocol"] == "kernel" for r in
+                                  d.show("routes").get("172.16.102.77/32",
+                                                       [])),
+               "172.16.102.77 forgotten as a local address")
+    got, b, a = udp_through(lab, d, "172.16.102.77")
+    fwd = delta(b, a, "r1-eth0", "forwarded")
+    assert got == ["172.16.102.77"] * 3 and fwd == 3, \
+        diag(d, f"former own source: h2 got {got}, forwarded +{fwd}")
+    got, b, a = udp_through(lab, d, lab.R1_V4_1)
+    assert got == [] and delta(b, a, "r1-eth0", "pass-martian") == 3, \
+        diag(d, f"own source after a delete: h2 got {got}")
 
 
 def test_rp_filter_loose(lab):

@@ -372,6 +372,8 @@ static void make_interfaces(void)
 	}
 }
 
+static struct fpmd_local_filter local_filter;
+
 static void map_put(struct bpf_map *map, const void *key, const void *val)
 {
 	if (bpf_map_update_elem(bpf_map__fd(map), key, val, BPF_ANY))
@@ -561,13 +563,18 @@ static void fixture_load(void)
 
 		route_key(route_defs[i].prefix, &family, &key);
 		put_route(family, &key, v, route_defs[i].prefix);
-		/* fpmd also lists its own IPv4 addresses in local_v4. */
+		/* fpmd also lists its own IPv4 addresses in local_v4, each
+		 * with its bit in local_v4_filter. */
 		if (family == AF_INET && route_defs[i].type == FPMD_RT_LOCAL &&
 		    key.prefixlen == 32) {
 			struct fpmd_local_v4_val lv = { 1 };
-			__u32 a;
+			__u32 a, bit, zero = 0;
 
 			memcpy(&a, key.addr, 4);
+			bit = fpmd_local_v4_bit(a);
+			local_filter.w[bit / 64] |= 1ull << (bit % 64);
+			map_put(skel->maps.local_v4_filter, &zero,
+				&local_filter);
 			map_put(skel->maps.local_v4, &a, &lv);
 		}
 	}
