@@ -116,6 +116,13 @@ struct {
 } ifaces SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FPMD_IFINDEX_DIRECT);
+	__type(key, __u32); /* ifindex */
+	__type(value, struct fpmd_iface);
+} ifaces_direct SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FPMD_MAX_STATS);
 	__type(key, __u32);
@@ -128,6 +135,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fpmd_meta);
 } meta SEC(".maps");
+
+/* An interface's entry: the array copy when there is one, else ifaces. */
+static __always_inline struct fpmd_iface *iface_get(__u32 ifindex)
+{
+	struct fpmd_iface *i;
+
+	if (ifindex < FPMD_IFINDEX_DIRECT) {
+		i = bpf_map_lookup_elem(&ifaces_direct, &ifindex);
+		if (i && (i->flags & FPMD_IF_F_PRESENT))
+			return i;
+	}
+	return bpf_map_lookup_elem(&ifaces, &ifindex);
+}
 
 static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
 {
@@ -357,7 +377,7 @@ static __always_inline int fib_egress(int rc, struct egress *e)
 		return FPMD_R_PASS_NO_ROUTE;
 	}
 	/* fpmd keeps the egress slot in the nexthop; the FIB has no slot. */
-	out = bpf_map_lookup_elem(&ifaces, &e->fib.ifindex);
+	out = iface_get(e->fib.ifindex);
 	if (!out)
 		return FPMD_R_PASS_EGRESS;
 	e->ifindex = e->fib.ifindex;
@@ -679,7 +699,7 @@ int fpmd_xdp(struct xdp_md *ctx)
 	__u32 ifindex = ctx->ingress_ifindex;
 	struct fpmd_iface *in;
 
-	in = bpf_map_lookup_elem(&ifaces, &ifindex);
+	in = iface_get(ifindex);
 	if (!in)
 		return XDP_PASS; /* not ours (yet): no slot to count on */
 	if ((void *)(eth + 1) > data_end)

@@ -313,6 +313,18 @@ static inline __u32 fpmd_local_v4_bit(__u32 addr)
 #define FPMD_IF_F_RPF_LOOSE 0x10  /* rp_filter 2 */
 #define FPMD_IF_F_KERNEL_V4 0x20  /* rules/xfrm/tc ingress: IPv4 to kernel */
 #define FPMD_IF_F_KERNEL_V6 0x40  /* rules/xfrm/tc ingress: IPv6 to kernel */
+#define FPMD_IF_F_PRESENT 0x80    /* an ifaces_direct entry in use */
+
+/*
+ * ifaces_direct: a copy of the ifaces entries of ifindexes below
+ * FPMD_IFINDEX_DIRECT in an array indexed by ifindex, so the per-packet
+ * ingress (and egress) lookup is an array read, not a hash lookup (~15 ns
+ * here). A cache only: the program falls back to ifaces when the entry
+ * lacks FPMD_IF_F_PRESENT (larger ifindexes, tools that fill only ifaces).
+ * fpmd writes ifaces first and clears the copy first, and rebuilds the
+ * copy from ifaces at load.
+ */
+#define FPMD_IFINDEX_DIRECT 4096
 
 struct fpmd_iface {
 	__u32 slot;  /* counters index */

@@ -14,7 +14,7 @@
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1, .tx_ports = -1,
-	.ifaces = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
+	.ifaces = -1, .ifaces_direct = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
 	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
 	.tbl24_commit = -1,
 };
@@ -262,14 +262,52 @@ int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr)
 	return err(ret);
 }
 
+/* The ifaces_direct copy of an entry (a zeroed one: none). */
+static int iface_direct_write(uint32_t ifindex, const struct fpmd_iface *i)
+{
+	struct fpmd_iface v = { 0 };
+
+	if (ifindex >= FPMD_IFINDEX_DIRECT)
+		return 0;
+	if (i) {
+		v = *i;
+		v.flags |= FPMD_IF_F_PRESENT;
+	}
+	return err(bpf_map_update_elem(mapfd.ifaces_direct, &ifindex, &v,
+				       BPF_ANY));
+}
+
 int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i)
 {
-	return err(bpf_map_update_elem(mapfd.ifaces, &ifindex, i, BPF_ANY));
+	int ret = err(bpf_map_update_elem(mapfd.ifaces, &ifindex, i, BPF_ANY));
+
+	return ret ? ret : iface_direct_write(ifindex, i);
+}
+
+int maps_ifaces_direct_rebuild(void)
+{
+	struct fpmd_iface v;
+	uint32_t k, *pk = NULL;
+	int ret = 0;
+
+	/* Clear first: meanwhile the program reads ifaces itself. */
+	for (k = 0; k < FPMD_IFINDEX_DIRECT && !ret; k++)
+		ret = iface_direct_write(k, NULL);
+	while (!ret && !bpf_map_get_next_key(mapfd.ifaces, pk, &k)) {
+		pk = &k;
+		if (!bpf_map_lookup_elem(mapfd.ifaces, &k, &v))
+			ret = iface_direct_write(k, &v);
+	}
+	return ret;
 }
 
 int maps_iface_delete(uint32_t ifindex)
 {
-	int ret = bpf_map_delete_elem(mapfd.ifaces, &ifindex);
+	int ret = iface_direct_write(ifindex, NULL);
+
+	if (ret)
+		return ret;
+	ret = bpf_map_delete_elem(mapfd.ifaces, &ifindex);
 
 	if (ret < 0 && errno == ENOENT)
 		return 0;

@@ -14,7 +14,8 @@
 
 struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
-		local_v4, local_v4_filter, tx_ports, ifaces, stats, meta;
+		local_v4, local_v4_filter, tx_ports, ifaces, ifaces_direct, stats,
+		meta;
 	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage;
 	int tbl24_commit; /* the program fpmd_tbl24_commit */
 };
@@ -56,6 +57,8 @@ int maps_local_v4_add(const uint8_t addr[4]);
 int maps_local_v4_delete(const uint8_t addr[4]);
 /* local_v4_filter from local_v4's keys (at load: adopted maps). */
 int maps_local_v4_filter_rebuild(void);
+/* ifaces_direct from ifaces (at load: adopted maps). */
+int maps_ifaces_direct_rebuild(void);
 int maps_txport_add(uint32_t ifindex);
 int maps_txport_delete(uint32_t ifindex);
 /* Sum of all CPUs for one counter. */

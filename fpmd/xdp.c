@@ -268,6 +268,7 @@ int xdp_load(bool *adopted)
 	mapfd.local_v4_filter = bpf_map__fd(skel->maps.local_v4_filter);
 	mapfd.tx_ports = bpf_map__fd(skel->maps.tx_ports);
 	mapfd.ifaces = bpf_map__fd(skel->maps.ifaces);
+	mapfd.ifaces_direct = bpf_map__fd(skel->maps.ifaces_direct);
 	mapfd.stats = bpf_map__fd(skel->maps.stats);
 	mapfd.meta = bpf_map__fd(skel->maps.meta);
 	mapfd.tbl24 = bpf_map__fd(skel->maps.tbl24);
@@ -277,11 +278,16 @@ int xdp_load(bool *adopted)
 	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
-	/* Before any attach: maps pinned by an fpmd without the filter
-	 * (same layout) get it filled from their local_v4. */
+	/* Before any attach: maps pinned by an fpmd without these caches
+	 * (same layout) get them filled from local_v4 and ifaces. */
 	ret = maps_local_v4_filter_rebuild();
 	if (ret) {
 		log_err("bpf: local_v4_filter: %s", strerror(-ret));
+		return ret;
+	}
+	ret = maps_ifaces_direct_rebuild();
+	if (ret) {
+		log_err("bpf: ifaces_direct: %s", strerror(-ret));
 		return ret;
 	}
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,

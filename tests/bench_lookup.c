@@ -597,8 +597,9 @@ static void map_put(int fd, const void *k, const void *v, const char *what)
 		die("map update %s: %s", what, strerror(errno));
 }
 
-/* ifaces and tx_ports, the same in both programs. */
-static void setup_ports(int ifaces_fd, int tx_fd)
+/* ifaces (and its array copy, as fpmd writes them) and tx_ports, the
+ * same in every program. */
+static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 {
 	__u32 flags = FPMD_IF_F_ENABLED | FPMD_IF_F_FWD_V4 | FPMD_IF_F_FWD_V6;
 	struct fpmd_iface in = { .slot = 0, .flags = flags, .mtu = 1500 };
@@ -609,6 +610,12 @@ static void setup_ports(int ifaces_fd, int tx_fd)
 	memcpy(out.mac, mac_out, ETH_ALEN);
 	map_put(ifaces_fd, &if_in, &in, "ifaces (ingress)");
 	map_put(ifaces_fd, &if_out, &out, "ifaces (egress)");
+	in.flags |= FPMD_IF_F_PRESENT;
+	out.flags |= FPMD_IF_F_PRESENT;
+	if ((uint32_t)if_in < FPMD_IFINDEX_DIRECT)
+		map_put(direct_fd, &if_in, &in, "ifaces_direct (ingress)");
+	if ((uint32_t)if_out < FPMD_IFINDEX_DIRECT)
+		map_put(direct_fd, &if_out, &out, "ifaces_direct (egress)");
 	map_put(tx_fd, &if_out, &tx, "tx_ports");
 }
 
@@ -1178,10 +1185,13 @@ int main(int argc, char **argv)
 		die("fib4_open / fib6_open: %s", strerror(-ret));
 	progress("programs loaded");
 	setup_ports(bpf_map__fd(fl->maps.ifaces),
+		    bpf_map__fd(fl->maps.ifaces_direct),
 		    bpf_map__fd(fl->maps.tx_ports));
 	setup_ports(bpf_map__fd(ff->maps.ifaces),
+		    bpf_map__fd(ff->maps.ifaces_direct),
 		    bpf_map__fd(ff->maps.tx_ports));
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
+		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
 	setup_nexthop(bpf_map__fd(fl->maps.nexthops), &v4);
 	setup_nexthop(bpf_map__fd(ff->maps.nexthops), &v4);

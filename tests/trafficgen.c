@@ -518,6 +518,13 @@ static int cmd_ref(int argc, char **argv)
 					&tx, BPF_ANY))
 			die("ifaces / tx_ports for %s: %s", ifs[i].name,
 			    strerror(errno));
+		/* The array copy fpmd keeps too (fpmd_maps.h). */
+		in.flags |= FPMD_IF_F_PRESENT;
+		if (k < FPMD_IFINDEX_DIRECT &&
+		    bpf_map_update_elem(bpf_map__fd(skel->maps.ifaces_direct),
+					&k, &in, BPF_ANY))
+			die("ifaces_direct for %s: %s", ifs[i].name,
+			    strerror(errno));
 	}
 	attach_all(bpf_program__fd(skel->progs.fpmd_xdp));
 	serve(print_ref, skel);

@@ -389,6 +389,15 @@ static void set_iface(int ifid, __u32 flags)
 
 	if_mac(ifid, v.mac);
 	map_put(skel->maps.ifaces, &key, &v);
+	/*
+	 * fpmd also copies the entry into ifaces_direct. The lpm runs leave
+	 * the copy out, so every case also runs the program's fallback to
+	 * ifaces (what an ifindex >= FPMD_IFINDEX_DIRECT gets).
+	 */
+	if (fib_fast && key < FPMD_IFINDEX_DIRECT) {
+		v.flags |= FPMD_IF_F_PRESENT;
+		map_put(skel->maps.ifaces_direct, &key, &v);
+	}
 }
 
 static void fill_group(struct fpmd_nh_group *g, const struct grp_def *d)
