@@ -13,8 +13,9 @@
 
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
-	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1, .tx_ports = -1,
-	.ifaces = -1, .ifaces_direct = -1, .stats = -1, .meta = -1, .tbl24 = -1, .tbl8 = -1,
+	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1,
+	.tx_ports = -1, .ifaces = -1, .ifaces_direct = -1, .stats = -1,
+	.meta = -1, .tbl24 = -1, .tbl8 = -1,
 	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
 	.tbl24_commit = -1,
 };

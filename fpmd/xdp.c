@@ -200,7 +200,7 @@ static int check_bpffs(const char *dir)
 		return -err;
 	}
 	log_info("bpffs: mounted a bpf filesystem at %s (none was there)",
-		   BPFFS_ROOT);
+		 BPFFS_ROOT);
 	return 0;
 }
 
