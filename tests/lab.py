@@ -223,9 +223,11 @@ class Lab:
         self.ns.append(ns)
         return ns
 
-    def link(self, a, aname, b, bname):
-        sh(f"ip link add {aname} netns {a.name} type veth peer name {bname} "
-           f"netns {b.name}")
+    def link(self, a, aname, b, bname, index=None):
+        """A veth pair a:aname -- b:bname; index: aname's ifindex."""
+        idx = f" index {index}" if index else ""
+        sh(f"ip link add {aname} netns {a.name}{idx} type veth peer name "
+           f"{bname} netns {b.name}")
         a.run(f"ip link set {aname} up")
         b.run(f"ip link set {bname} up")
 

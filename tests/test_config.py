@@ -347,7 +347,9 @@ def test_lab_from_file_and_state_validates(lab, tmp_path):
 
 def add_h3(lab):
     h3 = lab.add_ns(lab.prefix + "h3")
-    lab.link(lab.r1, "r1-eth2", h3, "h3-eth0")
+    # An ifindex above FPMD_IFINDEX_DIRECT (4096): the program finds this
+    # interface in the ifaces hash, not in its array copy.
+    lab.link(lab.r1, "r1-eth2", h3, "h3-eth0", index=5000)
     h3.run("ip addr add 172.16.103.1/24 dev h3-eth0 && "
            "ip route add default via 172.16.103.3 && "
            "ethtool -K h3-eth0 tx off gro on >/dev/null")
