@@ -101,6 +101,30 @@ def stats_map_packets(pin, key):
     return sum(c["value"]["packets"] for c in v["formatted"]["values"])
 
 
+def pinned_map(pin, name):
+    """bpftool's JSON dump of a pinned map (BTF-formatted entries)."""
+    r = sh(f"bpftool -j map dump pinned {pin}/{name}")
+    return [e["formatted"] for e in json.loads(r.stdout)]
+
+
+def caches_consistent(lab, pin):
+    """Every local_v4 key has its bit in local_v4_filter, and every ifaces
+    entry below ifindex 4096 has its copy in ifaces_direct (fpmd_maps.h)."""
+    words = pinned_map(pin, "local_v4_filter")[0]["value"]["w"]
+    for e in pinned_map(pin, "local_v4"):
+        a = e["key"] & 0xffffffff
+        bit = ((a * 0x9e3779b1) & 0xffffffff) >> 16
+        if not (words[bit // 64] & (1 << (bit % 64))):
+            return f"local_v4 key {a:#x}: filter bit {bit} clear"
+    direct = {e["key"]: e["value"] for e in pinned_map(pin, "ifaces_direct")}
+    for e in pinned_map(pin, "ifaces"):
+        c = direct.get(e["key"])
+        if e["key"] < 4096 and (c is None or not c["flags"] & 0x80 or
+                                c["slot"] != e["value"]["slot"]):
+            return f"ifindex {e['key']}: no ifaces_direct copy ({c})"
+    return None
+
+
 @pytest.fixture(autouse=True)
 def daemon_logs(lab):
     """On failure, pytest shows this teardown output: every fpmd log."""
@@ -349,7 +373,13 @@ def test_sigterm_detaches_and_cleans_up(lab):
 
 # ---- 7. restart without loss ------------------------------------------------
 
-def test_keep_forwarding_restart_without_loss(lab):
+# The per-packet caches an fpmd before them did not pin (ifaces_direct,
+# local_v4_filter): the adopting fpmd creates and fills them.
+CACHES = ("ifaces_direct", "local_v4_filter")
+
+
+@pytest.mark.parametrize("old_pins", ["same", "without-caches"])
+def test_keep_forwarding_restart_without_loss(lab, old_pins):
     d = lab.fpmd(extra=("--keep-forwarding",))
     lab.routes_and_neighbors(d)
     add_h2_loopback(lab, H2_EXTRA)
@@ -377,6 +407,10 @@ def test_keep_forwarding_restart_without_loss(lab):
         pins = set(os.listdir(lab.pin))
         assert {"routes_v4", "nexthops", "stats", "meta"} <= pins, pins
         assert not os.path.exists(d.sock)
+        if old_pins == "without-caches":
+            # As an older fpmd left them; the program still holds them.
+            for m in CACHES:
+                os.unlink(os.path.join(lab.pin, m))
         s0 = stats_map_packets(lab.pin, key)
         wait_for(lambda: stats_map_packets(lab.pin, key) >= s0 + 50,
                  timeout=3, what="XDP forwarding with no daemon")
@@ -396,6 +430,9 @@ def test_keep_forwarding_restart_without_loss(lab):
         assert set(before[0]) <= set(after[0]), "local routes lost"
         assert after[1] == before[1], "nexthops differ after adoption"
         assert after[2] == before[2], "static neighbors differ after adoption"
+        assert set(CACHES) <= set(os.listdir(lab.pin)), "caches not pinned"
+        bad = caches_consistent(lab, lab.pin)
+        assert bad is None, bad
 
     except BaseException:
         stream.kill()
