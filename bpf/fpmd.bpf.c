@@ -408,11 +408,11 @@ static __always_inline int nh_egress(int reason, struct fpmd_nexthop *nh,
 /* Is a (network order) one of our own addresses? See local_v4_filter. */
 static __always_inline int ipv4_is_local(__u32 a)
 {
-	__u32 zero = 0, bit = fpmd_local_v4_bit(a);
 	struct fpmd_local_filter *f;
+	__u32 zero = 0;
 
 	f = bpf_map_lookup_elem(&local_v4_filter, &zero);
-	if (f && !(f->w[bit / 64] & (1ull << (bit % 64))))
+	if (f && !fpmd_local_filter_may_have(f, a))
 		return 0;
 	return bpf_map_lookup_elem(&local_v4, &a) != 0;
 }

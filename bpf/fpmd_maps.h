@@ -305,6 +305,23 @@ static inline __u32 fpmd_local_v4_bit(__u32 addr)
 	return (addr * 0x9e3779b1u) >> 16;
 }
 
+static inline void fpmd_local_filter_add(struct fpmd_local_filter *f,
+					 __u32 addr)
+{
+	__u32 bit = fpmd_local_v4_bit(addr);
+
+	f->w[bit / 64] |= 1ull << (bit % 64);
+}
+
+/* 0: addr is certainly not in local_v4; 1: look it up there. */
+static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
+					     __u32 addr)
+{
+	__u32 bit = fpmd_local_v4_bit(addr);
+
+	return !!(f->w[bit / 64] & (1ull << (bit % 64)));
+}
+
 /* Interface flags. */
 #define FPMD_IF_F_ENABLED 0x1     /* forward packets received here */
 #define FPMD_IF_F_FWD_V4 0x2      /* net.ipv4.conf.IF.forwarding */

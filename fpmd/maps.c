@@ -325,20 +325,13 @@ static int local_filter_write(void)
 				       &local_filter, BPF_ANY));
 }
 
-static void local_filter_set(uint32_t addr)
-{
-	uint32_t bit = fpmd_local_v4_bit(addr);
-
-	local_filter.w[bit / 64] |= 1ull << (bit % 64);
-}
-
 int maps_local_v4_filter_rebuild(void)
 {
 	uint32_t k, *pk = NULL;
 
 	memset(&local_filter, 0, sizeof(local_filter));
 	while (!bpf_map_get_next_key(mapfd.local_v4, pk, &k)) {
-		local_filter_set(k);
+		fpmd_local_filter_add(&local_filter, k);
 		pk = &k;
 	}
 	return local_filter_write();
@@ -352,7 +345,7 @@ int maps_local_v4_add(const uint8_t addr[4])
 
 	memcpy(&k, addr, 4);
 	/* The bit first: a key without its bit would go unseen. */
-	local_filter_set(k);
+	fpmd_local_filter_add(&local_filter, k);
 	ret = local_filter_write();
 	if (ret)
 		return ret;

@@ -577,11 +577,10 @@ static void fixture_load(void)
 		if (family == AF_INET && route_defs[i].type == FPMD_RT_LOCAL &&
 		    key.prefixlen == 32) {
 			struct fpmd_local_v4_val lv = { 1 };
-			__u32 a, bit, zero = 0;
+			__u32 a, zero = 0;
 
 			memcpy(&a, key.addr, 4);
-			bit = fpmd_local_v4_bit(a);
-			local_filter.w[bit / 64] |= 1ull << (bit % 64);
+			fpmd_local_filter_add(&local_filter, a);
 			map_put(skel->maps.local_v4_filter, &zero,
 				&local_filter);
 			map_put(skel->maps.local_v4, &a, &lv);
