@@ -263,17 +263,24 @@ int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr)
 	return err(ret);
 }
 
-/* The ifaces_direct copy of an entry (a zeroed one: none). */
-static int iface_direct_write(uint32_t ifindex, const struct fpmd_iface *i)
+/* The ifaces_direct copy of an entry; of none (i NULL): zeroes. */
+static struct fpmd_iface direct_entry(const struct fpmd_iface *i)
 {
 	struct fpmd_iface v = { 0 };
 
-	if (ifindex >= FPMD_IFINDEX_DIRECT)
-		return 0;
 	if (i) {
 		v = *i;
 		v.flags |= FPMD_IF_F_PRESENT;
 	}
+	return v;
+}
+
+static int iface_direct_write(uint32_t ifindex, const struct fpmd_iface *i)
+{
+	struct fpmd_iface v = direct_entry(i);
+
+	if (ifindex >= FPMD_IFINDEX_DIRECT)
+		return 0;
 	return err(bpf_map_update_elem(mapfd.ifaces_direct, &ifindex, &v,
 				       BPF_ANY));
 }
@@ -287,19 +294,24 @@ int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i)
 
 int maps_ifaces_direct_rebuild(void)
 {
+	static struct fpmd_iface img[FPMD_IFINDEX_DIRECT];
+	static uint32_t keys[FPMD_IFINDEX_DIRECT];
+	uint32_t k, *pk = NULL, n = FPMD_IFINDEX_DIRECT;
 	struct fpmd_iface v;
-	uint32_t k, *pk = NULL;
-	int ret = 0;
 
-	/* Clear first: meanwhile the program reads ifaces itself. */
-	for (k = 0; k < FPMD_IFINDEX_DIRECT && !ret; k++)
-		ret = iface_direct_write(k, NULL);
-	while (!ret && !bpf_map_get_next_key(mapfd.ifaces, pk, &k)) {
-		pk = &k;
-		if (!bpf_map_lookup_elem(mapfd.ifaces, &k, &v))
-			ret = iface_direct_write(k, &v);
+	for (k = 0; k < FPMD_IFINDEX_DIRECT; k++) {
+		keys[k] = k;
+		img[k] = direct_entry(NULL);
 	}
-	return ret;
+	while (!bpf_map_get_next_key(mapfd.ifaces, pk, &k)) {
+		pk = &k;
+		if (k < FPMD_IFINDEX_DIRECT &&
+		    !bpf_map_lookup_elem(mapfd.ifaces, &k, &v))
+			img[k] = direct_entry(&v);
+	}
+	/* One write: every entry goes from its old value to its new one. */
+	return err(bpf_map_update_batch(mapfd.ifaces_direct, keys, img, &n,
+					NULL));
 }
 
 int maps_iface_delete(uint32_t ifindex)

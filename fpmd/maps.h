@@ -55,9 +55,9 @@ int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
 int maps_iface_delete(uint32_t ifindex);
 int maps_local_v4_add(const uint8_t addr[4]);
 int maps_local_v4_delete(const uint8_t addr[4]);
-/* local_v4_filter from local_v4's keys (at load: adopted maps). */
+/* local_v4_filter from local_v4's keys (adopted maps, and after a delete). */
 int maps_local_v4_filter_rebuild(void);
-/* ifaces_direct from ifaces (at load: adopted maps). */
+/* ifaces_direct from ifaces (adopted maps). */
 int maps_ifaces_direct_rebuild(void);
 int maps_txport_add(uint32_t ifindex);
 int maps_txport_delete(uint32_t ifindex);

@@ -278,17 +278,19 @@ int xdp_load(bool *adopted)
 	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
-	/* Before any attach: maps pinned by an fpmd without these caches
-	 * (same layout) get them filled from local_v4 and ifaces. */
-	ret = maps_local_v4_filter_rebuild();
-	if (ret) {
-		log_err("bpf: local_v4_filter: %s", strerror(-ret));
-		return ret;
-	}
-	ret = maps_ifaces_direct_rebuild();
-	if (ret) {
-		log_err("bpf: ifaces_direct: %s", strerror(-ret));
-		return ret;
+	/* Adopted maps, before any attach: the caches from local_v4 and
+	 * ifaces (an older fpmd pinned none; new maps start empty anyway). */
+	if (layout >= 0) {
+		ret = maps_local_v4_filter_rebuild();
+		if (ret) {
+			log_err("bpf: local_v4_filter: %s", strerror(-ret));
+			return ret;
+		}
+		ret = maps_ifaces_direct_rebuild();
+		if (ret) {
+			log_err("bpf: ifaces_direct: %s", strerror(-ret));
+			return ret;
+		}
 	}
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));
