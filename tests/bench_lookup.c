@@ -58,6 +58,7 @@
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
+#include "tool.h"
 
 #define IF_IN "fpb-in"	 /* frames arrive here (test_run ingress_ifindex) */
 #define IF_OUT "fpb-out" /* every route leaves here, via GW */
@@ -138,26 +139,6 @@ static size_t outliers, samples;
 static double floor_spread[NPROG], floor_hot[NPROG];
 static struct fib4 fib4;
 static struct fib6 fib6;
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "bench_lookup: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void progress(const char *fmt, ...)
 {

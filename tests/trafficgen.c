@@ -60,6 +60,7 @@
 #include <bpf/libbpf.h>
 
 #include "fpmd_maps.h"
+#include "tool.h"
 #include "fpmd_ref.skel.h"
 #include "trafficgen.skel.h"
 
@@ -79,26 +80,6 @@ static struct {
 } opt = { .seconds = 1, .cpu = -1 };
 
 static volatile sig_atomic_t stop;
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "trafficgen: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void enter_netns(const char *name)
 {
