@@ -486,9 +486,13 @@ static void route_key(const struct nlmsghdr *nlh, struct prefix *p,
 	memset(p, 0, sizeof(*p));
 	p->family = rtm->rtm_family;
 	p->len = rtm->rtm_dst_len;
-	if (a->tb[RTA_DST])
+	/* route_check() vouches for the size of IPv4 and IPv6 destinations
+	 * only; anything else (MPLS, a hostile sender) must not reach the
+	 * copy, whatever its length. */
+	if (a->tb[RTA_DST] && (p->family == AF_INET || p->family == AF_INET6) &&
+	    mnl_attr_get_payload_len(a->tb[RTA_DST]) == addr_len(p->family))
 		memcpy(p->addr, mnl_attr_get_payload(a->tb[RTA_DST]),
-		       mnl_attr_get_payload_len(a->tb[RTA_DST]));
+		       addr_len(p->family));
 	prefix_mask(p);
 	*table = a->tb[RTA_TABLE] ? mnl_attr_get_u32(a->tb[RTA_TABLE]) :
 				    rtm->rtm_table;
@@ -671,6 +675,13 @@ static void nexthop_apply(const struct nlmsghdr *nlh)
 		log_warn("fpm: nexthop %u: %s", id, err);
 }
 
+static bool route_family_ok(const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+
+	return rtm->rtm_family == AF_INET || rtm->rtm_family == AF_INET6;
+}
+
 static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
 {
 	struct prefix pa, pb;
@@ -678,6 +689,8 @@ static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
 	struct attrs x;
 
 	if (b->nlmsg_type != RTM_NEWROUTE)
+		return false;
+	if (!route_family_ok(a) || !route_family_ok(b))
 		return false;
 	route_key(a, &pa, &ta, &x);
 	route_key(b, &pb, &tb, &x);

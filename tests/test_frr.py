@@ -945,3 +945,42 @@ def test_g2_idle_client_changes_nothing(lab):
              fpm(d)["replayState"] == "settled", timeout=10,
              what="zebra connected again")
     assert routes_view(d) == routes
+
+
+# Issue 11 item 0: an RTM_DELROUTE of family AF_UNSPEC (neither IPv4 nor IPv6)
+# with a long RTA_DST, then an RTM_NEWROUTE, in one frame. route_key() once
+# copied RTA_DST unchecked into a 16-byte prefix (stack overflow: ASan
+# stack-buffer-overflow, SIGSEGV with 4,000 bytes). Also kept as a fuzzing
+# regression input (tests/fuzz/regress/fpm/).
+ROUTE_KEY_OVERFLOW = bytes.fromhex(
+    "010100643400000019000104000000000000000000000000fe0b0001000000001800"
+    "010041414141414141414141414141414141414141412c0000001800010400000000"
+    "0000000002180000fe0b000100000000080001000a00000008000f00fe000000")
+
+
+def long_dst_frame(n):
+    """The same two messages with an n-byte RTA_DST in the first."""
+    bad = nlmsg(RTM_DELROUTE,
+                struct.pack("=BBBBBBBBI", 0, 0, 0, 0, 254, 11, 0, 1, 0) +
+                nla(RTA_DST, b"A" * n), flags=0x401)
+    return fpm_frame(bad + ROUTE_KEY_OVERFLOW[4 + 52:])
+
+
+def test_g3_foreign_family_long_dst(lab):
+    h2_loopback(lab, H2_DST + "/24")
+    d = lab.fpmd(extra=SETTLE)
+    lab.warm_kernel_neighbors()
+    oif = lab.r1.ifindex("r1-eth1")
+    ok = fpm_frame(route_msg(VALID_PREFIX, lab.H2_V4, oif) +
+                   route_msg("172.16.101.0/24", None,
+                             lab.r1.ifindex("r1-eth0")))
+    assert long_dst_frame(20) == ROUTE_KEY_OVERFLOW
+    data = ROUTE_KEY_OVERFLOW + long_dst_frame(4000) + ok
+    # The frames are well formed (a foreign family is ignored, not an
+    # error): the connection stays open and the last frame is applied.
+    assert FpmClient(lab).run(data) == "still-open"
+    wait_route(d, VALID_PREFIX)
+    assert d.proc.poll() is None, "fpmd died"
+    assert "10.0.0.0/24" in fpm_routes(d), sorted(fpm_routes(d))
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+    assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
