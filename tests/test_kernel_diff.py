@@ -379,3 +379,60 @@ def test_every_frame_leaves_as_the_kernel_sends_it(lab, send_redirects):
                     f"  fpmd hex:   {[x.hex() for x in f[i]]}")
     assert not problems, problems
     assert not diffs, "differs from kernel forwarding:\n" + "\n".join(diffs)
+
+
+# Sysctls that change what the kernel does with a routed packet. fpmd
+# starts after each is set, so this checks the rule, not how fast fpmd
+# notices a change (test_guards.py does that).
+CONDITIONS = {
+    "ipv6 disabled on the ingress": [
+        "net.ipv6.conf.r1-eth0.disable_ipv6=1"],
+    "ipv6 disabled on the egress": [
+        "net.ipv6.conf.r1-eth1.disable_ipv6=1"],
+    "ipv4 forwarding off on the ingress": [
+        "net.ipv4.conf.r1-eth0.forwarding=0"],
+    "ipv6 forwarding off, forced on the ingress": [
+        "net.ipv6.conf.all.forwarding=0",
+        "net.ipv6.conf.r1-eth0.force_forwarding=1"],
+    "ipv6 forwarding off on the ingress only": [
+        "net.ipv6.conf.r1-eth0.forwarding=0"],
+    "ipv6 mtu below the device mtu on the egress": [
+        "net.ipv6.conf.r1-eth1.mtu=1280"],
+    "rp_filter strict": [
+        "net.ipv4.conf.all.rp_filter=1"],
+}
+
+
+def short_battery(lab):
+    keep = ("v4 udp", "v6 udp", "v4 too big", "v6 too big",
+            "v6 exactly the egress mtu", "v4 ttl 2", "v6 hop limit 2")
+    return [(f, g) for name, f, g in cases(lab) if name.startswith(keep)]
+
+
+@pytest.mark.parametrize("condition", list(CONDITIONS))
+def test_sysctls_as_the_kernel(lab, condition):
+    pin_addresses(lab)
+    for s in CONDITIONS[condition]:
+        key, value = s.split("=")
+        lab.r1.sysctl(key, value)
+    frames = short_battery(lab)
+    kern = run_battery(lab, frames)
+    d = lab.fpmd()
+    fpmd_routes(lab, d)
+    time.sleep(1)
+    fast = run_battery(lab, frames)
+    n = len(cases(lab))
+    src_h1 = bytes(int(x) for x in lab.H1_V4.split("."))
+    originated = lambda f: bytes(f[26:30]) != src_h1  # noqa: E731
+    names = [name for name, _, _ in cases(lab)]
+    diffs = []
+    for side in ("h1", "h2"):
+        k, _ = by_case(kern[side], n, originated)
+        f, _ = by_case(fast[side], n, originated)
+        for i in range(n):
+            if k[i] != f[i]:
+                diffs.append(f"{names[i]} at {side}: kernel "
+                             f"{[describe(x) for x in k[i]]}, fpmd "
+                             f"{[describe(x) for x in f[i]]}")
+    assert not diffs, f"{condition}: differs from the kernel:\n" + \
+        "\n".join(diffs)
