@@ -667,11 +667,10 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 					   i->mode == XDP_MODE_NATIVE ? "native" :
 									"generic");
 		o->oper_up = i->up;
-		o->tx_port = i->attached && i->up && i->tx_port && !i->suspended;
-		o->tx_reason = arena_str(a, o->tx_port ? "" :
-					    i->suspended ? "suspended: netfilter" :
-					    !i->attached ? "XDP not attached" :
-					    !i->up ? "down" : i->tx_reason);
+		o->tx_port = iface_is_tx_port(i);
+		o->tx_reason = arena_str(a, iface_tx_reason(i));
+		o->xdp_state = arena_str(a, iface_xdp_state(i));
+		o->xdp_reason = arena_str(a, iface_xdp_reason(i));
 		o->flags = arena_alloc(a, 12 * sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;
@@ -942,7 +941,8 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 
 		o->reason = fmtbuf(a, "egress %s is not a tx port (%s): the "
 				   "kernel (pass-egress-kernel)", ifn,
-				   i ? i->tx_reason : "not managed by fpmd");
+				   i ? iface_tx_reason(i) :
+				       "not managed by fpmd");
 		return;
 	}
 	if (!strcmp(st, "egress-down")) {

@@ -754,12 +754,26 @@ const char *nexthop_state(const struct nexthop *cnh)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
-	if (nh->is_group)
-		return nh->nbuckets ? "forwarding" : "no-live-member";
+	if (nh->is_group) {
+		if (!nh->nbuckets)
+			return "no-live-member";
+		/* Live members whose egress passes everything: none forwards. */
+		for (int k = 0; k < nh->nmembers; k++) {
+			struct nexthop *m = slot_of(nh->members[k].nh);
+
+			if (iface_is_tx_port(iface_by_ifindex(m->ifindex)))
+				return "forwarding";
+		}
+		return "egress-kernel";
+	}
 	if (!iface_egress(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
 	if (!up)
 		return "egress-down";
+	/* Attached but kept out of tx_ports (a guard, netfilter): the
+	 * program passes what would leave by it. */
+	if (!iface_is_tx_port(iface_by_ifindex(nh->ifindex)))
+		return "egress-kernel";
 	if (nh->has_gw && !nh->resolved)
 		return "unresolved";
 	return "forwarding";
