@@ -247,7 +247,12 @@ static int nh_write(struct nexthop *nh)
 		v.flags |= FPMD_NH_F_RESOLVED;
 	if (nh->family == AF_INET6)
 		v.flags |= FPMD_NH_F_V6;
-	if (iface_egress(nh->ifindex, v.smac, &v.mtu, &v.oslot, &up) && !up)
+	if (!iface_egress(nh->ifindex, v.smac, &v.mtu, &v.oslot, &up))
+		/* Not an egress of ours (unmanaged, or our program is not
+		 * attached to it): no MTU 0 that would count every frame as
+		 * pass-mtu; tx_ports refuses it, so pass-egress-kernel. */
+		v.mtu = 0xffff;
+	else if (!up)
 		v.flags |= FPMD_NH_F_IFDOWN;
 	memcpy(v.dmac, nh->mac, 6);
 	memcpy(v.gw, nh->gw, 16);
