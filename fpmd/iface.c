@@ -224,6 +224,7 @@ void iface_watch(struct iface *i, int prog_fd)
 {
 	struct prog_who w;
 	uint32_t id;
+	int ret;
 
 	if (!i->ifindex || instance_attached_prog(i->ifindex, &id))
 		return;
@@ -253,14 +254,21 @@ void iface_watch(struct iface *i, int prog_fd)
 		}
 		rib_iface_changed(i->ifindex);
 	}
-	if (i->attached)
+	/* Never attached (refused, not present yet): link events retry. */
+	if (i->attached || (!i->lost && !i->other_prog))
 		return;
 	if (id && id == i->other_prog)
 		return; /* still there, already reported */
 	if (!id && i->other_prog)
 		log_info("iface %s: %s is gone", i->name, i->other_desc);
-	if (iface_attach(i, prog_fd))
+	ret = iface_attach(i, prog_fd);
+	if (ret) {
+		/* Refused for another reason than a program in the way:
+		 * logged once, retried on the next link event. */
+		if (ret != -EBUSY)
+			i->lost = false;
 		return;
+	}
 	iface_sync(i);
 	rib_iface_changed(i->ifindex);
 	fpmd_request_recheck();
