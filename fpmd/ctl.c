@@ -924,11 +924,18 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 				    "(pass-unresolved)";
 			return;
 		}
+		if (!strcmp(st, "egress-kernel")) {
+			o->reason = "no member's egress is a tx port (see show "
+				    "interfaces): the kernel "
+				    "(pass-egress-kernel)";
+			return;
+		}
 		o->fast_path = true;
 		o->verdict = "forwarded";
 		o->reason = fmtbuf(a, "ECMP over %d members (%u buckets), "
 				   "picked by the flow's 5-tuple hash; a member "
-				   "still unresolved sends its flows to the kernel",
+				   "still unresolved, or whose egress is not a tx "
+				   "port, sends its flows to the kernel",
 				   nh->nmembers, sl->nbuckets);
 		return;
 	}

@@ -198,9 +198,10 @@ int instance_attached_prog(uint32_t ifindex, uint32_t *id)
 	if (ret)
 		return ret;
 	/* Native and generic cannot be attached at once; offload aside. */
-	*id = q.prog_id ? q.prog_id :
-	      q.drv_prog_id ? q.drv_prog_id :
-	      q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	*id = q.prog_id	      ? q.prog_id
+	      : q.drv_prog_id ? q.drv_prog_id
+	      : q.skb_prog_id ? q.skb_prog_id
+			      : q.hw_prog_id;
 	return 0;
 }
 
@@ -242,7 +243,8 @@ static int other_instance(const uint32_t *ids, uint32_t n, long *pid,
 		if (pin_dir[0] && has_map(ids, n, pinned_map_id(pin_dir))) {
 			/* Held exclusively by a live fpmd: probing with a
 			 * shared lock fails and takes nothing. */
-			if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK)
+			if (flock(fd, LOCK_SH | LOCK_NB) &&
+			    errno == EWOULDBLOCK)
 				found = 1;
 			else
 				found = 0;

@@ -27,18 +27,18 @@ void instance_note_pins(const char *pin_dir);
 void instance_set_own(int prog_fd, int stats_fd);
 
 enum prog_owner {
-	PROG_NONE,        /* nothing attached */
-	PROG_OURS,        /* this process's program */
+	PROG_NONE,	  /* nothing attached */
+	PROG_OURS,	  /* this process's program */
 	PROG_PREDECESSOR, /* uses our pinned maps: a stopped/killed fpmd's */
 	PROG_OTHER_FPMD,  /* uses the maps of another, running, fpmd */
-	PROG_FOREIGN,     /* anything else (a dead other fpmd's included) */
+	PROG_FOREIGN,	  /* anything else (a dead other fpmd's included) */
 };
 
 struct prog_who {
 	enum prog_owner owner;
 	uint32_t id;
-	long pid;         /* PROG_OTHER_FPMD: its pid */
-	char desc[256];   /* for logs and state: "XDP program id 7 (name x)" */
+	long pid;	/* PROG_OTHER_FPMD: its pid */
+	char desc[256]; /* for logs and state: "XDP program id 7 (name x)" */
 };
 
 /* Who owns XDP program id (0: none attached)? */

@@ -200,7 +200,16 @@ def test_xdp_off_is_reported_and_reattached(lab):
 
 def test_guarded_egress_routes_not_forwarding(lab):
     d = start_ready(lab)
+    # A group whose members all leave by r1-eth1, both resolved.
+    d.ctl("neighbor", "add", "172.16.102.9", "lladdr", "02:00:00:00:00:09",
+          "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "2", "via", "172.16.102.9", "dev", "r1-eth1")
+    d.ctl("nexthop", "add", "10", "group", "1/2")
+    d.ctl("route", "add", "10.99.0.0/24", "nhid", "10")
     assert route_state(d, "172.16.102.0/24") == "forwarding", diag(d)
+    assert route_state(d, "10.99.0.0/24") == "forwarding", diag(d)
+    assert lookup(d, "10.99.0.1")["fastPath"], diag(d)
     lab.r1.run("tc qdisc add dev r1-eth1 root tbf rate 100mbit burst 32kb "
                "latency 50ms")
     wait_until(d, lambda: not iface(d, "r1-eth1")["txPort"],
@@ -211,6 +220,10 @@ def test_guarded_egress_routes_not_forwarding(lab):
     nh = d.show("nexthops")
     assert all(n["state"] == "egress-kernel" for n in nh.values()
                if n.get("interfaceName") == "r1-eth1"), diag(d, nh)
+    assert route_state(d, "10.99.0.0/24") == "egress-kernel", diag(d)
+    lk = lookup(d, "10.99.0.1")
+    assert not lk["fastPath"] and "pass-egress-kernel" in lk["reason"], \
+        diag(d, lk)
     lab.r1.run("tc qdisc del dev r1-eth1 root")
     wait_until(d, lambda: route_state(d, "172.16.102.0/24") == "forwarding",
                "forwarding again")
