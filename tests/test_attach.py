@@ -264,6 +264,29 @@ def test_veth_peer_in_unnamed_namespace(lab):
         holder.wait()
 
 
+def test_veth_peer_uninspectable_not_a_tx_port(lab):
+    # A namespace no process lives in, bind-mounted outside /run/netns:
+    # fpmd cannot look at the peer, so it must not assume it receives.
+    path = os.path.join(lab.tmp, "netns-file")
+    open(path, "w").close()
+    subprocess.run(["unshare", f"--net={path}", "true"], check=True)
+    try:
+        lab.r1.run(f"ip link add r1-eth3 type veth peer name c1 netns "
+                   f"{path} && ip link set r1-eth3 up")
+        subprocess.run(["nsenter", f"--net={path}", "ip", "link", "set",
+                        "c1", "up"], check=True)
+        d = lab.fpmd(ifnames=("r1-eth0", "r1-eth1", "r1-eth3"))
+        i = iface(d, "r1-eth3")
+        assert not i["txPort"] and "cannot inspect veth peer c1" in \
+            i["txReason"], diag(d, i)
+        assert d.show("guards")["veth-peer"]["state"] == "kernel-path"
+        d.ctl("route", "add", "10.78.0.0/24", "dev", "r1-eth3")
+        assert route_state(d, "10.78.0.0/24") == "egress-kernel", diag(d)
+    finally:
+        lab.r1.run("ip link del r1-eth3", check=False)
+        subprocess.run(["umount", path], check=False)
+
+
 # ---- item 7: one fpmd per bpffs-dir and per interface ----------------------
 
 
