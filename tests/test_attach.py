@@ -230,6 +230,27 @@ def test_guarded_egress_routes_not_forwarding(lab):
     assert lookup(d, lab.H2_V4)["fastPath"]
 
 
+def test_suspended_interfaces_routes_not_forwarding(lab):
+    d = start_ready(lab)
+    lab.r1.run("nft add table inet filter && nft add chain inet filter "
+               "forward '{ type filter hook forward priority 0; }' && "
+               "nft add rule inet filter forward ip saddr 172.16.101.1 "
+               "accept")
+    try:
+        wait_until(d, lambda: "suspended" in iface(d, "r1-eth1")["flags"],
+                   "r1-eth1 suspended")
+        for prefix, addr in (("172.16.102.0/24", lab.H2_V4),
+                             ("172.16.101.0/24", lab.H1_V4)):
+            assert route_state(d, prefix) == "egress-kernel", diag(d)
+            lk = lookup(d, addr)
+            assert not lk["fastPath"] and "netfilter" in lk["reason"], \
+                diag(d, lk)
+    finally:
+        lab.r1.run("nft delete table inet filter", check=False)
+    wait_until(d, lambda: route_state(d, "172.16.102.0/24") == "forwarding",
+               "forwarding once netfilter is gone")
+
+
 # ---- item 6: a veth peer in a namespace outside /run/netns -----------------
 
 
