@@ -93,7 +93,7 @@ int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
 	 * check that the file locked is the one at path. A prober (another
 	 * fpmd identifying a program) holds a shared lock for a moment:
 	 * retry a few times before calling the directory taken. */
-	for (int tries = 0; tries < 20; tries++) {
+	for (int tries = 0, busy = 0; tries < 20; tries++) {
 		struct stat a, b;
 		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 
@@ -106,7 +106,8 @@ int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
 			close(fd);
 			if (err != EWOULDBLOCK)
 				return -err;
-			if (*holder || tries >= 5)
+			/* 50 ms: longer than any probe, short for a refusal. */
+			if (++busy > 5)
 				return -EBUSY;
 			usleep(10000);
 			continue;
