@@ -667,11 +667,10 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 					   i->mode == XDP_MODE_NATIVE ? "native" :
 									"generic");
 		o->oper_up = i->up;
-		o->tx_port = i->attached && i->up && i->tx_port && !i->suspended;
-		o->tx_reason = arena_str(a, o->tx_port ? "" :
-					    i->suspended ? "suspended: netfilter" :
-					    !i->attached ? "XDP not attached" :
-					    !i->up ? "down" : i->tx_reason);
+		o->tx_port = iface_is_tx_port(i);
+		o->tx_reason = arena_str(a, iface_tx_reason(i));
+		o->xdp_state = arena_str(a, iface_xdp_state(i));
+		o->xdp_reason = arena_str(a, iface_xdp_reason(i));
 		o->flags = arena_alloc(a, 12 * sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;
@@ -925,11 +924,18 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 				    "(pass-unresolved)";
 			return;
 		}
+		if (!strcmp(st, "egress-kernel")) {
+			o->reason = "no member's egress is a tx port (see show "
+				    "interfaces): the kernel "
+				    "(pass-egress-kernel)";
+			return;
+		}
 		o->fast_path = true;
 		o->verdict = "forwarded";
 		o->reason = fmtbuf(a, "ECMP over %d members (%u buckets), "
 				   "picked by the flow's 5-tuple hash; a member "
-				   "still unresolved sends its flows to the kernel",
+				   "still unresolved, or whose egress is not a tx "
+				   "port, sends its flows to the kernel",
 				   nh->nmembers, sl->nbuckets);
 		return;
 	}
@@ -942,7 +948,8 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 
 		o->reason = fmtbuf(a, "egress %s is not a tx port (%s): the "
 				   "kernel (pass-egress-kernel)", ifn,
-				   i ? i->tx_reason : "not managed by fpmd");
+				   i ? iface_tx_reason(i) :
+				       "not managed by fpmd");
 		return;
 	}
 	if (!strcmp(st, "egress-down")) {

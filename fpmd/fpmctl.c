@@ -487,6 +487,10 @@ static int print_interfaces(Fpmd__Response *rsp)
 			jstr(bin_mac(f->mac, mb));
 			printf(", \"mtu\": %u, \"xdpMode\": ", f->mtu);
 			jstr(f->xdp_mode);
+			printf(", \"xdpState\": ");
+			jstr(f->xdp_state);
+			printf(", \"xdpReason\": ");
+			jstr(f->xdp_reason);
 			printf(", \"operUp\": %s, \"txPort\": %s, \"txReason\": ",
 			       f->oper_up ? "true" : "false",
 			       f->tx_port ? "true" : "false");
@@ -516,6 +520,9 @@ static int print_interfaces(Fpmd__Response *rsp)
 		       f->ifindex, f->slot, bin_mac(f->mac, mb), f->mtu,
 		       f->xdp_mode, f->oper_up ? "yes" : "no",
 		       f->tx_port ? "yes" : "no", flags);
+		if (strcmp(f->xdp_state, "attached"))
+			printf("%16s   XDP %s: %s\n", "", f->xdp_state,
+			       f->xdp_reason);
 		if (!f->tx_port && f->tx_reason[0])
 			printf("%16s   not a tx port: %s\n", "", f->tx_reason);
 	}

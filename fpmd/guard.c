@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/ethtool.h>
 #include <linux/if_link.h>
 #include <linux/netfilter.h>
@@ -478,7 +479,77 @@ static void *peer_thread(void *arg)
 	return NULL;
 }
 
-/* Find the namespace file under /run/netns whose id (from here) is nsid. */
+/* Does the namespace file at path have id nsid from here? Its fd if so. */
+static int netns_try(const char *path, int nsid)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (nl_get_nsid(fd) == nsid)
+		return fd;
+	close(fd);
+	return -1;
+}
+
+#define NS_SEEN_MAX 512
+
+/*
+ * A process living in the namespace with id nsid, the way `ip netns
+ * identify` finds names but by pid: container runtimes mount their
+ * namespaces elsewhere than /run/netns, or nowhere. One RTM_GETNSID per
+ * distinct namespace (by inode), and the last pid found is tried first,
+ * so a steady peer costs one lookup per check.
+ */
+static int netns_fd_by_proc(int nsid)
+{
+	static long hint_pid;
+	static ino_t seen[NS_SEEN_MAX];
+	char path[64];
+	DIR *d;
+	struct dirent *de;
+	int nseen = 0, fd = -1;
+	struct stat self;
+
+	if (hint_pid) {
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", hint_pid);
+		fd = netns_try(path, nsid);
+		if (fd >= 0)
+			return fd;
+		hint_pid = 0;
+	}
+	if (stat("/proc/self/ns/net", &self))
+		return -1;
+	seen[nseen++] = self.st_ino; /* ours has no nsid from here */
+	d = opendir("/proc");
+	if (!d)
+		return -1;
+	while (fd < 0 && (de = readdir(d))) {
+		struct stat st;
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		bool dup = false;
+
+		if (*end || pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/ns/net", pid);
+		if (stat(path, &st))
+			continue;
+		for (int k = 0; k < nseen && !dup; k++)
+			dup = seen[k] == st.st_ino;
+		if (dup)
+			continue;
+		if (nseen < NS_SEEN_MAX)
+			seen[nseen++] = st.st_ino;
+		fd = netns_try(path, nsid);
+		if (fd >= 0)
+			hint_pid = pid;
+	}
+	closedir(d);
+	return fd;
+}
+
+/* The namespace whose id (from here) is nsid: /run/netns, then /proc. */
 static int netns_fd_by_nsid(int nsid)
 {
 	char path[300];
@@ -486,24 +557,15 @@ static int netns_fd_by_nsid(int nsid)
 	struct dirent *de;
 	int found = -1;
 
-	if (!d)
-		return -1;
-	while ((de = readdir(d)) && found < 0) {
-		int fd;
-
+	while (d && (de = readdir(d)) && found < 0) {
 		if (de->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/run/netns/%s", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (nl_get_nsid(fd) == nsid)
-			found = fd;
-		else
-			close(fd);
+		found = netns_try(path, nsid);
 	}
-	closedir(d);
-	return found;
+	if (d)
+		closedir(d);
+	return found >= 0 ? found : netns_fd_by_proc(nsid);
 }
 
 static int peer_gro(const struct iface *i, const char *peer_name)
@@ -551,10 +613,16 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		return;
 	ret = nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
 				   &peer);
+	/* Unknown is not "receives": a redirect into a peer without XDP
+	 * or GRO vanishes, so only a peer seen to receive gets frames. */
 	if (ret) {
-		appendf(peer_detail, plen,
-			"%s%s: peer not visible (%s), assuming it receives",
-			peer_detail[0] ? "; " : "", i->name, strerror(-ret));
+		i->tx_port = false;
+		snprintf(i->tx_reason, sizeof(i->tx_reason),
+			 "veth peer (ifindex %d) not visible (%s): redirected "
+			 "frames might be dropped",
+			 i->peer_ifindex, strerror(-ret));
+		appendf(peer_detail, plen, "%s%s: %s",
+			peer_detail[0] ? "; " : "", i->name, i->tx_reason);
 		return;
 	}
 	if (peer.xdp_attached != XDP_ATTACHED_NONE)
@@ -563,11 +631,14 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 	if (ret == 1)
 		return;
 	if (ret < 0) {
-		appendf(peer_detail, plen,
-			"%s%s: cannot inspect peer %s (namespace not under "
-			"/run/netns); redirects are lost unless it has XDP "
-			"or GRO",
-			peer_detail[0] ? "; " : "", i->name, peer.name);
+		i->tx_port = false;
+		snprintf(i->tx_reason, sizeof(i->tx_reason),
+			 "cannot inspect veth peer %s (no process or "
+			 "/run/netns entry in its namespace): redirected "
+			 "frames might be dropped",
+			 peer.name);
+		appendf(peer_detail, plen, "%s%s: %s",
+			peer_detail[0] ? "; " : "", i->name, i->tx_reason);
 		return;
 	}
 	i->tx_port = false;
@@ -709,9 +780,7 @@ int guard_check(void)
 	guard_set(GUARD_RP_FILTER, rpf[0] ? "checked" : "clear", rpf);
 	guard_set(GUARD_TC_EGRESS, tc[0] ? "kernel-path" : "clear", tc);
 	guard_set(GUARD_TC_INGRESS, tci[0] ? "kernel-path" : "clear", tci);
-	guard_set(GUARD_VETH_PEER,
-		  strstr(peer, "neither") ? "kernel-path" :
-		  peer[0] ? "unknown" : "clear",
-		  peer);
+	/* Every detail is an egress kept out of the tx ports. */
+	guard_set(GUARD_VETH_PEER, peer[0] ? "kernel-path" : "clear", peer);
 	return refused;
 }

@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "iface.h"
+#include "instance.h"
 #include "log.h"
 #include "maps.h"
 #include "rib.h"
@@ -90,6 +91,8 @@ void iface_gone(struct iface *i)
 	maps_iface_delete(old);
 	maps_txport_delete(old);
 	i->attached = false;
+	i->other_prog = 0;
+	i->lost = false;
 	i->up = false;
 	i->tx_port = false;
 	snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
@@ -98,25 +101,11 @@ void iface_gone(struct iface *i)
 	i->ifindex = 0;
 }
 
-static bool prog_is_ours(uint32_t id)
-{
-	struct bpf_prog_info info = { 0 };
-	uint32_t len = sizeof(info);
-	int fd = bpf_prog_get_fd_by_id(id);
-	bool ours;
-
-	if (fd < 0)
-		return false;
-	ours = !bpf_obj_get_info_by_fd(fd, &info, &len) &&
-	       !strncmp(info.name, "fpmd_xdp", sizeof(info.name));
-	close(fd);
-	return ours;
-}
-
 static int attach_prog(struct iface *i, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	uint32_t mode_flag;
+	struct prog_who w;
+	uint32_t mode_flag, id;
 	int ret;
 
 	if (!i->ifindex)
@@ -124,23 +113,33 @@ static int attach_prog(struct iface *i, int prog_fd)
 	ret = bpf_xdp_query(i->ifindex, 0, &q);
 	if (ret)
 		return ret;
-	if (q.attach_mode != XDP_ATTACHED_NONE) {
-		uint32_t id = q.prog_id ? q.prog_id :
-			      q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id;
-
-		if (!prog_is_ours(id)) {
-			log_err("iface %s: another XDP program (id %u) is "
-				"attached; not replacing it",
-				i->name, id);
-			return -EBUSY;
-		}
+	id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id :
+	     q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+	/* By id, not by name: every fpmd's program has the same name. */
+	instance_whose_prog(id, &w);
+	if (w.owner == PROG_OTHER_FPMD || w.owner == PROG_FOREIGN) {
+		if (id != i->other_prog)
+			log_err("iface %s: %s is attached; not replacing it. "
+				"Its traffic and the routes leaving by it take "
+				"the kernel path%s",
+				i->name, w.desc,
+				w.owner == PROG_OTHER_FPMD ?
+					" (one fpmd per interface)" :
+					"; fpmd attaches when it is removed");
+		i->other_prog = id;
+		snprintf(i->other_desc, sizeof(i->other_desc), "%s", w.desc);
+		return -EBUSY;
 	}
+	i->other_prog = 0;
+	i->other_desc[0] = '\0';
 
 	if (i->want_mode != XDP_MODE_GENERIC) {
 		/* Replacing our own program is atomic: no packet sees none. */
 		if (q.skb_prog_id)
 			bpf_xdp_detach(i->ifindex, XDP_FLAGS_SKB_MODE, NULL);
-		mode_flag = XDP_FLAGS_DRV_MODE;
+		/* Nothing there: never over one that appears meanwhile. */
+		mode_flag = XDP_FLAGS_DRV_MODE |
+			    (id ? 0 : XDP_FLAGS_UPDATE_IF_NOEXIST);
 		ret = bpf_xdp_attach(i->ifindex, prog_fd, mode_flag, NULL);
 		if (!ret) {
 			i->mode = XDP_MODE_NATIVE;
@@ -157,7 +156,10 @@ static int attach_prog(struct iface *i, int prog_fd)
 	}
 	if (q.drv_prog_id)
 		bpf_xdp_detach(i->ifindex, XDP_FLAGS_DRV_MODE, NULL);
-	ret = bpf_xdp_attach(i->ifindex, prog_fd, XDP_FLAGS_SKB_MODE, NULL);
+	ret = bpf_xdp_attach(i->ifindex, prog_fd,
+			     XDP_FLAGS_SKB_MODE |
+				     (id ? 0 : XDP_FLAGS_UPDATE_IF_NOEXIST),
+			     NULL);
 	if (ret) {
 		log_err("iface %s: generic XDP refused: %s", i->name,
 			strerror(-ret));
@@ -166,9 +168,11 @@ static int attach_prog(struct iface *i, int prog_fd)
 	i->mode = XDP_MODE_GENERIC;
 ok:
 	i->attached = true;
-	log_info("iface %s (ifindex %u, slot %u): XDP attached in %s mode",
+	log_info("iface %s (ifindex %u, slot %u): XDP attached in %s mode%s",
 		 i->name, i->ifindex, i->slot,
-		 i->mode == XDP_MODE_NATIVE ? "native" : "generic");
+		 i->mode == XDP_MODE_NATIVE ? "native" : "generic",
+		 i->lost ? " (re-attached: nothing else was attached)" : "");
+	i->lost = false;
 	return 0;
 }
 
@@ -214,6 +218,100 @@ void iface_remove(struct iface *i)
 	log_info("iface %s: no longer routed by fpmd; its traffic and the "
 		 "routes leaving by it take the kernel path",
 		 i->name);
+}
+
+void iface_watch(struct iface *i, int prog_fd)
+{
+	struct prog_who w;
+	uint32_t id;
+	int ret;
+
+	if (!i->ifindex || instance_attached_prog(i->ifindex, &id))
+		return;
+	if (i->attached) {
+		instance_whose_prog(id, &w);
+		if (w.owner == PROG_OURS)
+			return;
+		/* Redirects into it and its entries stop now; the program
+		 * there (if any) is not ours to serve. */
+		i->attached = false;
+		i->lost = true;
+		maps_txport_delete(i->ifindex);
+		maps_iface_delete(i->ifindex);
+		if (id) {
+			i->other_prog = id;
+			snprintf(i->other_desc, sizeof(i->other_desc), "%s",
+				 w.desc);
+			log_err("iface %s: fpmd's XDP program was replaced by "
+				"%s: its traffic and the routes leaving by it "
+				"take the kernel path; fpmd does not replace it "
+				"and re-attaches once it is removed",
+				i->name, w.desc);
+		} else {
+			log_warn("iface %s: fpmd's XDP program was removed "
+				 "(ip link set dev %s xdp off?): re-attaching",
+				 i->name, i->name);
+		}
+		rib_iface_changed(i->ifindex);
+	}
+	/* Never attached (refused, not present yet): link events retry. */
+	if (i->attached || (!i->lost && !i->other_prog))
+		return;
+	if (id && id == i->other_prog)
+		return; /* still there, already reported */
+	if (!id && i->other_prog)
+		log_info("iface %s: %s is gone", i->name, i->other_desc);
+	ret = iface_attach(i, prog_fd);
+	if (ret) {
+		/* Refused for another reason than a program in the way:
+		 * logged once, retried on the next link event. */
+		if (ret != -EBUSY)
+			i->lost = false;
+		return;
+	}
+	iface_sync(i);
+	rib_iface_changed(i->ifindex);
+	fpmd_request_recheck();
+}
+
+const char *iface_xdp_state(const struct iface *i)
+{
+	if (i->attached)
+		return "attached";
+	if (!i->ifindex)
+		return "absent";
+	return i->other_prog ? "detached-foreign" : "detached";
+}
+
+const char *iface_xdp_reason(const struct iface *i)
+{
+	if (i->attached)
+		return "";
+	if (!i->ifindex)
+		return "not present";
+	if (i->other_prog)
+		return i->other_desc;
+	return i->lost ? "fpmd's XDP program was removed" :
+			 "XDP not attached";
+}
+
+bool iface_is_tx_port(const struct iface *i)
+{
+	return i && i->attached && i->up && i->tx_port && !i->suspended;
+}
+
+const char *iface_tx_reason(const struct iface *i)
+{
+	if (iface_is_tx_port(i))
+		return "";
+	if (!i->attached) {
+		if (i->other_prog)
+			return i->other_desc;
+		return i->ifindex ? "XDP not attached" : "not present";
+	}
+	if (i->suspended)
+		return "suspended: netfilter";
+	return !i->up ? "down" : i->tx_reason;
 }
 
 uint32_t iface_map_flags(const struct iface *i)

@@ -19,6 +19,11 @@ struct iface {
 	uint32_t mtu;
 	bool up;          /* administratively up with carrier */
 	bool attached;
+	/* Not attached because another program is: its id and who owns it
+	 * (instance.c); 0 when none was found in our place. */
+	uint32_t other_prog;
+	char other_desc[256];
+	bool lost; /* ours was removed under us: re-attach when free */
 	enum xdp_mode want_mode; /* configured */
 	enum xdp_mode mode;      /* attached in (native or generic) */
 	uint32_t guard_flags; /* FPMD_IF_F_* from guard.c (fwd, rpf, policy) */
@@ -46,6 +51,19 @@ void iface_detach(struct iface *i);
 void iface_remove(struct iface *i);
 /* Write the ifaces map and tx_ports for i from its current state. */
 void iface_sync(struct iface *i);
+/*
+ * Is fpmd's program still the one attached? Called on every link event of
+ * a managed interface and periodically (bpf_link changes and changes
+ * while down send no event). Reports a replacement or removal at once,
+ * re-attaches only when nothing else is attached.
+ */
+void iface_watch(struct iface *i, int prog_fd);
+/* "attached", "detached", "detached-foreign" or "absent", and why. */
+const char *iface_xdp_state(const struct iface *i);
+const char *iface_xdp_reason(const struct iface *i);
+/* May redirects leave by i? Else why not (for show/state/lookup). */
+bool iface_is_tx_port(const struct iface *i);
+const char *iface_tx_reason(const struct iface *i);
 /* The value the fast path sees, computed from state. */
 uint32_t iface_map_flags(const struct iface *i);
 /* Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged. */

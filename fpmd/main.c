@@ -27,6 +27,7 @@
 #include "fpmd.h"
 #include "guard.h"
 #include "iface.h"
+#include "instance.h"
 #include "log.h"
 #include "maps.h"
 #include "nl.h"
@@ -324,6 +325,7 @@ static void link_changed(const struct nl_link *l, void *arg)
 {
 	struct iface *i = iface_by_name(l->name);
 	struct iface *old = iface_by_ifindex(l->ifindex);
+	bool changed;
 
 	/* A rename away from a managed name. */
 	if (old && old != i)
@@ -332,7 +334,12 @@ static void link_changed(const struct nl_link *l, void *arg)
 		return;
 	if (i->ifindex && i->ifindex != l->ifindex)
 		iface_gone(i);
-	if (!iface_update(i, l) && i->attached)
+	changed = iface_update(i, l);
+	/* Every event re-checks whose program is there: IFLA_XDP comes
+	 * only for netlink changes while up; a link going up re-queries. */
+	if (i->attached)
+		iface_watch(i, prog_fd);
+	if (!changed && i->attached)
 		return;
 	if (!i->attached) {
 		if (iface_attach(i, prog_fd))
@@ -588,6 +595,11 @@ static void periodic(void)
 {
 	static uint64_t local_last;
 
+	/* The backstop for attachment changes that send no event (bpf_link,
+	 * changes while down). */
+	for (int s = 0; s < FPMD_MAX_IFACES; s++)
+		if (iface_tab[s].used)
+			iface_watch(&iface_tab[s], prog_fd);
 	if (guard_check() && !cfg.allow_nf_bypass)
 		log_debug("guard: netfilter still refuses the fast path");
 	recheck = false;
@@ -1025,6 +1037,47 @@ static void stop(void)
 	free(local_prev.addrs.p);
 }
 
+/*
+ * One fpmd per bpffs-dir and per interface, checked before anything is
+ * adopted, attached or unpinned: a refused fpmd changes nothing.
+ */
+static int instance_start(void)
+{
+	char path[PATH_MAX];
+	long holder;
+	int ret = instance_lock(cfg.pin_dir, &holder, path, sizeof(path));
+
+	if (ret == -EBUSY) {
+		log_err("bpffs-dir %s is in use by a running fpmd (pid %ld, "
+			"lock file %s): refusing to start; nothing was changed",
+			cfg.pin_dir, holder, path);
+		return -1;
+	}
+	if (ret) {
+		log_err("lock file %s: %s", path, strerror(-ret));
+		return -1;
+	}
+	atexit(instance_unlock);
+	instance_note_pins(cfg.pin_dir);
+	for (int k = 0; k < cfg.n_ifaces; k++) {
+		unsigned int idx = if_nametoindex(cfg.ifaces[k].name);
+		struct prog_who w;
+		uint32_t id;
+
+		if (!cfg.ifaces[k].enabled || !idx ||
+		    instance_attached_prog(idx, &id))
+			continue;
+		instance_whose_prog(id, &w);
+		if (w.owner != PROG_OTHER_FPMD)
+			continue;
+		log_err("iface %s: served by %s: refusing to start (one fpmd "
+			"per interface); nothing was changed",
+			cfg.ifaces[k].name, w.desc);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[1024], notes[4096];
@@ -1032,6 +1085,9 @@ int main(int argc, char **argv)
 	int sfd, nlfd, ret;
 	bool adopted;
 
+	/* A parent's descriptors (its lock file, sockets) are not ours to
+	 * hold for the life of a daemon. */
+	close_range(3, ~0U, 0);
 	if (parse_args(argc, argv))
 		return 2;
 	if (config_load(config_file, &cli, &cfg, err, sizeof(err), notes,
@@ -1066,6 +1122,8 @@ int main(int argc, char **argv)
 	}
 	if (cfg.netns && enter_netns(cfg.netns))
 		return 1;
+	if (instance_start())
+		return 1;
 	if (!cfg.n_ifaces)
 		log_warn("no interface configured (interfaces in the file, or "
 			 "-i): fpmd attaches to nothing until one is");
@@ -1094,6 +1152,7 @@ int main(int argc, char **argv)
 		return 1;
 	fpmd_adopted = adopted;
 	prog_fd = xdp_prog_fd();
+	instance_set_own(prog_fd, mapfd.stats);
 	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)

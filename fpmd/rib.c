@@ -247,7 +247,12 @@ static int nh_write(struct nexthop *nh)
 		v.flags |= FPMD_NH_F_RESOLVED;
 	if (nh->family == AF_INET6)
 		v.flags |= FPMD_NH_F_V6;
-	if (iface_egress(nh->ifindex, v.smac, &v.mtu, &v.oslot, &up) && !up)
+	if (!iface_egress(nh->ifindex, v.smac, &v.mtu, &v.oslot, &up))
+		/* Not an egress of ours (unmanaged, or our program is not
+		 * attached to it): no MTU 0 that would count every frame as
+		 * pass-mtu; tx_ports refuses it, so pass-egress-kernel. */
+		v.mtu = 0xffff;
+	else if (!up)
 		v.flags |= FPMD_NH_F_IFDOWN;
 	memcpy(v.dmac, nh->mac, 6);
 	memcpy(v.gw, nh->gw, 16);
@@ -754,12 +759,26 @@ const char *nexthop_state(const struct nexthop *cnh)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
-	if (nh->is_group)
-		return nh->nbuckets ? "forwarding" : "no-live-member";
+	if (nh->is_group) {
+		if (!nh->nbuckets)
+			return "no-live-member";
+		/* Live members whose egress passes everything: none forwards. */
+		for (int k = 0; k < nh->nmembers; k++) {
+			struct nexthop *m = slot_of(nh->members[k].nh);
+
+			if (iface_is_tx_port(iface_by_ifindex(m->ifindex)))
+				return "forwarding";
+		}
+		return "egress-kernel";
+	}
 	if (!iface_egress(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
 	if (!up)
 		return "egress-down";
+	/* Attached but kept out of tx_ports (a guard, netfilter): the
+	 * program passes what would leave by it. */
+	if (!iface_is_tx_port(iface_by_ifindex(nh->ifindex)))
+		return "egress-kernel";
 	if (nh->has_gw && !nh->resolved)
 		return "unresolved";
 	return "forwarding";

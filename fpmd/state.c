@@ -176,6 +176,7 @@ static void interface(struct doc *d, const struct iface_cfg *ic)
 		put_u64(d, idx, "%s/ifindex%s", base, "");
 		put(d, idx ? "down" : "absent", "%s/oper-status", base);
 		put(d, "false", "%s/attached", base);
+		put(d, idx ? "detached" : "absent", "%s/xdp-state", base);
 		return;
 	}
 	put_u64(d, i->ifindex, "%s/ifindex%s", base, "");
@@ -186,13 +187,12 @@ static void interface(struct doc *d, const struct iface_cfg *ic)
 	if (i->attached)
 		put(d, i->mode == XDP_MODE_NATIVE ? "native" : "generic",
 		    "%s/xdp-mode", base);
-	put(d, tf(i->attached && i->up && i->tx_port && !i->suspended),
-	    "%s/tx-port", base);
-	if (!(i->attached && i->up && i->tx_port && !i->suspended))
-		put(d, i->suspended ? "suspended: netfilter" :
-		       !i->attached ? "XDP not attached" :
-		       !i->up ? "down" : i->tx_reason,
-		    "%s/tx-reason", base);
+	put(d, iface_xdp_state(i), "%s/xdp-state", base);
+	if (!i->attached)
+		put(d, iface_xdp_reason(i), "%s/xdp-reason", base);
+	put(d, tf(iface_is_tx_port(i)), "%s/tx-port", base);
+	if (!iface_is_tx_port(i))
+		put(d, iface_tx_reason(i), "%s/tx-reason", base);
 	put(d, tf(i->suspended), "%s/suspended", base);
 	for (uint32_t r = 0; r < FPMD_R_MAX; r++) {
 		struct fpmd_stat st;
