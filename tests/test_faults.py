@@ -19,19 +19,16 @@ import json
 import os
 import re
 import signal
-import socket
-import struct
 import subprocess
 import time
 
 import pytest
 
 from frr import FrrLab
-from lab import BUILDDIR, FPMD, Fpmd, ping, ping_result, ping_stream, sh, \
-    wait_for
+from lab import BUILDDIR, FPMD, ping, ping_result, ping_stream, wait_for
 from test_e2e import stats_key, stats_map_packets, xdp_attached
-from test_frr import (BH_NET, GONE_NET, H2_DST, H2_NET, PY, SETTLE, Udp,
-                      diagnostics, fpm, fwd4, h2_loopback, map_values,
+from test_frr import (BH_DST, BH_NET, GONE_NET, H2_DST, H2_NET, PY, SETTLE,
+                      Udp, diagnostics, fpm, fwd4, h2_loopback, map_values,
                       map_writes, measure, nexthops_view, sigterm_cleans_up,
                       start, udp_send, wait_connected, wait_no_route,
                       wait_route)
@@ -61,9 +58,10 @@ def test_sigkill_then_restart_forwards_throughout(lab):
     """fpmd is killed (no cleanup runs): its XDP program forwards on from
     the pinned maps, the kernel forwards nothing. A new fpmd adopts the
     maps, zebra reconnects and replays: a route changed in vtysh while fpmd
-    was dead is applied, nothing else is rewritten, and neither the 10 ms
+    was dead is applied (one added, one removed, one changed from blackhole
+    to a gateway), nothing else is rewritten, and neither the 10 ms
     ping nor the UDP stream loses a packet over the whole sequence."""
-    h2_loopback(lab, H2_DST + "/24", NEW_DST + "/24")
+    h2_loopback(lab, H2_DST + "/24", NEW_DST + "/24", BH_DST + "/24")
     d, f = start(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {GONE_NET} {lab.H2_V4}",
@@ -76,6 +74,7 @@ def test_sigkill_then_restart_forwards_throughout(lab):
     key = stats_key(d, "r1-eth0", "forwarded")
 
     rx = Udp(lab.h2)
+    t0 = time.monotonic()
     # Long enough to cover the whole sequence (checked below, not assumed).
     stream = ping_stream(lab.h1, H2_DST, 1500)
     udp = udp_send(lab.h1, H2_DST, flows=4, interval=0.01, duration=25,
@@ -100,9 +99,16 @@ def test_sigkill_then_restart_forwards_throughout(lab):
         # Changes zebra cannot send while nobody listens on the FPM port;
         # it replays its whole table on reconnect instead.
         f.configure(f"no ip route {GONE_NET} {lab.H2_V4}",
-                    f"ip route {NEW_NET} {lab.H2_V4}")
+                    f"ip route {NEW_NET} {lab.H2_V4}",
+                    f"no ip route {BH_NET} blackhole",
+                    f"ip route {BH_NET} {lab.H2_V4}")
         f.wait_route(NEW_NET)
         f.wait_route(GONE_NET, present=False)
+        wait_for(lambda: any(e.get("ip") == lab.H2_V4
+                             for x in f.routes().get(BH_NET, [])
+                             if x.get("selected")
+                             for e in x.get("nexthops", [])),
+                 what=f"zebra: {BH_NET} via h2")
 
         os.rename(d.log, d.log + ".1")   # wait_ready looks for "started:"
         d2 = lab.fpmd(extra=SETTLE)
@@ -111,29 +117,47 @@ def test_sigkill_then_restart_forwards_throughout(lab):
         w0 = map_writes(d2)
         wait_connected(d2)               # zebra reconnects and replays
         wait_route(d2, NEW_NET)
+        wait_route(d2, BH_NET)
         wait_no_route(d2, GONE_NET)
-        # Exactly the two changes were written: NEW_NET added, GONE_NET
-        # swept; every other route kept its value, every nexthop its id.
-        assert map_writes(d2) - w0 == 2, \
-            f"{map_writes(d2) - w0} route writes for 2 changes"
+        # Exactly the three changes were written: NEW_NET added, BH_NET
+        # changed, GONE_NET swept; every other route kept its value.
+        assert map_writes(d2) - w0 == 3, \
+            f"{map_writes(d2) - w0} route writes for 3 changes"
         values1 = map_values(d2)
-        del values0[GONE_NET], values1[NEW_NET]
+        assert values1[BH_NET] == values1[H2_NET], values1
+        del values0[GONE_NET], values0[BH_NET]
+        del values1[NEW_NET], values1[BH_NET]
         assert values1 == values0, "unchanged routes were rewritten"
-        assert nexthops_view(d2) == nhs0, "nexthops differ after the replay"
+        # The nexthops are the adopted ones (ids, interfaces, MACs), the
+        # gateway h2 with one route more (GONE_NET gone, NEW_NET and BH_NET
+        # added).
+        nhs1 = nexthops_view(d2)
+        gw = [k for k, n in nhs1.items()
+              if n.get("ip") == lab.H2_V4 and n["source"] == "fpm"]
+        assert len(gw) == 1 and nhs1[gw[0]]["refCount"] == \
+            nhs0[gw[0]]["refCount"] + 1, (nhs0, nhs1)
+        for n in (nhs0, nhs1):
+            for v in n.values():
+                v.pop("refCount")
+        assert nhs1 == nhs0, "nexthops differ after the replay"
         assert fpm(d2)["replaySwept"] == 1
 
         # The streams still run: they covered the whole sequence.
         assert stream.poll() is None and udp.poll() is None, \
             "the streams ended before the restart was over"
-        got, dl = measure(lab, d2, lambda: ping(lab.h1, NEW_DST, 5, 0.02))
-        assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
+        print(f"kill, restart and replay within the first "
+              f"{time.monotonic() - t0:.1f} s of the streams")
+        for dst in (NEW_DST, BH_DST):
+            got, dl = measure(lab, d2,
+                              lambda dst=dst: ping(lab.h1, dst, 5, 0.02))
+            assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, (dst, dl)
 
         sent, rcvd, out = ping_result(stream, timeout=60)
         uout, uerr = udp.communicate(timeout=60)
         usent = sum(json.loads(uout)["sent"].values())
         ugot = rx.stop()["total"]
     finally:
-        for p in (stream, udp):
+        for p in (stream, udp, rx.proc):
             if p.poll() is None:
                 p.kill()
                 p.wait()
@@ -179,12 +203,15 @@ def nla(t, data):
 def nlmsg(t, body, flags):
     return struct.pack("=IHHII", 16 + len(body), t, flags, 0, 0) + body
 
-NEW, DEL = 0x1 | 0x400 | 0x100, 0x1
-TBL_MAIN, TBL_OTHER = nla(15, struct.pack("=I", 254)), nla(15, struct.pack("=I", 10))
-OIF_A = nla(4, struct.pack("=I", OIF))
+def u32(t, v):
+    return nla(t, struct.pack("=I", v))
+
+# IPv4 replaces (NLM_F_REPLACE), IPv6 does not: as zebra sends them.
+NEW4, NEW6, DEL = 0x1 | 0x400 | 0x100, 0x1 | 0x400, 0x1
+TBL_MAIN, TBL_OTHER, OIF_A = u32(15, 254), u32(15, 10), u32(4, OIF)
 
 def rt(fam, plen, table=254):
-    return struct.pack("=BBBBBBBBI", fam, plen, 0, 0, min(table, 255), 11, 0, 1, 0)
+    return struct.pack("=BBBBBBBBI", fam, plen, 0, 0, table, 11, 0, 1, 0)
 
 # (rtmsg + RTA_DST + RTA_TABLE, kind): kind picks the nexthop attributes.
 routes = []
@@ -211,44 +238,45 @@ def rtnh(gw):
 
 def nh_ids(r):
     base = 100000 + r * 1000
-    return base, [base + i for i in range(NNH)], [base + 500 + g for g in range(NGRP)]
+    return ([base + i for i in range(NNH)],
+            [base + 500 + g for g in range(NGRP)])
 
 def nexthops(r):
-    base, singles, groups = nh_ids(r)
+    singles, groups = nh_ids(r)
     out = []
     for i, nid in enumerate(singles):
         gw = bytes([172, 16, 102, 1 if i == 0 else 100 + i])
         out.append(nlmsg(104, struct.pack("=BBBBI", 2, 0, 11, 0, 0) +
-                         nla(1, struct.pack("=I", nid)) + OIF_A +
-                         nla(6, gw), NEW))
+                         u32(1, nid) + OIF_A + nla(6, gw), NEW4))
     for g, gid in enumerate(groups):
-        members = b"".join(struct.pack("=IBBH", singles[(2 * g + j) %% NNH], 0, 0, 0)
-                           for j in range(2))
+        members = b"".join(struct.pack("=IBBH", singles[(2 * g + j) %% NNH],
+                                       0, 0, 0) for j in range(2))
         out.append(nlmsg(104, struct.pack("=BBBBI", 0, 0, 11, 0, 0) +
-                         nla(1, struct.pack("=I", gid)) + nla(2, members),
-                         NEW))
+                         u32(1, gid) + nla(2, members), NEW4))
     return out
 
 def add_msgs(r):
-    base, singles, groups = nh_ids(r)
+    singles, groups = nh_ids(r)
     ids = singles + groups
     out = nexthops(r)
     for body, k in routes:
         if k >= 0:
-            out.append(nlmsg(24, body + nla(30, struct.pack("=I", ids[k %% len(ids)])), NEW))
-        elif (-1 - k) %% 4 == 0:
-            mp = rtnh(gw6(1)) + rtnh(gw6(0x100 + (-1 - k) %% 8))
-            out.append(nlmsg(24, body + nla(9, mp), 0x1 | 0x400))
+            out.append(nlmsg(24, body + u32(30, ids[k %% len(ids)]), NEW4))
+            continue
+        k = -1 - k
+        if k %% 4 == 0:
+            nh = nla(9, rtnh(gw6(1)) + rtnh(gw6(0x100 + k %% 8)))
         else:
-            out.append(nlmsg(24, body + nla(5, gw6(0x100 + (-1 - k) %% 32)) + OIF_A, 0x1 | 0x400))
+            nh = nla(5, gw6(0x100 + k %% 32)) + OIF_A
+        out.append(nlmsg(24, body + nh, NEW6))
     return out
 
 def del_msgs(r):
-    base, singles, groups = nh_ids(r)
+    singles, groups = nh_ids(r)
     out = [nlmsg(25, body, DEL) for body, k in routes]
     for nid in groups + singles:
         out.append(nlmsg(105, struct.pack("=BBBBI", 0, 0, 11, 0, 0) +
-                         nla(1, struct.pack("=I", nid)), DEL))
+                         u32(1, nid), DEL))
     return out
 
 for line in sys.stdin:
