@@ -45,9 +45,9 @@ static inline void ht_free(struct htable *t)
 	t->nbuckets = t->count = 0;
 }
 
-static inline void ht_grow(struct htable *t)
+/* Rehash into nb buckets (a power of two). */
+static inline void ht_resize(struct htable *t, size_t nb)
 {
-	size_t nb = t->nbuckets * 2;
 	struct hnode **b = calloc(nb, sizeof(*b));
 
 	if (!b)
@@ -64,6 +64,26 @@ static inline void ht_grow(struct htable *t)
 	free(t->b);
 	t->b = b;
 	t->nbuckets = nb;
+}
+
+static inline void ht_grow(struct htable *t)
+{
+	ht_resize(t, t->nbuckets * 2);
+}
+
+/*
+ * After a mass delete: back to the smallest size with room for twice what
+ * is left (at least min buckets), so the next inserts do not grow it at
+ * once. Not while iterating; the caller picks the moment.
+ */
+static inline void ht_shrink(struct htable *t, size_t min)
+{
+	size_t nb = 16;
+
+	while (nb < min || nb < 2 * t->count)
+		nb <<= 1;
+	if (nb < t->nbuckets)
+		ht_resize(t, nb);
 }
 
 static inline void ht_insert(struct htable *t, struct hnode *n, uint32_t h)

@@ -603,6 +603,7 @@ static void periodic(void)
 	if (guard_check() && !cfg.allow_nf_bypass)
 		log_debug("guard: netfilter still refuses the fast path");
 	recheck = false;
+	rib_trim();
 	/* Events drive the local table; a slow re-read catches a local
 	 * route the kernel added well after announcing its address (IPv6
 	 * DAD). A dump walks the whole FIB (~0.3 s at 1M routes). */

@@ -97,6 +97,15 @@ void maps_fib_close(void)
 	fib6 = NULL;
 }
 
+/* After a mass delete (rib_trim): the lookup tables' own hash tables. */
+void maps_fib_trim(void)
+{
+	if (fib4)
+		ht_shrink(&fib4->by_prefix, 1024);
+	if (fib6)
+		ht_shrink(&fib6->nodes, 1024);
+}
+
 struct foreach_ctx {
 	int family;
 	int (*cb)(const struct prefix *p, uint32_t val, void *arg);

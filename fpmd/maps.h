@@ -36,6 +36,7 @@ extern uint32_t fpmd_tbl8_groups;   /* DIR-24-8: tbl8 groups of 256 */
  * the IPv6 tables; with adopt, rebuild fpmd's prefix stores from them. */
 int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6);
 void maps_fib_close(void);
+void maps_fib_trim(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,

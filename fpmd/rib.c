@@ -9,6 +9,7 @@
  * here.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -836,6 +837,42 @@ static int route_selected(const struct route *r)
 }
 
 /*
+ * malloc keeps what the tables free for their next growth: after a mass
+ * delete (a feed lost, a flood undone) fpmd would hold its tables'
+ * high-water mark for good. rib_trim() gives it back, the route tables'
+ * bucket arrays included, once they have shrunk by RIB_TRIM_ROUTES
+ * entries since their largest.
+ */
+#define RIB_TRIM_ROUTES 10000
+static size_t rib_high;
+
+static void note_size(void)
+{
+	size_t n = rib_routes.count + rib_other.count;
+
+	if (n > rib_high)
+		rib_high = n;
+}
+
+void rib_trim(void)
+{
+	size_t n = rib_routes.count + rib_other.count;
+
+	if (rib_high < n + RIB_TRIM_ROUTES)
+		return;
+	log_debug("rib: %zu routes, %zu at most before: returning freed "
+		  "memory to the system",
+		  n, rib_high);
+	ht_shrink(&rib_routes, 1024);
+	ht_shrink(&rib_other, 64);
+	maps_fib_trim();
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+	rib_high = n;
+}
+
+/*
  * Write the preferred entry of r to the map, or remove it. A write that
  * would not change the map is skipped: a replay must not touch a route
  * that is already right. Frees r when no source has it any more.
@@ -955,6 +992,7 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 		r->p = m;
 		r->selected = -1;
 		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
+		note_size();
 	}
 	old_nh = r->e[rq->src].present ? r->e[rq->src].nh : NULL;
 	if (!r->e[rq->src].present)
@@ -1224,6 +1262,7 @@ void rib_other_add(enum rib_source src, const struct prefix *p,
 	o->table = table;
 	o->src = (uint8_t)src;
 	ht_insert(&rib_other, &o->node, h);
+	note_size();
 	if (rib_other.count <= 10 || !(rib_other.count % 10000))
 		log_info("%s: route %s in table %u: not programmed (only the "
 			 "main table is; %zu such routes)",

@@ -203,6 +203,8 @@ struct rib_counts {
 };
 
 void rib_summary(struct rib_counts *c);
+/* After a mass delete: give the freed memory back (periodic timer). */
+void rib_trim(void);
 /* Every nexthop and group once: the content ones (by key), fpmctl's
  * groups, and the ids that forward without a slot (blackhole,
  * unsupported). A feed's id that names a content slot is not visited: a

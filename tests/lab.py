@@ -88,9 +88,11 @@ def shquote(s):
 class Fpmd:
     """One fpmd process running inside a namespace (via --netns)."""
 
-    def __init__(self, lab, ns, ifnames, extra=(), config=None):
+    def __init__(self, lab, ns, ifnames, extra=(), config=None,
+                 binary=FPMD):
         """config: a configuration file (see Lab.config_doc) instead of
-        the command line; then only --netns and -f are given."""
+        the command line; then only --netns and -f are given. binary:
+        another build of fpmd (tests/fpmd-nosan)."""
         self.lab = lab
         self.ns = ns
         self.sock = os.path.join(lab.tmp, "fpmd.sock")
@@ -98,9 +100,9 @@ class Fpmd:
         self.log = os.path.join(lab.tmp, "fpmd.log")
         self.pin = lab.pin
         if config:
-            args = [FPMD, "--netns", ns.name, "-f", config]
+            args = [binary, "--netns", ns.name, "-f", config]
         else:
-            args = [FPMD, "--netns", ns.name, "-b", self.pin, "-s",
+            args = [binary, "--netns", ns.name, "-b", self.pin, "-s",
                     self.sock, "--plugin-socket", self.plugin_sock,
                     "--log", "file:" + self.log, "-d", "--guard-interval",
                     "200"]
@@ -232,8 +234,8 @@ class Lab:
         b.run(f"ip link set {bname} up")
 
     def fpmd(self, ifnames=("r1-eth0", "r1-eth1"), extra=(), ns=None,
-             wait=True, config=None):
-        d = Fpmd(self, ns or self.r1, ifnames, extra, config)
+             wait=True, config=None, binary=FPMD):
+        d = Fpmd(self, ns or self.r1, ifnames, extra, config, binary)
         self.daemons.append(d)
         return d.wait_ready() if wait else d
 
