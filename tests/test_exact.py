@@ -431,3 +431,34 @@ def test_route_mtu_metric_kept_on_kernel_path(lab):
             assert "mtu-metric" in txt, f"{prefix}: {txt}"
         else:
             assert "mtu-metric" not in txt, f"{prefix}: {txt}"
+
+
+def test_plugin_route_mtu_kept_on_kernel_path(lab):
+    """The zebra plugin passes zebra's route mtu (RouteOp.mtu): an IPv4
+    route with one is the kernel's; IPv6 (zebra never locks it) is not."""
+    from test_plugin_feed import Client, acks, hello, ld, vi
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+
+    def op(seq, af, pfx, plen, gw, mtu):
+        p = ld(1, socket.inet_pton(af, pfx)) + vi(2, plen)
+        body = vi(1, seq) + ld(3, p) + vi(5, 1) + \
+            ld(7, ld(1, socket.inet_pton(af, gw)) + vi(2, idx))
+        return ld(4, body + (vi(9, mtu) if mtu else b""))
+    v4, v6 = socket.AF_INET, socket.AF_INET6
+    cases = [  # prefix, op, kernel forwards by it
+        ("10.77.1.0/24", op(1, v4, "10.77.1.0", 24, lab.H2_V4, 1300), True),
+        ("10.77.2.0/24", op(2, v4, "10.77.2.0", 24, lab.H2_V4, 0), False),
+        ("2001:db8:77:1::/64",
+         op(3, v6, "2001:db8:77:1::", 64, lab.H2_V6, 1300), False),
+    ]
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+    c.send(*(m for _, m, _ in cases))
+    assert [a[1] for a in acks(c, len(cases))] == [0] * len(cases)
+    routes = d.show("routes")
+    for prefix, _, by_metric in cases:
+        txt = json.dumps(routes[prefix])
+        assert ("mtu-metric" in txt) == by_metric, f"{prefix}: {txt}"
+    c.close()
