@@ -325,8 +325,8 @@ struct egress {
 
 /*
  * Does the datagram fit the egress? The copy in the nexthop (the
- * interface's MTU, lowered to net.ipv6.conf.X.mtu or a route's mtu metric
- * where those are smaller) and the device's MTU as it is now: after
+ * interface's MTU, or net.ipv6.conf.X.mtu where smaller; routes with an
+ * mtu metric never get here) and the device's MTU as it is now: after
  * "ip link set mtu" the copy is stale until fpmd hears of it, and a frame
  * redirected past the device's MTU is dropped at transmit. bpf_check_mtu()
  * compares l3len + hard_header_len with mtu + hard_header_len, which is the
