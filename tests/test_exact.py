@@ -271,6 +271,9 @@ def mtu_lab(lab):
     # Every ICMP error the kernel owes must be sent (FRR-LAB.md).
     lab.r1.sysctl("net.ipv4.icmp_ratelimit", 0)
     lab.r1.sysctl("net.ipv6.icmp.ratelimit", 0)
+    # and the namespace-wide budget both families share (50 in a burst)
+    lab.r1.sysctl("net.ipv4.icmp_msgs_burst", 10000)
+    lab.r1.sysctl("net.ipv4.icmp_msgs_per_sec", 100000)
     return d
 
 
