@@ -323,17 +323,49 @@ struct egress {
 #endif
 };
 
-/* Egress checks, rewrite and redirect, shared by both families. */
-static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
-				   struct fpmd_iface *in,
-				   const struct egress *e, __u32 l3len,
-				   void *l3, int v6)
+/*
+ * Does the datagram fit the egress? The copy in the nexthop (the
+ * interface's MTU, or net.ipv6.conf.X.mtu where smaller; routes with an
+ * mtu metric never get here) and the device's MTU as it is now: after
+ * "ip link set mtu" the copy is stale until fpmd hears of it, and a frame
+ * redirected past the device's MTU is dropped at transmit. bpf_check_mtu()
+ * compares l3len + hard_header_len with mtu + hard_header_len, which is the
+ * kernel's l3len > mtu (ip_exceeds_mtu, ip6_pkt_too_big).
+ */
+static __always_inline int mtu_check(struct xdp_md *ctx,
+				     const struct egress *e, __u32 l3len)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
-	long act;
+	__u32 mtu_len = l3len; /* never 0, which would mean the whole frame */
+	long ret;
 
 	if (l3len > e->mtu)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MTU, XDP_PASS);
+		return FPMD_R_PASS_MTU;
+	ret = bpf_check_mtu(ctx, e->ifindex, &mtu_len, 0, 0);
+	if (ret < 0) /* no such device (any more) */
+		return FPMD_R_PASS_EGRESS;
+	return ret ? FPMD_R_PASS_MTU : FPMD_R_FORWARDED;
+}
+
+/*
+ * Egress checks, trim, rewrite and redirect, shared by both families. The
+ * kernel trims whatever follows the datagram (Ethernet padding, bytes past
+ * tot_len / payload_len: ip_rcv_core, ip6_rcv_core) before it forwards, so
+ * the frame is cut to ETH_HLEN + l3len first. That invalidates every packet
+ * pointer: the headers are found again from ctx.
+ */
+static __always_inline int forward(struct xdp_md *ctx, struct fpmd_iface *in,
+				   const struct egress *e, __u32 l3len, int v6)
+{
+	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 out_bytes = ETH_HLEN + (__u64)l3len;
+	struct ethhdr *eth;
+	void *data_end;
+	long act;
+	int reason;
+
+	reason = mtu_check(ctx, e, l3len);
+	if (reason != FPMD_R_FORWARDED)
+		return verdict(ctx, in->slot, reason, XDP_PASS);
 	/*
 	 * One devmap lookup: the helper only records the target (the frame
 	 * moves after we return), and says XDP_ABORTED (flags 0) when the
@@ -343,15 +375,32 @@ static __always_inline int forward(struct xdp_md *ctx, struct ethhdr *eth,
 	if (act != XDP_REDIRECT)
 		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
 
-	if (v6)
-		((struct ipv6hdr *)l3)->hop_limit--;
-	else
-		ipv4_decrease_ttl(l3);
+	if (out_bytes < bytes &&
+	    bpf_xdp_adjust_tail(ctx, (int)out_bytes - (int)bytes))
+		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	eth = (void *)(long)ctx->data;
+	data_end = (void *)(long)ctx->data_end;
+	if (v6) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+
+		if ((void *)(ip6h + 1) > data_end)
+			return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED,
+				       XDP_PASS);
+		ip6h->hop_limit--;
+	} else {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		if ((void *)(iph + 1) > data_end)
+			return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED,
+				       XDP_PASS);
+		ipv4_decrease_ttl(iph);
+	}
 	__builtin_memcpy(eth->h_dest, e->dmac, ETH_ALEN);
 	__builtin_memcpy(eth->h_source, e->smac, ETH_ALEN);
 
+	/* rx counts what arrived, tx what leaves (trimmed). */
 	count(in->slot, FPMD_R_FORWARDED, bytes);
-	count(e->oslot, FPMD_R_TX, bytes);
+	count(e->oslot, FPMD_R_TX, ctx->data_end - ctx->data);
 	return XDP_REDIRECT;
 }
 
@@ -553,7 +602,7 @@ static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
 		return verdict(ctx, in->slot, reason, XDP_DROP);
 	if (reason != FPMD_R_FORWARDED)
 		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, eth, in, &e, tot_len, iph, 0);
+	return forward(ctx, in, &e, tot_len, 0);
 }
 
 static __always_inline int ipv6_is_martian(const struct in6_addr *a)
@@ -657,8 +706,12 @@ static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
 	if (ip6h->version != 6)
 		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	/*
+	 * payload_len 0 is a jumbogram only with a hop-by-hop header (passed
+	 * below); otherwise the kernel takes it at its word and forwards the
+	 * bare 40-byte header (ip6_rcv_core), and so do we.
+	 */
 	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-	/* payload_len 0 is a jumbogram, which needs a hop-by-hop header. */
 	if ((void *)ip6h + l3len > data_end)
 		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
 	nexthdr = ip6h->nexthdr;
@@ -687,7 +740,7 @@ static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 		return verdict(ctx, in->slot, reason, XDP_DROP);
 	if (reason != FPMD_R_FORWARDED)
 		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, eth, in, &e, l3len, ip6h, 1);
+	return forward(ctx, in, &e, l3len, 1);
 }
 
 SEC("xdp")

@@ -1071,6 +1071,11 @@ static int do_lookup(struct arena *a, Fpmd__Response *rsp,
 					    "its nexthop id was never sent by the "
 					    "feed: the kernel routes it "
 					    "(pass-unreachable)" :
+				    e->kreason == KR_MTU_METRIC ?
+					    "the route has an mtu metric, which "
+					    "the kernel checks packets against: "
+					    "the kernel routes it "
+					    "(pass-unreachable)" :
 					    "unsupported nexthop: the kernel "
 					    "routes it (pass-unreachable)";
 			break;

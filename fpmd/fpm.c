@@ -512,6 +512,52 @@ static void path_from(struct rib_path *path, int family, const void *gw,
 	(void)family;
 }
 
+/*
+ * Does the kernel forward this route by its own mtu metric? IPv4 does
+ * whenever RTAX_MTU is set (ip_dst_mtu_maybe_forward), IPv6 only when it
+ * is locked (ip6_dst_mtu_maybe_forward; otherwise net.ipv6.conf.X.mtu).
+ * fpmd's nexthops carry the interface's MTU only, so such a route stays
+ * on the kernel path. Malformed metrics count as set: the safe side.
+ */
+static bool route_mtu_metric(int family, const struct nlattr *metrics)
+{
+	const struct nlattr *m;
+	uint32_t mtu = 0, lock = 0;
+	const char *p;
+	size_t left;
+
+	if (!metrics)
+		return false;
+	p = mnl_attr_get_payload(metrics);
+	left = mnl_attr_get_payload_len(metrics);
+	while (left >= sizeof(*m)) {
+		size_t step;
+
+		m = (const void *)p;
+		if (m->nla_len < sizeof(*m) || m->nla_len > left)
+			return true;
+		step = MNL_ALIGN((size_t)m->nla_len);
+		if (step > left)
+			step = left;
+		p += step;
+		left -= step;
+		if (mnl_attr_get_type(m) != RTAX_MTU &&
+		    mnl_attr_get_type(m) != RTAX_LOCK)
+			continue;
+		if (mnl_attr_get_payload_len(m) != 4)
+			return true;
+		if (mnl_attr_get_type(m) == RTAX_MTU)
+			mtu = mnl_attr_get_u32(m);
+		else
+			lock = mnl_attr_get_u32(m);
+	}
+	if (left)
+		return true; /* a truncated metric */
+	if (!mtu)
+		return false;
+	return family == AF_INET || (lock & (1u << RTAX_MTU));
+}
+
 static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 {
 	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
@@ -614,6 +660,11 @@ static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 				rq.type = RT_KERNEL;
 				rq.kreason = KR_UNSUPPORTED;
 			}
+		if (rq.type == RT_UNICAST &&
+		    route_mtu_metric(rtm->rtm_family, a.tb[RTA_METRICS])) {
+			rq.type = RT_KERNEL;
+			rq.kreason = KR_MTU_METRIC;
+		}
 		if (rq.type == RT_KERNEL)
 			rq.npaths = 0;
 	}

@@ -706,6 +706,7 @@ int guard_check(void)
 		struct iface *i = &iface_tab[s];
 		uint32_t f = 0, oldf = i->guard_flags;
 		bool old_tx = i->tx_port, old_susp = i->suspended;
+		bool mtu6_changed;
 		int rp;
 
 		if (!i->used || !i->ifindex)
@@ -767,11 +768,13 @@ int guard_check(void)
 		}
 		i->guard_flags = f;
 		i->suspended = refused;
+		/* No event announces it: polled here, every guard interval. */
+		mtu6_changed = iface_read_mtu6(i);
 		check_egress(i, tc, sizeof(tc), peer, sizeof(peer));
 		/* Before attach the maps still serve the program a previous
 		 * fpmd left running (adopted); attaching syncs them. */
 		if (i->attached && (oldf != f || old_tx != i->tx_port ||
-				    old_susp != i->suspended)) {
+				    old_susp != i->suspended || mtu6_changed)) {
 			iface_sync(i);
 			rib_iface_changed(i->ifindex);
 		}

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/if_link.h>
@@ -63,6 +64,28 @@ struct iface *iface_add(const char *name, bool clear_counters)
 	return NULL;
 }
 
+bool iface_read_mtu6(struct iface *i)
+{
+	char path[64 + IF_NAMESIZE], buf[32];
+	uint32_t v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/net/ipv6/conf/%s/mtu", i->name);
+	f = fopen(path, "re");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			v = (uint32_t)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	if (v == i->mtu6)
+		return false;
+	if (v && i->ifindex)
+		log_info("iface %s: IPv6 MTU (net.ipv6.conf.%s.mtu) %u", i->name,
+			 i->name, v);
+	i->mtu6 = v;
+	return true;
+}
+
 bool iface_update(struct iface *i, const struct nl_link *l)
 {
 	bool up = l->admin_up && l->lower_up;
@@ -73,6 +96,9 @@ bool iface_update(struct iface *i, const struct nl_link *l)
 	memcpy(i->mac, l->mac, 6);
 	i->mtu = l->mtu;
 	i->up = up;
+	/* The kernel resets it to the device MTU on a change (addrconf). */
+	if (iface_read_mtu6(i))
+		changed = true;
 	i->is_veth = !strcmp(l->kind, "veth");
 	i->peer_ifindex = (int)l->link;
 	i->peer_nsid = l->link_netnsid;
@@ -353,6 +379,7 @@ bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
 		  uint16_t *slot, bool *up)
 {
 	struct iface *i = iface_by_ifindex(ifindex);
+	uint32_t m;
 
 	if (!i || !i->attached) {
 		memset(mac, 0, 6);
@@ -362,7 +389,8 @@ bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
 		return false;
 	}
 	memcpy(mac, i->mac, 6);
-	*mtu = (uint16_t)(i->mtu > 0xffff ? 0xffff : i->mtu);
+	m = i->mtu6 && i->mtu6 < i->mtu ? i->mtu6 : i->mtu;
+	*mtu = (uint16_t)(m > 0xffff ? 0xffff : m);
 	*slot = (uint16_t)i->slot;
 	*up = i->up;
 	return true;

@@ -17,6 +17,7 @@ struct iface {
 	uint32_t ifindex; /* 0 while the kernel has no such interface */
 	uint8_t mac[6];
 	uint32_t mtu;
+	uint32_t mtu6;    /* net.ipv6.conf.NAME.mtu; 0 when unknown */
 	bool up;          /* administratively up with carrier */
 	bool attached;
 	/* Not attached because another program is: its id and who owns it
@@ -66,7 +67,16 @@ bool iface_is_tx_port(const struct iface *i);
 const char *iface_tx_reason(const struct iface *i);
 /* The value the fast path sees, computed from state. */
 uint32_t iface_map_flags(const struct iface *i);
-/* Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged. */
+/*
+ * Re-read net.ipv6.conf.NAME.mtu, which changes with no event (only a
+ * device MTU change resets it); true if it changed.
+ */
+bool iface_read_mtu6(struct iface *i);
+/*
+ * Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged. The MTU
+ * is the smaller of the device's and the IPv6 one: a nexthop serves both
+ * families and the fast path has one MTU per nexthop.
+ */
 bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
 		  uint16_t *slot, bool *up);
 

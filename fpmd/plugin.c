@@ -237,6 +237,12 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 	if (r->unsupported) {
 		rq.type = RT_KERNEL;
 		rq.kreason = KR_UNSUPPORTED;
+	} else if (rq.type == RT_UNICAST && r->mtu &&
+		   rq.p.family == AF_INET) {
+		/* ip_forward goes by it (IPv6 only by a locked one, which
+		 * zebra never sets): see route_mtu_metric() in fpm.c. */
+		rq.type = RT_KERNEL;
+		rq.kreason = KR_MTU_METRIC;
 	} else if (rq.type == RT_UNICAST && r->nhg_id) {
 		rq.nhid = r->nhg_id;
 	} else if (rq.type == RT_UNICAST) {

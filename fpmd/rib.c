@@ -1215,6 +1215,7 @@ const char *route_entry_state(const struct route *r, int src)
 	case RT_BLACKHOLE: return "blackhole";
 	case RT_KERNEL:
 		return e->kreason == KR_NHID_UNKNOWN ? "nexthop-id-unknown" :
+		       e->kreason == KR_MTU_METRIC   ? "mtu-metric" :
 						       "unsupported-nexthop";
 	case RT_UNICAST:
 		if (e->nh->blackhole)

@@ -38,6 +38,7 @@ enum kernel_reason {
 	KR_NONE,
 	KR_NHID_UNKNOWN, /* RTA_NH_ID of a nexthop never sent */
 	KR_UNSUPPORTED,  /* encap, IPv6 gateway for IPv4 (RFC 5549), ... */
+	KR_MTU_METRIC,   /* an mtu metric the kernel forwards by */
 };
 
 #define NH_MAX_MEMBERS FPMD_GROUP_BUCKETS

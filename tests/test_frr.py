@@ -984,3 +984,17 @@ def test_g3_foreign_family_long_dst(lab):
     assert "10.0.0.0/24" in fpm_routes(d), sorted(fpm_routes(d))
     got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
     assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
+
+
+def test_z_route_mtu_metric_kept_on_kernel_path(lab):
+    """A kernel route with an mtu (ip route ... mtu N): zebra learns it and
+    sends it over FPM with RTA_METRICS; the kernel forwards by that mtu,
+    so fpmd leaves the route to it (state mtu-metric) instead of
+    forwarding past it. The same route without mtu is forwarded."""
+    d, f = start(lab)
+    lab.r1.run(f"ip route add 10.66.1.0/24 via {lab.H2_V4} mtu 1300 && "
+               f"ip route add 10.66.2.0/24 via {lab.H2_V4}")
+    e = wait_route(d, "10.66.1.0/24", state="mtu-metric")
+    assert e["state"] == "mtu-metric", e
+    e = wait_route(d, "10.66.2.0/24", state=None)
+    assert e["state"] != "mtu-metric", e

@@ -81,6 +81,8 @@ enum nh_id {
 	NH_CONN6,
 	NH_MTU6,  /* MTU 1280 */
 	NH_STALE, /* a freed slot: RESOLVED still set, VALID cleared */
+	NH_LIVE4, /* copy says 1500, the device now has DEV_MTU_LIVE */
+	NH_LIVE6,
 	NH_COUNT
 };
 #define NH_UNUSED 1000 /* a slot no one wrote */
@@ -127,7 +129,16 @@ static const struct nh_def {
 	[NH_CONN6] = { "connected-v6", IF_OWN, FPMD_NH_F_CONNECTED | V6, 1500 },
 	[NH_MTU6] = { "mtu-1280", IF_OWN, RES | V6, 1280 },
 	[NH_STALE] = { "freed", IF_OWN, RES, 1500 },
+	[NH_LIVE4] = { "device-mtu-1280", IF_OWN, RES, 1500 },
+	[NH_LIVE6] = { "device-mtu-1280-v6", IF_OWN, RES | V6, 1500 },
 };
+
+/*
+ * The MTU these nexthops' veths really have while their copies say 1500:
+ * what the fast path meets between "ip link set mtu" and fpmd's update.
+ */
+#define DEV_MTU_LIVE 1280
+static const int live_mtu_nh[] = { NH_LIVE4, NH_LIVE6 };
 
 enum grp_id { G_13 = 1, G_121, G_EQ4, G_RPF_IN, G_RPF_OUT, G_EMPTY, G_COUNT };
 
@@ -174,6 +185,7 @@ static const struct route_def {
 	{ "172.26.0.0/16", NH(NH_UNUSED) },
 	{ "172.27.0.0/16", GRP(G_EMPTY) },
 	{ "172.28.0.0/16", NH(NH_STALE) },
+	{ "172.29.0.0/16", NH(NH_LIVE4) },
 	/* sources for the rp_filter cases */
 	{ "100.64.0.0/24", NH(NH_IN0) },
 	{ "100.64.1.0/24", NH(NH_IN1) },
@@ -197,6 +209,7 @@ static const struct route_def {
 	{ "fd00:23::/32", NH(NH_IFDOWN) },
 	{ "fd00:24::/32", NH(NH_NOTX) },
 	{ "fd00:25::/32", NH(NH_MTU6) },
+	{ "fd00:29::/32", NH(NH_LIVE6) },
 	{ "fd00:64::/48", NH(NH_IN0) },
 	{ "fd00:64:1::/48", NH(NH_IN1) },
 };
@@ -357,6 +370,10 @@ static void make_interfaces(void)
 		if_name(i, name, sizeof(name));
 		fprintf(ip, "link add %s type veth peer name %sp\n", name,
 			name);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(live_mtu_nh); i++) {
+		if_name(IF_NH(live_mtu_nh[i]), name, sizeof(name));
+		fprintf(ip, "link set dev %s mtu %d\n", name, DEV_MTU_LIVE);
 	}
 	if (pclose(ip) != 0) {
 		fprintf(stderr, "xdp_test: creating veths with ip failed\n");
@@ -652,6 +669,8 @@ struct pkt {
 	__u32 mut;	   /* M_* */
 	int trunc;	   /* cut the frame to this many bytes */
 	int pad_to;	   /* Ethernet padding up to this many bytes */
+	int trail;	   /* bytes after the datagram (0xee), not padding */
+	bool plen0;	   /* IPv6 payload_len 0 (no jumbo option) */
 	const char *l2dst; /* NULL: the ingress interface's MAC */
 	__u16 ethertype;   /* 0: from the address family */
 };
@@ -813,6 +832,10 @@ static void build_frame(const struct pkt *p, int in_if, struct frame *f)
 		if (p->mut & M_LEN_BIG)
 			ip6->payload_len = htons(l3len - sizeof(*ip6) + 1);
 	}
+	if (p->plen0)
+		((struct ipv6hdr *)(eth + 1))->payload_len = 0;
+	memset(f->b + f->len, 0xee, p->trail);
+	f->len += p->trail;
 	if ((int)f->len < p->pad_to)
 		f->len = p->pad_to;
 	if (p->trunc)
@@ -1015,9 +1038,6 @@ static const struct xcase cases[] = {
 	  FWD(NH_P32) },
 	{ "v4_fwd_header_only", "a 20-byte IPv4 packet, no L4 header",
 	  .pkt = { .dst = "10.1.2.3", .l3len = 20 }, FWD(NH_P32) },
-	{ "v4_fwd_ethernet_padding", "tot_len 28 in a padded 60-byte frame",
-	  .pkt = { .dst = "10.1.2.3", .l3len = 28, .pad_to = 60 },
-	  FWD(NH_P32) },
 	{ "v4_fwd_fragment", "a fragment (MF, offset 800) is forwarded as is",
 	  .pkt = { .dst = "10.1.2.3", .frag = 0x2000 | 100 }, FWD(NH_P32) },
 	{ "v6_lpm_default", "2001:db9::1 takes ::/0", .pkt.dst = "2001:db9::1",
@@ -1044,6 +1064,51 @@ static const struct xcase cases[] = {
 	  FWD(NH_P6_128) },
 	{ "v6_fwd_fragment_header", "routers forward IPv6 fragments",
 	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_FRAG6 }, FWD(NH_P6_128) },
+
+	/* --- trimming: the kernel forwards the datagram, not the frame --- */
+	{ "v4_trim_ethernet_padding",
+	  "tot_len 28 in a zero-padded 60-byte frame leaves as 42 bytes",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 28, .pad_to = 60 },
+	  FWD(NH_P32) },
+	{ "v4_trim_header_only_padding",
+	  "a 20-byte datagram padded to 60 leaves as 34 bytes",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 20, .pad_to = 60 },
+	  FWD(NH_P32) },
+	{ "v4_trim_trailing_bytes",
+	  "tot_len 100, 37 bytes of 0xee after it: cut at tot_len",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 100, .trail = 37 },
+	  FWD(NH_P32) },
+	{ "v4_trim_trailing_one_byte", "one byte past tot_len is cut",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 100, .trail = 1 },
+	  FWD(NH_P32) },
+	{ "v4_trim_connected", "trimmed towards a connected neighbor",
+	  .pkt = { .dst = "172.21.0.5", .l3len = 28, .pad_to = 60 },
+	  FWD(NH_CONN4), .dmac = NEIGH4_MAC },
+	{ "v6_trim_ethernet_padding",
+	  "a 40-byte datagram (next header 59) padded to 60 leaves as 54",
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_NO_NEXT, .pad_to = 60 },
+	  FWD(NH_P6_128) },
+	{ "v6_trim_trailing_bytes",
+	  "payload_len 24, 100 bytes of 0xee after it: cut",
+	  .pkt = { .dst = "2001:db8:1:2::3", .trail = 100 }, FWD(NH_P6_128) },
+	{ "v6_trim_trailing_one_byte", "one byte past payload_len is cut",
+	  .pkt = { .dst = "2001:db8:1:2::3", .trail = 1 }, FWD(NH_P6_128) },
+	{ "v6_trim_payload_len_0",
+	  "payload_len 0 without hop-by-hop: the kernel keeps the 40-byte "
+	  "header alone and forwards it; the UDP after it is cut",
+	  .pkt = { .dst = "2001:db8:1:2::3", .plen0 = true }, FWD(NH_P6_128) },
+	{ "v6_trim_payload_len_0_padded",
+	  "payload_len 0, UDP next header, padded frame: 54 bytes leave",
+	  .pkt = { .dst = "2001:db8:1:2::3", .plen0 = true, .l3len = 41,
+		   .pad_to = 60 },
+	  FWD(NH_P6_128) },
+	{ "v6_payload_len_0_hop_by_hop",
+	  "payload_len 0 with hop-by-hop (a jumbogram): the kernel's",
+	  .pkt = { .dst = "2001:db8:1:2::3", .plen0 = true, .mut = M_HBH },
+	  PASS(PASS_OPTIONS) },
+	{ "v6_trim_connected", "trimmed towards a connected neighbor",
+	  .pkt = { .dst = "fd00:21::5", .trail = 9 }, FWD(NH_CONN6),
+	  .dmac = NEIGH6_MAC },
 
 	/* --- the incremental checksum --- */
 	{ "v4_csum_sweep",
@@ -1344,6 +1409,36 @@ static const struct xcase cases[] = {
 	  .pkt = { .dst = "fd00:25::1", .l3len = 1281 }, PASS(PASS_MTU) },
 	{ "v6_mtu_equal", "1280 bytes on MTU 1280 (frame 1294)",
 	  .pkt = { .dst = "fd00:25::1", .l3len = 1280 }, FWD(NH_MTU6) },
+	{ "v4_mtu_trailing_bytes_not_counted",
+	  "1000 bytes on MTU 1000, 200 trailing bytes: the datagram fits",
+	  .pkt = { .dst = "172.25.1.1", .l3len = 1000, .trail = 200 },
+	  FWD(NH_MTU4) },
+	{ "v6_mtu_padding_not_counted",
+	  "1280 bytes on MTU 1280, 30 trailing bytes: the datagram fits",
+	  .pkt = { .dst = "fd00:25::1", .l3len = 1280, .trail = 30 },
+	  FWD(NH_MTU6) },
+	{ "v4_mtu_device_now_smaller",
+	  "copy 1500, device 1280 now: 1281 bytes go to the kernel",
+	  .pkt = { .dst = "172.29.1.1", .l3len = 1281 }, PASS(PASS_MTU) },
+	{ "v4_mtu_device_now_smaller_df",
+	  "the same with DF: the kernel answers frag-needed",
+	  .pkt = { .dst = "172.29.1.1", .l3len = 1281, .frag = 0x4000 },
+	  PASS(PASS_MTU) },
+	{ "v4_mtu_device_equal", "copy 1500, device 1280: 1280 bytes leave",
+	  .pkt = { .dst = "172.29.1.1", .l3len = 1280 }, FWD(NH_LIVE4) },
+	{ "v4_mtu_device_trailing_not_counted",
+	  "device 1280: 1280 bytes and 20 trailing ones still leave",
+	  .pkt = { .dst = "172.29.1.1", .l3len = 1280, .trail = 20 },
+	  FWD(NH_LIVE4) },
+	{ "v6_mtu_device_now_smaller",
+	  "copy 1500, device 1280 now: 1281 bytes go to the kernel",
+	  .pkt = { .dst = "fd00:29::1", .l3len = 1281 }, PASS(PASS_MTU) },
+	{ "v6_mtu_device_equal", "copy 1500, device 1280: 1280 bytes leave",
+	  .pkt = { .dst = "fd00:29::1", .l3len = 1280 }, FWD(NH_LIVE6) },
+	{ "v6_mtu_device_trailing_not_counted",
+	  "device 1280: 1280 bytes and 20 trailing ones still leave",
+	  .pkt = { .dst = "fd00:29::1", .l3len = 1280, .trail = 20 },
+	  FWD(NH_LIVE6) },
 
 	/* --- egress not managed --- */
 	{ "v4_egress_not_in_tx_ports", "egress not in tx_ports",
@@ -1452,32 +1547,52 @@ static const struct xcase cases[] = {
  * ------------------------------------------------------------------------
  */
 
+/* bytes: received (rx reasons); tx_bytes: sent (TX, after the trim). */
 static void expect_counters(int in_if, int reason, int out_if, __u64 n,
-			    __u64 bytes)
+			    __u64 bytes, __u64 tx_bytes)
 {
 	read_stats();
 	for (__u32 k = 0; k < FPMD_MAX_STATS; k++) {
 		__u32 slot = k / FPMD_R_MAX, r = k % FPMD_R_MAX;
-		__u64 want = 0;
+		__u64 want = 0, want_bytes = 0;
 
 		if (reason != R_NONE && slot == if_slot(in_if) &&
-		    (int)r == reason)
+		    (int)r == reason) {
 			want = n;
-		if (out_if >= 0 && slot == if_slot(out_if) && r == FPMD_R_TX)
+			want_bytes = bytes;
+		}
+		if (out_if >= 0 && slot == if_slot(out_if) && r == FPMD_R_TX) {
 			want = n;
+			want_bytes = tx_bytes;
+		}
 		if (stats_sum[k].packets != want ||
-		    stats_sum[k].bytes != (want ? bytes : 0))
+		    stats_sum[k].bytes != want_bytes)
 			failf("counter %s %s: expected %llu packets %llu "
 			      "bytes, got %llu packets %llu bytes",
 			      slot_name(slot), rname(r),
 			      (unsigned long long)want,
-			      (unsigned long long)(want ? bytes : 0),
+			      (unsigned long long)want_bytes,
 			      (unsigned long long)stats_sum[k].packets,
 			      (unsigned long long)stats_sum[k].bytes);
 	}
 }
 
-/* The frame the program must send: MACs rewritten, TTL - 1, checksum. */
+/*
+ * The length of the frame the kernel forwards: Ethernet header plus the
+ * datagram as its header states it; padding and trailing bytes are cut
+ * (ip_rcv_core, ip6_rcv_core trim before routing).
+ */
+static __u32 trimmed_len(const struct frame *f)
+{
+	const void *l3 = f->b + ETH_HLEN;
+
+	if (((const struct ethhdr *)f->b)->h_proto == htons(ETH_P_IP))
+		return ETH_HLEN + ntohs(((const struct iphdr *)l3)->tot_len);
+	return ETH_HLEN + sizeof(struct ipv6hdr) +
+	       ntohs(((const struct ipv6hdr *)l3)->payload_len);
+}
+
+/* The frame the program must send: trimmed, MACs rewritten, TTL - 1. */
 static void expected_output(const struct frame *in, const __u8 *dmac,
 			    const __u8 *smac, struct frame *exp)
 {
@@ -1485,6 +1600,7 @@ static void expected_output(const struct frame *in, const __u8 *dmac,
 	 * casts of exp->b, which an aggregate copy does not alias under
 	 * -O2's type-based alias analysis. */
 	memcpy(exp, in, sizeof(*exp));
+	exp->len = trimmed_len(in);
 	memcpy(exp->b, dmac, ETH_ALEN);
 	memcpy(exp->b + ETH_ALEN, smac, ETH_ALEN);
 	if (((struct ethhdr *)exp->b)->h_proto == htons(ETH_P_IP)) {
@@ -1598,7 +1714,7 @@ static void run_generic(const struct xcase *c)
 		failf("frame modified although not forwarded");
 	expect_counters(c->in, c->reason,
 			c->verdict == XDP_REDIRECT ? nh_dev(c->nh) : -1, 1,
-			in.len);
+			in.len, trimmed_len(&in));
 }
 
 /* ------------------------------------------------------------------------
@@ -1692,7 +1808,7 @@ static void case_csum_sweep(const struct xcase *c)
 	}
 	if (!nfail_lines)
 		expect_counters(IF_IN0, FPMD_R_FORWARDED, IF_NH(NH_DEF4), n,
-				bytes);
+				bytes, bytes);
 	snprintf(note, sizeof(note), "%d headers, %d aimed at edge checksums",
 		 n, edges);
 }

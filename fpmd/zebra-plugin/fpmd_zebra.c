@@ -403,7 +403,7 @@ static bool fz_route_wanted(const struct prefix *p, const struct prefix *src_p,
  */
 static bool fz_send_route(bool del, const struct prefix *p,
 			  const struct nexthop_group *ng, uint32_t nhg_id,
-			  uint32_t gen, bool *sent_unsupported)
+			  uint32_t mtu, uint32_t gen, bool *sent_unsupported)
 {
 	Fpmd__PluginMsg m = FPMD__PLUGIN_MSG__INIT;
 	Fpmd__RouteOp op = FPMD__ROUTE_OP__INIT;
@@ -425,6 +425,7 @@ static bool fz_send_route(bool del, const struct prefix *p,
 	op.table = FZ_TABLE_MAIN;
 	op.del = del;
 	op.type = FPMD__ROUTE_TYPE__RT_UNICAST;
+	op.mtu = del ? 0 : mtu;
 
 	nh = (!del && ng) ? ng->nexthop : NULL;
 	if (nh && CHECK_FLAG(nh->flags, NEXTHOP_FLAG_RECURSIVE) && nh->resolved)
@@ -508,6 +509,12 @@ static bool fz_send_nexthop(bool del, uint32_t id,
 
 /* ---- live operations (zebra's dataplane pthread) --------------------- */
 
+/* The mtu zebra puts in the kernel route (netlink_route_multipath_msg_encode). */
+static uint32_t fz_mtu(uint32_t mtu, uint32_t nh_mtu)
+{
+	return !mtu || (nh_mtu && nh_mtu < mtu) ? nh_mtu : mtu;
+}
+
 static void fz_ctx_route(struct zebra_dplane_ctx *ctx, bool del)
 {
 	bool unsup = false;
@@ -520,7 +527,10 @@ static void fz_ctx_route(struct zebra_dplane_ctx *ctx, bool del)
 		return;
 	}
 	if (fz_send_route(del, dplane_ctx_get_dest(ctx), dplane_ctx_get_ng(ctx),
-			  dplane_ctx_get_nhe_id(ctx), 0, &unsup))
+			  dplane_ctx_get_nhe_id(ctx),
+			  fz_mtu(dplane_ctx_get_mtu(ctx),
+				 dplane_ctx_get_nh_mtu(ctx)),
+			  0, &unsup))
 		CNT_INC(route_ops);
 	if (unsup)
 		CNT_INC(unsupported);
@@ -705,7 +715,8 @@ static bool fz_walk_node(struct route_node *rn)
 		       NEXTHOP_GROUP_INSTALLED | NEXTHOP_GROUP_QUEUED))
 		nhg_id = nhe->id;
 	if (!fz_send_route(false, p, re->nhe ? &re->nhe->nhg : NULL, nhg_id,
-			   fz.walk.gen, &unsup))
+			   fz_mtu(re->mtu, re->nexthop_mtu), fz.walk.gen,
+			   &unsup))
 		return false;
 	if (unsup)
 		CNT_INC(unsupported);
