@@ -745,6 +745,10 @@ static int show_guards(struct arena *a, Fpmd__Response *rsp)
 		o->state = arena_str(a, guards[g].state[0] ? guards[g].state :
 							     "unchecked");
 		o->detail = arena_str(a, guards[g].detail);
+		o->watch = (char *)guards[g].watch;
+		o->events = guards[g].events;
+		o->last_event_ns = guards[g].last_event_ns;
+		o->last_applied_ns = guards[g].last_applied_ns;
 		rsp->guards[rsp->n_guards++] = o;
 	}
 	return 0;

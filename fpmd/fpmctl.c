@@ -562,6 +562,15 @@ static int print_counters(Fpmd__Response *rsp)
 	return 0;
 }
 
+static void print_guard_events(const Fpmd__Guard *g)
+{
+	printf(", \"events\": %llu, \"lastEventNs\": %llu, "
+	       "\"lastAppliedNs\": %llu}",
+	       (unsigned long long)g->events,
+	       (unsigned long long)g->last_event_ns,
+	       (unsigned long long)g->last_applied_ns);
+}
+
 static int print_guards(Fpmd__Response *rsp)
 {
 	if (json) {
@@ -573,7 +582,9 @@ static int print_guards(Fpmd__Response *rsp)
 			jstr(rsp->guards[i]->state);
 			printf(", \"detail\": ");
 			jstr(rsp->guards[i]->detail);
-			printf("}");
+			printf(", \"watch\": ");
+			jstr(rsp->guards[i]->watch);
+			print_guard_events(rsp->guards[i]);
 		}
 		printf("%s}\n", rsp->n_guards ? "\n" : "");
 		return 0;

@@ -8,9 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
 #include <linux/neighbour.h>
+#include <linux/netconf.h>
 #include <linux/net_namespace.h>
 #include <linux/fib_rules.h>
 #include <linux/pkt_sched.h>
@@ -481,8 +483,13 @@ int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
 
 int nl_events_open(void)
 {
+	/* netconf: rp_filter and forwarding, per interface, "all" and
+	 * "default"; rules and tc: what the guards read. */
 	unsigned int groups[] = { RTNLGRP_LINK, RTNLGRP_NEIGH,
-				  RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR };
+				  RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+				  RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF,
+				  RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+				  RTNLGRP_TC };
 	int fd, sz = 4 << 20;
 
 	ev_sock = mnl_socket_open(NETLINK_ROUTE);
@@ -537,6 +544,36 @@ struct ev_ctx {
 	void *arg;
 };
 
+int nl_parse_netconf(const struct nlmsghdr *nlh, struct nl_netconf *nc)
+{
+	const struct netconfmsg *ncm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+
+	memset(nc, 0, sizeof(*nc));
+	nc->rp_filter = nc->forwarding = -1;
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ncm)))
+		return -EINVAL;
+	nc->family = ncm->ncm_family;
+	/* The header is padded to 4 bytes before the attributes. */
+	mnl_attr_for_each(a, nlh, NLMSG_ALIGN(sizeof(*ncm))) {
+		if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+			continue;
+		switch (mnl_attr_get_type(a)) {
+		case NETCONFA_IFINDEX:
+			nc->ifindex = (int)mnl_attr_get_u32(a);
+			nc->has_ifindex = true;
+			break;
+		case NETCONFA_RP_FILTER:
+			nc->rp_filter = (int)mnl_attr_get_u32(a);
+			break;
+		case NETCONFA_FORWARDING:
+			nc->forwarding = (int)mnl_attr_get_u32(a);
+			break;
+		}
+	}
+	return nc->has_ifindex ? 0 : -EINVAL;
+}
+
 static int ev_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ev_ctx *c = data;
@@ -562,6 +599,26 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
 		c->ops->addr(c->arg);
+		break;
+	case RTM_NEWNETCONF:
+	case RTM_DELNETCONF: {
+		struct nl_netconf nc;
+
+		if (!nl_parse_netconf(nlh, &nc))
+			c->ops->netconf(&nc, c->arg);
+		break;
+	}
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		c->ops->state(NL_STATE_RULES, c->arg);
+		break;
+	case RTM_NEWQDISC:
+	case RTM_DELQDISC:
+	case RTM_NEWTFILTER:
+	case RTM_DELTFILTER:
+	case RTM_NEWCHAIN:
+	case RTM_DELCHAIN:
+		c->ops->state(NL_STATE_TC, c->arg);
 		break;
 	}
 	return MNL_CB_OK;
@@ -641,3 +698,47 @@ int nl_get_nsid(int nsfd)
 		return -1;
 	return nsid;
 }
+
+int nl_watch_open(int proto, unsigned int group)
+{
+	struct mnl_socket *s =
+	    mnl_socket_open2(proto, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd, ret;
+
+	if (!s)
+		return -errno;
+	if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(s, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0) {
+		ret = -errno;
+		mnl_socket_close(s);
+		return ret;
+	}
+	/* Only the fd is kept: the socket is closed with close(fd). */
+	fd = dup(mnl_socket_get_fd(s));
+	ret = fd < 0 ? -errno : fd;
+	mnl_socket_close(s);
+	return ret;
+}
+
+int nl_watch_drain(int fd)
+{
+	static char buf[NL_RX_BUF];
+	int got = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return got;
+			if (errno == ENOBUFS) {
+				got++; /* lost some: still a change */
+				continue;
+			}
+			return -errno;
+		}
+		got += n > 0;
+	}
+}
+
