@@ -786,6 +786,7 @@ static Fpmd__FpmStatus *show_feed(struct arena *a, const struct feed_status *st,
 	o->last_map_write_ns = st->last_map_write_ns;
 	o->hold_remaining_ms = st->hold_remaining_ms;
 	o->unknown_nhid = rib_pending_routes();
+	o->refused = st->refused;
 	return o;
 }
 

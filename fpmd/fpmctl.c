@@ -622,6 +622,8 @@ static int print_feed(const Fpmd__FpmStatus *f, const char *name)
 		{ "otherTable", "other-table route messages", f ? f->other_table : 0 },
 		{ "ignored", "ignored messages", f ? f->ignored : 0 },
 		{ "errors", "connections closed on bad input", f ? f->errors : 0 },
+		{ "refused", "connections refused (user not allowed)",
+		  f ? f->refused : 0 },
 		{ "routes", "routes from this feed", f ? f->routes : 0 },
 		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
 		  f ? f->unknown_nhid : 0 },

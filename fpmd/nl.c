@@ -9,14 +9,17 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
+#include <linux/inet_diag.h>
 #include <linux/neighbour.h>
 #include <linux/netconf.h>
 #include <linux/net_namespace.h>
 #include <linux/fib_rules.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <linux/xfrm.h>
 #include <bpf/bpf.h>
 
@@ -742,3 +745,74 @@ int nl_watch_drain(int fd)
 	}
 }
 
+static int diag_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return MNL_CB_OK;
+	*(int64_t *)data = m->idiag_uid;
+	return MNL_CB_OK;
+}
+
+int nl_tcp_peer_uid(int fd, uid_t *uid)
+{
+	struct sockaddr_storage here, there;
+	socklen_t hl = sizeof(here), tl = sizeof(there);
+	char buf[NL_TX_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct inet_diag_req_v2 *req;
+	struct mnl_socket *s;
+	int64_t found = -1;
+	int ret;
+
+	if (getsockname(fd, (struct sockaddr *)&here, &hl) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&there, &tl) < 0)
+		return -errno;
+	if (here.ss_family != there.ss_family ||
+	    (here.ss_family != AF_INET && here.ss_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
+	req->sdiag_family = (uint8_t)here.ss_family;
+	req->sdiag_protocol = IPPROTO_TCP;
+	req->idiag_states = ~0u;
+	/* The peer's socket: its source is our peer, its destination us. */
+	if (here.ss_family == AF_INET) {
+		const struct sockaddr_in *h = (void *)&here, *t = (void *)&there;
+
+		req->id.idiag_sport = t->sin_port;
+		req->id.idiag_dport = h->sin_port;
+		memcpy(req->id.idiag_src, &t->sin_addr, 4);
+		memcpy(req->id.idiag_dst, &h->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *h = (void *)&here,
+					  *t = (void *)&there;
+
+		req->id.idiag_sport = t->sin6_port;
+		req->id.idiag_dport = h->sin6_port;
+		memcpy(req->id.idiag_src, &t->sin6_addr, 16);
+		memcpy(req->id.idiag_dst, &h->sin6_addr, 16);
+	}
+	req->id.idiag_cookie[0] = req->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	s = mnl_socket_open2(NETLINK_SOCK_DIAG, SOCK_CLOEXEC);
+	if (!s)
+		return -errno;
+	if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(s);
+		return ret;
+	}
+	/* An exact lookup: one answer, or an error (ENOENT: no such local
+	 * socket, the peer is on another host or namespace). */
+	ret = nl_talk(s, nlh, diag_cb, &found);
+	mnl_socket_close(s);
+	if (ret)
+		return ret;
+	if (found < 0)
+		return -ENOENT;
+	*uid = (uid_t)found;
+	return 0;
+}

@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <libmnl/libmnl.h>
 
 #include "util.h"
@@ -115,6 +116,10 @@ int nl_parse_neigh(const struct nlmsghdr *nlh, struct nl_neigh *n);
 
 int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l);
 int nl_parse_netconf(const struct nlmsghdr *nlh, struct nl_netconf *nc);
+
+/* The uid owning the other end of the TCP connection fd, by sock_diag.
+ * -ENOENT: that end is no socket of this namespace (a remote peer). */
+int nl_tcp_peer_uid(int fd, uid_t *uid);
 
 /* A non-blocking netlink socket (proto, e.g. NETLINK_XFRM) subscribed to
  * one multicast group, for change notifications only; returns its fd. */

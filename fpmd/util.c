@@ -159,7 +159,8 @@ int unix_listen(const char *path, const char *owner, const char *group,
 	char dir[sizeof(sa.sun_path)], *slash;
 	struct passwd *pw;
 	struct group *gr;
-	int fd;
+	mode_t old_mask;
+	int fd, ret;
 
 	*group_missing = false;
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -178,8 +179,12 @@ int unix_listen(const char *path, const char *owner, const char *group,
 		return -errno;
 	strcpy(sa.sun_path, path);
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 16) < 0) {
+	/* Born owner-only: nobody else may connect before the chown and
+	 * chmod below say who may. */
+	old_mask = umask(0177);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (ret < 0 || listen(fd, 16) < 0) {
 		int e = errno;
 
 		close(fd);
