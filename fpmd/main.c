@@ -1024,9 +1024,9 @@ static int run(int sfd)
 					nl_dump_links(link_changed, NULL);
 					need_neigh_resync = true;
 					need_local_refresh = true;
-					/* Lost netconf, rule or tc events. */
-					guard_event(GUARD_FORWARDING);
-					guard_event(GUARD_POLICY_RULES);
+					/* Lost netconf, rule or tc events:
+					 * re-check everything. */
+					fpmd_request_recheck();
 				}
 				break;
 			}
