@@ -268,6 +268,29 @@ static bool user_allowed(uid_t uid, const char *name)
  * socket of this namespace, and sock_diag names its owner. Anyone else
  * (any local user while zebra is away) is refused before a byte is read.
  */
+/* Any local user can connect in a loop: log the first refusals of each
+ * 10 s and how many more there were, count them all. */
+static void refuse(void)
+{
+	static uint64_t window_ns;
+	static unsigned int logged, quiet;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	st.refused++;
+	if (now - window_ns >= 10000000000ull) {
+		if (quiet)
+			log_warn("fpm: %u more connections refused in 10 s "
+				 "(not logged one by one)",
+				 quiet);
+		window_ns = now;
+		logged = quiet = 0;
+	}
+	if (logged++ < 10)
+		log_warn("fpm: %s", st.last_error);
+	else
+		quiet++;
+}
+
 static bool peer_allowed(int fd, const char *peer)
 {
 	char pwbuf[1024], who[64];
@@ -280,12 +303,11 @@ static bool peer_allowed(int fd, const char *peer)
 			return true; /* without asking: remote peers too */
 	ret = nl_tcp_peer_uid(fd, &uid);
 	if (ret) {
-		st.refused++;
 		snprintf(st.last_error, sizeof(st.last_error),
 			 "connection from %s refused: cannot tell which user "
 			 "owns it (%s); only local peers can be checked",
 			 peer, strerror(-ret));
-		log_warn("fpm: %s", st.last_error);
+		refuse();
 		return false;
 	}
 	getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &p);
@@ -293,12 +315,11 @@ static bool peer_allowed(int fd, const char *peer)
 		return true;
 	snprintf(who, sizeof(who), "%s%s%u%s", p ? p->pw_name : "",
 		 p ? " (uid " : "uid ", (unsigned int)uid, p ? ")" : "");
-	st.refused++;
 	snprintf(st.last_error, sizeof(st.last_error),
 		 "connection from %s refused: its socket belongs to user %s, "
 		 "not one of fpm/allowed-users",
 		 peer, who);
-	log_warn("fpm: %s", st.last_error);
+	refuse();
 	return false;
 }
 

@@ -213,3 +213,24 @@ def test_unix_sockets_mode_from_config(lab):
         assert unix_connect(FRR, path) == "13", what
         assert unix_connect(NOBODY, path) == "13", what
         assert unix_connect(ROOT, path) == "connected", what
+
+
+def test_fpm_refusal_flood_keeps_log_short(lab):
+    # A local user connecting in a loop: every refusal is counted, the
+    # log says the first ones and then how many more, and zebra's user
+    # still gets in afterwards.
+    d = lab.fpmd()
+    log0 = len(d.logtext())
+    n = 40
+    loop = ("import socket\n"
+            f"for _ in range({n}):\n"
+            "    s = socket.create_connection(('127.0.0.1', 2620))\n"
+            "    s.recv(1)\n"
+            "    s.close()\n")
+    lab.r1.run(f"{NOBODY} {PY} -c \"{loop}\"")
+    wait_for(lambda: fpm(d)["refused"] == n, timeout=10,
+             what=f"{n} refusals counted")
+    lines = [x for x in d.logtext()[log0:].splitlines() if "refused" in x]
+    assert 0 < len(lines) <= 11, "\n".join(lines)
+    accepted(lab, d, FRR)
+    assert d.proc.poll() is None
