@@ -55,6 +55,11 @@ int ctl_open(const struct sock_cfg *sc)
 		return fd;
 	if (no_group)
 		log_warn("ctl: group %s missing; %s is root-only", group, path);
+	if (unix_dir_unsafe(path))
+		log_warn("ctl: the directory of %s is writable by other users: "
+			 "any of them can replace the socket and take fpmctl's "
+			 "requests; use a directory only root can write",
+			 path);
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	listen_fd = fd;
 	if (!clients_ready)

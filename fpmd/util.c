@@ -201,6 +201,26 @@ int unix_listen(const char *path, const char *owner, const char *group,
 	return fd;
 }
 
+bool unix_dir_unsafe(const char *path)
+{
+	char dir[108], *slash;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &sb) < 0)
+		return false;
+	if (sb.st_uid != 0 && sb.st_uid != geteuid())
+		return true;
+	return (sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX);
+}
+
 uint64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;

@@ -205,6 +205,22 @@ def test_unix_sockets_refuse_unprivileged_user(lab):
     assert d.proc.poll() is None
 
 
+def test_unix_socket_directory_writable_by_others_warns(lab):
+    # Anyone could unlink and replace a socket in such a directory.
+    open_dir = os.path.join(lab.tmp, "open")
+    os.mkdir(open_dir)
+    os.chmod(open_dir, 0o777)
+    doc = lab.config_doc(
+        control={"socket": {"path": os.path.join(open_dir, "fpmd.sock")}},
+        plugin={"socket": {"path": os.path.join(lab.tmp, "plugin.sock")}})
+    d = lab.fpmd(config=lab.write_config(doc))
+    text = d.logtext()
+    assert "ctl: the directory of" in text and "writable by other" in text, \
+        text
+    # The plugin's directory (the lab's, root's alone) is fine.
+    assert "plugin: the directory of" not in text, text
+
+
 def test_unix_sockets_mode_from_config(lab):
     d, _, paths = sockets(lab, mode="0600")
     for what, path in paths.items():
