@@ -41,7 +41,9 @@
 
 /* watch: how a change reaches fpmd besides the guard-interval poll. */
 struct guard guards[GUARD_MAX] = {
-	[GUARD_NETFILTER] = { .name = "netfilter", .watch = "nftables events" },
+	/* iptables-legacy (x_tables) announces nothing: polled. */
+	[GUARD_NETFILTER] = { .name = "netfilter",
+			      .watch = "nftables events; iptables-legacy: poll" },
 	[GUARD_FORWARDING] = { .name = "forwarding",
 			       .watch = "netconf events" },
 	[GUARD_RP_FILTER] = { .name = "rp-filter", .watch = "netconf events" },
