@@ -116,7 +116,7 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 	const bool *want_config = arg;
 	const struct lysc_type *t;
 	const char *units, *dflt = NULL;
-	char path[512];
+	char path[512], dflts[256] = "";
 
 	*skip = 0;
 	if (!(n->nodetype & (LYS_LEAF | LYS_LEAFLIST)))
@@ -135,9 +135,17 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 
 		t = l->type;
 		units = l->units;
-		if (LY_ARRAY_COUNT(l->dflts))
-			dflt = lyd_value_get_canonical(n->module->ctx,
-						       l->dflts[0]);
+		/* A leaf-list may default to several values: list them. */
+		for (LY_ARRAY_COUNT_TYPE i = 0; i < LY_ARRAY_COUNT(l->dflts);
+		     i++) {
+			size_t used = strlen(dflts);
+
+			snprintf(dflts + used, sizeof(dflts) - used, "%s%s",
+				 i ? ", " : "",
+				 lyd_value_get_canonical(n->module->ctx,
+							 l->dflts[i]));
+			dflt = dflts;
+		}
 	}
 	lysc_path(n, LYSC_PATH_DATA, path, sizeof(path));
 	printf(".SS %s\n", path + strlen("/fpmd:fpmd/"));

@@ -342,6 +342,15 @@ static void extract(struct fpmd_config *c)
 		ly_set_free(set, NULL);
 	}
 	c->fpm_port = (uint16_t)get_u32(t, "fpm/port");
+	c->n_fpm_users = 0;
+	set = NULL;
+	if (!lyd_find_xpath(t, TOP "/fpm/allowed-users", &set)) {
+		for (uint32_t i = 0; i < set->count && i < FPMD_MAX_FPM_USERS;
+		     i++)
+			c->fpm_users[c->n_fpm_users++] =
+				lyd_get_value(set->dnodes[i]);
+		ly_set_free(set, NULL);
+	}
 	c->fpm_settle_ms = get_u32(t, "fpm/settle-time");
 	c->fpm_hold_s = get_u32(t, "fpm/hold-time");
 	c->plugin_enabled = get_bool(t, "plugin/enabled");

@@ -18,6 +18,7 @@
 #include "fpmd_maps.h"
 
 #define FPMD_MAX_FPM_LISTEN 8
+#define FPMD_MAX_FPM_USERS 16
 #define FPMD_MAX_CLI_SETS 128
 
 enum xdp_mode { XDP_MODE_AUTO, XDP_MODE_NATIVE, XDP_MODE_GENERIC };
@@ -46,6 +47,8 @@ struct fpmd_config {
 	const char *fpm_address[FPMD_MAX_FPM_LISTEN];
 	int n_fpm_address;
 	uint16_t fpm_port;
+	const char *fpm_users[FPMD_MAX_FPM_USERS]; /* fpm/allowed-users */
+	int n_fpm_users;
 	unsigned int fpm_settle_ms; /* quiet time that ends a replay */
 	unsigned int fpm_hold_s;    /* keep a lost feed's routes this long */
 	bool plugin_enabled;

@@ -55,6 +55,11 @@ int ctl_open(const struct sock_cfg *sc)
 		return fd;
 	if (no_group)
 		log_warn("ctl: group %s missing; %s is root-only", group, path);
+	if (unix_dir_unsafe(path))
+		log_warn("ctl: the directory of %s is writable by other users: "
+			 "any of them can replace the socket and take fpmctl's "
+			 "requests; use a directory only root can write",
+			 path);
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	listen_fd = fd;
 	if (!clients_ready)
@@ -744,6 +749,10 @@ static int show_guards(struct arena *a, Fpmd__Response *rsp)
 		o->state = arena_str(a, guards[g].state[0] ? guards[g].state :
 							     "unchecked");
 		o->detail = arena_str(a, guards[g].detail);
+		o->watch = (char *)guards[g].watch;
+		o->events = guards[g].events;
+		o->last_event_ns = guards[g].last_event_ns;
+		o->last_applied_ns = guards[g].last_applied_ns;
 		rsp->guards[rsp->n_guards++] = o;
 	}
 	return 0;
@@ -781,6 +790,7 @@ static Fpmd__FpmStatus *show_feed(struct arena *a, const struct feed_status *st,
 	o->last_map_write_ns = st->last_map_write_ns;
 	o->hold_remaining_ms = st->hold_remaining_ms;
 	o->unknown_nhid = rib_pending_routes();
+	o->refused = st->refused;
 	return o;
 }
 

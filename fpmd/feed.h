@@ -17,6 +17,7 @@ struct feed_status {
 	uint64_t replay_refreshed, replay_swept;
 	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
 	uint64_t hold_remaining_ms;
+	uint64_t refused; /* connections refused: peer's user not allowed */
 };
 
 #endif

@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,17 +225,120 @@ void fpm_close(void)
 	rlen = rcap = 0;
 }
 
+/* "addr:port" ("[addr]:port" for IPv6) of a peer. */
+static void sockaddr_str(const struct sockaddr_storage *ss, char *out,
+			 size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, a, sizeof(a));
+		snprintf(out, len, "[%s]:%u", a, ntohs(s6->sin6_port));
+		return;
+	}
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *s4 = (const void *)ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, a, sizeof(a));
+		snprintf(out, len, "%s:%u", a, ntohs(s4->sin_port));
+		return;
+	}
+	snprintf(out, len, "?");
+}
+
+/* Is uid one of fpm/allowed-users (names or numeric uids)? */
+static bool user_allowed(uid_t uid, const char *name)
+{
+	char num[16];
+
+	snprintf(num, sizeof(num), "%u", (unsigned int)uid);
+	for (int k = 0; k < cfg.n_fpm_users; k++) {
+		const char *u = cfg.fpm_users[k];
+
+		if (!strcmp(u, num) || (name && !strcmp(u, name)))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Only zebra may feed routes: the other end of a loopback connection is a
+ * socket of this namespace, and sock_diag names its owner. Anyone else
+ * (any local user while zebra is away) is refused before a byte is read.
+ */
+/* Any local user can connect in a loop: log the first refusals of each
+ * 10 s and how many more there were, count them all. */
+static void refuse(void)
+{
+	static uint64_t window_ns;
+	static unsigned int logged, quiet;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	st.refused++;
+	if (now - window_ns >= 10000000000ull) {
+		if (quiet)
+			log_warn("fpm: %u more connections refused in 10 s "
+				 "(not logged one by one)",
+				 quiet);
+		window_ns = now;
+		logged = quiet = 0;
+	}
+	if (logged++ < 10)
+		log_warn("fpm: %s", st.last_error);
+	else
+		quiet++;
+}
+
+static bool peer_allowed(int fd, const char *peer)
+{
+	char pwbuf[1024], who[64];
+	struct passwd pw, *p = NULL;
+	uid_t uid;
+	int ret;
+
+	for (int k = 0; k < cfg.n_fpm_users; k++)
+		if (!strcmp(cfg.fpm_users[k], "any"))
+			return true; /* without asking: remote peers too */
+	ret = nl_tcp_peer_uid(fd, &uid);
+	if (ret) {
+		snprintf(st.last_error, sizeof(st.last_error),
+			 "connection from %s refused: cannot tell which user "
+			 "owns it (%s); only local peers can be checked",
+			 peer, strerror(-ret));
+		refuse();
+		return false;
+	}
+	getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &p);
+	if (user_allowed(uid, p ? p->pw_name : NULL))
+		return true;
+	snprintf(who, sizeof(who), "%s%s%u%s", p ? p->pw_name : "",
+		 p ? " (uid " : "uid ", (unsigned int)uid, p ? ")" : "");
+	snprintf(st.last_error, sizeof(st.last_error),
+		 "connection from %s refused: its socket belongs to user %s, "
+		 "not one of fpm/allowed-users",
+		 peer, who);
+	refuse();
+	return false;
+}
+
 int fpm_accept(int listen_fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char a[INET6_ADDRSTRLEN] = "?";
+	char peer[sizeof(st.peer)];
 	int fd, sz = FPM_RCVBUF;
 
 	fd = accept4(listen_fd, (struct sockaddr *)&ss, &sl,
 		     SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	sockaddr_str(&ss, peer, sizeof(peer));
+	if (!peer_allowed(fd, peer)) {
+		close(fd);
+		return -EACCES;
+	}
 	if (conn_fd >= 0) {
 		/* zebra reconnects only after losing us, which we see: a
 		 * second connection is someone else's and must not take
@@ -246,14 +350,7 @@ int fpm_accept(int listen_fd)
 		return -EBUSY;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
-	if (ss.ss_family == AF_INET)
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a,
-			  sizeof(a));
-	else if (ss.ss_family == AF_INET6)
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
-			  a, sizeof(a));
-	snprintf(st.peer, sizeof(st.peer), "%s:%u", a,
-		 ntohs(((struct sockaddr_in *)&ss)->sin_port));
+	snprintf(st.peer, sizeof(st.peer), "%s", peer);
 	conn_fd = fd;
 	st.connected = true;
 	st.connections++;

@@ -569,6 +569,15 @@ static int print_counters(Fpmd__Response *rsp)
 	return 0;
 }
 
+static void print_guard_events(const Fpmd__Guard *g)
+{
+	printf(", \"events\": %llu, \"lastEventNs\": %llu, "
+	       "\"lastAppliedNs\": %llu}",
+	       (unsigned long long)g->events,
+	       (unsigned long long)g->last_event_ns,
+	       (unsigned long long)g->last_applied_ns);
+}
+
 static int print_guards(Fpmd__Response *rsp)
 {
 	if (json) {
@@ -580,7 +589,9 @@ static int print_guards(Fpmd__Response *rsp)
 			jstr(rsp->guards[i]->state);
 			printf(", \"detail\": ");
 			jstr(rsp->guards[i]->detail);
-			printf("}");
+			printf(", \"watch\": ");
+			jstr(rsp->guards[i]->watch);
+			print_guard_events(rsp->guards[i]);
 		}
 		printf("%s}\n", rsp->n_guards ? "\n" : "");
 		return 0;
@@ -618,6 +629,8 @@ static int print_feed(const Fpmd__FpmStatus *f, const char *name)
 		{ "otherTable", "other-table route messages", f ? f->other_table : 0 },
 		{ "ignored", "ignored messages", f ? f->ignored : 0 },
 		{ "errors", "connections closed on bad input", f ? f->errors : 0 },
+		{ "refused", "connections refused (user not allowed)",
+		  f ? f->refused : 0 },
 		{ "routes", "routes from this feed", f ? f->routes : 0 },
 		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
 		  f ? f->unknown_nhid : 0 },

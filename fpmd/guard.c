@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Guards for kernel features the XDP fast path bypasses. Run at start and
- * every guard interval (sysctls, rules and nftables have no single change
- * event to watch; a 1 s poll is cheap next to what it protects).
+ * Guards for kernel features the XDP fast path bypasses. Run at start, at
+ * once when the kernel announces a change (netconf for forwarding and
+ * rp_filter, rule, tc, xfrm policy and nftables notifications), and every
+ * guard interval as a backstop: for what has no event (a veth peer's GRO
+ * in another namespace) and for an event lost to a socket overrun.
  */
 #include <net/if.h> /* before linux/ headers: it guards linux/if.h */
 #include <dirent.h>
@@ -38,15 +40,20 @@
 #include "nl.h"
 #include "rib.h"
 
+/* watch: how a change reaches fpmd besides the guard-interval poll. */
 struct guard guards[GUARD_MAX] = {
-	[GUARD_NETFILTER] = { .name = "netfilter" },
-	[GUARD_FORWARDING] = { .name = "forwarding" },
-	[GUARD_RP_FILTER] = { .name = "rp-filter" },
-	[GUARD_POLICY_RULES] = { .name = "policy-rules" },
-	[GUARD_XFRM] = { .name = "xfrm" },
-	[GUARD_TC_EGRESS] = { .name = "tc-egress" },
-	[GUARD_TC_INGRESS] = { .name = "tc-ingress" },
-	[GUARD_VETH_PEER] = { .name = "veth-peer" },
+	/* iptables-legacy (x_tables) announces nothing: polled. */
+	[GUARD_NETFILTER] = { .name = "netfilter",
+			      .watch = "nftables events; iptables-legacy: poll" },
+	[GUARD_FORWARDING] = { .name = "forwarding",
+			       .watch = "netconf events" },
+	[GUARD_RP_FILTER] = { .name = "rp-filter", .watch = "netconf events" },
+	[GUARD_POLICY_RULES] = { .name = "policy-rules",
+				 .watch = "rule events" },
+	[GUARD_XFRM] = { .name = "xfrm", .watch = "xfrm policy events" },
+	[GUARD_TC_EGRESS] = { .name = "tc-egress", .watch = "tc events" },
+	[GUARD_TC_INGRESS] = { .name = "tc-ingress", .watch = "tc events" },
+	[GUARD_VETH_PEER] = { .name = "veth-peer", .watch = "poll" },
 };
 
 static void appendf(char *buf, size_t len, const char *fmt, ...)
@@ -650,6 +657,96 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		i->name, i->tx_reason);
 }
 
+/* ---- sysctls: forwarding and rp_filter ----------------------------------- */
+
+#define SYSCTL_FLAGS                                                           \
+	(FPMD_IF_F_FWD_V4 | FPMD_IF_F_FWD_V6 | FPMD_IF_F_RPF_STRICT |          \
+	 FPMD_IF_F_RPF_LOOSE)
+
+/* The SYSCTL_FLAGS of i as the kernel applies them now; fwd6 is
+ * net.ipv6.conf.all.forwarding. Appends to the guards' details. */
+static uint32_t sysctl_flags(const struct iface *i, int fwd6, char *fwd,
+			     size_t flen, char *rpf, size_t rlen)
+{
+	uint32_t f = 0;
+	int rp, rpi;
+
+	if (sysctl_int("/proc/sys/net/ipv4/conf/%s/forwarding", i->name, 0))
+		f |= FPMD_IF_F_FWD_V4;
+	else
+		appendf(fwd, flen, "%s%s: ipv4 off", fwd[0] ? "; " : "",
+			i->name);
+	/* ipv6_rcv() drops everything that arrives on an interface with
+	 * IPv6 disabled, forwarding or not. */
+	if (sysctl_int("/proc/sys/net/ipv6/conf/%s/disable_ipv6", i->name, 0))
+		appendf(fwd, flen, "%s%s: ipv6 disabled", fwd[0] ? "; " : "",
+			i->name);
+	else if (fwd6 ||
+		 sysctl_int("/proc/sys/net/ipv6/conf/%s/force_forwarding",
+			    i->name, 0))
+		f |= FPMD_IF_F_FWD_V6;
+	else
+		appendf(fwd, flen, "%s%s: ipv6 off", fwd[0] ? "; " : "",
+			i->name);
+	/* The kernel uses the larger of "all" and the interface. */
+	rp = sysctl_int("/proc/sys/net/ipv4/conf/%s/rp_filter", "all", 0);
+	rpi = sysctl_int("/proc/sys/net/ipv4/conf/%s/rp_filter", i->name, 0);
+	if (rpi > rp)
+		rp = rpi;
+	if (rp == 1)
+		f |= FPMD_IF_F_RPF_STRICT;
+	else if (rp == 2)
+		f |= FPMD_IF_F_RPF_LOOSE;
+	if (rp)
+		appendf(rpf, rlen, "%s%s: %s (checked in XDP)",
+			rpf[0] ? "; " : "", i->name,
+			rp == 1 ? "strict" : "loose");
+	return f;
+}
+
+/* ---- change events ------------------------------------------------------- */
+
+/* Guards with an event not yet applied, per kind of re-check. */
+static uint32_t pending[2];
+
+void guard_event(enum guard_id g)
+{
+	bool sysctl = g == GUARD_FORWARDING || g == GUARD_RP_FILTER;
+
+	guards[g].events++;
+	guards[g].last_event_ns = now_ns(CLOCK_REALTIME);
+	pending[sysctl ? GUARD_PENDING_SYSCTL : GUARD_PENDING_FULL] |= 1u << g;
+}
+
+bool guard_pending(enum guard_pending_kind k)
+{
+	return pending[k] != 0;
+}
+
+static uint32_t taken[2];
+
+/* What this check answers: events read after it started wait for the
+ * next one. A full check answers the sysctl guards' events too. */
+static void guard_pending_take(enum guard_pending_kind k)
+{
+	taken[k] = pending[k];
+	pending[k] = 0;
+	if (k == GUARD_PENDING_FULL) {
+		taken[k] |= pending[GUARD_PENDING_SYSCTL];
+		pending[GUARD_PENDING_SYSCTL] = 0;
+	}
+}
+
+static void guard_applied(enum guard_pending_kind k)
+{
+	uint64_t now = now_ns(CLOCK_REALTIME);
+
+	for (int g = 0; g < GUARD_MAX; g++)
+		if (taken[k] & (1u << g))
+			guards[g].last_applied_ns = now;
+	taken[k] = 0;
+}
+
 static void guard_set(enum guard_id g, const char *state, const char *detail)
 {
 	struct guard *gd = &guards[g];
@@ -665,12 +762,20 @@ static void guard_set(enum guard_id g, const char *state, const char *detail)
 	snprintf(gd->detail, sizeof(gd->detail), "%s", detail);
 }
 
+static void sysctl_guards_set(const char *fwd, const char *rpf)
+{
+	guard_set(GUARD_FORWARDING, fwd[0] ? "kernel-path" : "clear", fwd);
+	guard_set(GUARD_RP_FILTER, rpf[0] ? "checked" : "clear", rpf);
+}
+
 int guard_check(void)
 {
 	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
 		peer[512] = "", xf[128] = "", tci[512] = "";
 	static struct rules_ctx r4, r6;
 	int nfn, x4 = 0, x6 = 0, fwd6, refused = 0;
+
+	guard_pending_take(GUARD_PENDING_FULL);
 
 	nfn = netfilter_scan(nf, sizeof(nf));
 	if (nfn > 0 && !cfg.allow_nf_bypass) {
@@ -704,42 +809,13 @@ int guard_check(void)
 	fwd6 = sysctl_int("/proc/sys/net/ipv6/conf/%s/forwarding", "all", 0);
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
-		uint32_t f = 0, oldf = i->guard_flags;
+		uint32_t f, oldf = i->guard_flags;
 		bool old_tx = i->tx_port, old_susp = i->suspended;
 		bool mtu6_changed;
-		int rp;
 
 		if (!i->used || !i->ifindex)
 			continue;
-		if (sysctl_int("/proc/sys/net/ipv4/conf/%s/forwarding",
-			       i->name, 0))
-			f |= FPMD_IF_F_FWD_V4;
-		else
-			appendf(fwd, sizeof(fwd), "%s%s: ipv4 off",
-				fwd[0] ? "; " : "", i->name);
-		if (fwd6 || sysctl_int("/proc/sys/net/ipv6/conf/%s/force_forwarding",
-				       i->name, 0))
-			f |= FPMD_IF_F_FWD_V6;
-		else
-			appendf(fwd, sizeof(fwd), "%s%s: ipv6 off",
-				fwd[0] ? "; " : "", i->name);
-		/* The kernel uses the larger of "all" and the interface. */
-		rp = sysctl_int("/proc/sys/net/ipv4/conf/%s/rp_filter", "all", 0);
-		{
-			int rpi = sysctl_int("/proc/sys/net/ipv4/conf/%s/rp_filter",
-					     i->name, 0);
-
-			if (rpi > rp)
-				rp = rpi;
-		}
-		if (rp == 1)
-			f |= FPMD_IF_F_RPF_STRICT;
-		else if (rp == 2)
-			f |= FPMD_IF_F_RPF_LOOSE;
-		if (rp)
-			appendf(rpf, sizeof(rpf), "%s%s: %s (checked in XDP)",
-				rpf[0] ? "; " : "", i->name,
-				rp == 1 ? "strict" : "loose");
+		f = sysctl_flags(i, fwd6, fwd, sizeof(fwd), rpf, sizeof(rpf));
 		i->policy_reason[0] = '\0';
 		if (rules_apply(&r4, i) || x4) {
 			f |= FPMD_IF_F_KERNEL_V4;
@@ -779,11 +855,40 @@ int guard_check(void)
 			rib_iface_changed(i->ifindex);
 		}
 	}
-	guard_set(GUARD_FORWARDING, fwd[0] ? "kernel-path" : "clear", fwd);
-	guard_set(GUARD_RP_FILTER, rpf[0] ? "checked" : "clear", rpf);
+	sysctl_guards_set(fwd, rpf);
 	guard_set(GUARD_TC_EGRESS, tc[0] ? "kernel-path" : "clear", tc);
 	guard_set(GUARD_TC_INGRESS, tci[0] ? "kernel-path" : "clear", tci);
 	/* Every detail is an egress kept out of the tx ports. */
 	guard_set(GUARD_VETH_PEER, peer[0] ? "kernel-path" : "clear", peer);
+	guard_applied(GUARD_PENDING_FULL);
 	return refused;
+}
+
+int guard_sysctls(void)
+{
+	char fwd[512] = "", rpf[512] = "";
+	int fwd6, changed = 0;
+
+	guard_pending_take(GUARD_PENDING_SYSCTL);
+	fwd6 = sysctl_int("/proc/sys/net/ipv6/conf/%s/forwarding", "all", 0);
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		struct iface *i = &iface_tab[s];
+		uint32_t f;
+
+		if (!i->used || !i->ifindex)
+			continue;
+		f = (i->guard_flags & ~SYSCTL_FLAGS) |
+		    sysctl_flags(i, fwd6, fwd, sizeof(fwd), rpf, sizeof(rpf));
+		if (f == i->guard_flags)
+			continue;
+		i->guard_flags = f;
+		changed++;
+		if (i->attached) {
+			iface_sync(i);
+			rib_iface_changed(i->ifindex);
+		}
+	}
+	sysctl_guards_set(fwd, rpf);
+	guard_applied(GUARD_PENDING_SYSCTL);
+	return changed;
 }

@@ -9,6 +9,8 @@
 #define FPMD_GUARD_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 enum guard_id {
 	GUARD_NETFILTER,
@@ -24,8 +26,12 @@ enum guard_id {
 
 struct guard {
 	const char *name;
+	const char *watch; /* the change events it follows, or "poll" */
 	char state[24];   /* "clear", "kernel-path", "refused", ... */
 	char detail[512];
+	uint64_t events;	  /* change notifications received */
+	uint64_t last_event_ns;	  /* CLOCK_REALTIME the last one was read */
+	uint64_t last_applied_ns; /* CLOCK_REALTIME its re-check was applied */
 };
 
 extern struct guard guards[GUARD_MAX];
@@ -35,6 +41,19 @@ extern struct guard guards[GUARD_MAX];
  * 1 when netfilter rules would be bypassed and bypass is not allowed.
  */
 int guard_check(void);
+
+/*
+ * Re-read only the forwarding and rp_filter sysctls of every managed
+ * interface (a netconf event, or "all"/"default" changing them all) and
+ * write what changed to the maps. Returns the number of interfaces changed.
+ */
+int guard_sysctls(void);
+
+/* A change notification for guard g arrived: count it; guard_pending()
+ * says which re-check it needs (guard_sysctls or guard_check). */
+enum guard_pending_kind { GUARD_PENDING_SYSCTL, GUARD_PENDING_FULL };
+void guard_event(enum guard_id g);
+bool guard_pending(enum guard_pending_kind k);
 
 /* Describe netfilter chains that act on forwarded traffic; 0 if none. */
 int netfilter_scan(char *detail, size_t len);

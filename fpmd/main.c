@@ -19,7 +19,10 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <linux/neighbour.h>
+#include <linux/netconf.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <linux/rtnetlink.h>
+#include <linux/xfrm.h>
 #include <bpf/bpf.h>
 
 #include "ctl.h"
@@ -550,6 +553,7 @@ enum ev_kind {
 	EV_PLUGIN_LISTEN,
 	EV_PLUGIN_CONN,
 	EV_PLUGIN_TIMER,
+	EV_WATCH,
 };
 
 static void addr_event(void *arg)
@@ -557,6 +561,39 @@ static void addr_event(void *arg)
 	/* The kernel adds the local route after it announces the address:
 	 * look now and once more shortly after. */
 	need_local_refresh = true;
+	/* disable_ipv6 has no netconf event; turning it on or off removes or
+	 * adds the interface's IPv6 addresses, which is our event for it. */
+	guard_event(GUARD_FORWARDING);
+}
+
+/* A sysctl changed: forwarding or rp_filter of one interface, or of
+ * "all"/"default" (which change every interface): guard_sysctls re-reads
+ * them all once the batch of events is read. */
+static void netconf_event(const struct nl_netconf *nc, void *arg)
+{
+	const struct iface *i = iface_by_ifindex((uint32_t)nc->ifindex);
+	const char *who = i ? i->name : "unmanaged interface";
+
+	if (nc->ifindex == NETCONFA_IFINDEX_ALL)
+		who = "all";
+	else if (nc->ifindex == NETCONFA_IFINDEX_DEFAULT)
+		who = "default";
+
+	guard_event(nc->rp_filter >= 0 ? GUARD_RP_FILTER : GUARD_FORWARDING);
+	log_debug("kernel: netconf %s %s%s%s",
+		  nc->family == AF_INET6 ? "ipv6" : "ipv4", who,
+		  nc->rp_filter >= 0 ? " rp_filter" : "",
+		  nc->forwarding >= 0 ? " forwarding" : "");
+}
+
+static void state_event(enum nl_state what, void *arg)
+{
+	if (what == NL_STATE_RULES) {
+		guard_event(GUARD_POLICY_RULES);
+	} else {
+		guard_event(GUARD_TC_EGRESS);
+		guard_event(GUARD_TC_INGRESS);
+	}
 }
 
 static const struct nl_event_ops nl_ops = {
@@ -564,7 +601,53 @@ static const struct nl_event_ops nl_ops = {
 	.link_gone = link_gone,
 	.neigh = neigh_event,
 	.addr = addr_event,
+	.netconf = netconf_event,
+	.state = state_event,
 };
+
+/* Notification sockets other than rtnetlink's: xfrm policies and the
+ * nftables ruleset. A message on one re-runs the guards. */
+static struct watch {
+	const char *what;
+	int proto;
+	unsigned int group;
+	enum guard_id guard;
+	int fd;
+} watches[] = {
+	{ "xfrm policies", NETLINK_XFRM, XFRMNLGRP_POLICY, GUARD_XFRM, -1 },
+	{ "nftables", NETLINK_NETFILTER, NFNLGRP_NFTABLES, GUARD_NETFILTER,
+	  -1 },
+};
+
+static void watches_open(void)
+{
+	for (size_t k = 0; k < sizeof(watches) / sizeof(watches[0]); k++) {
+		struct watch *w = &watches[k];
+
+		w->fd = nl_watch_open(w->proto, w->group);
+		if (w->fd < 0)
+			log_warn("kernel: cannot follow %s changes (%s): "
+				 "polled every guard-interval only",
+				 w->what, strerror(-w->fd));
+	}
+}
+
+static void watch_read(int fd)
+{
+	for (size_t k = 0; k < sizeof(watches) / sizeof(watches[0]); k++) {
+		struct watch *w = &watches[k];
+		int n;
+
+		if (w->fd != fd)
+			continue;
+		n = nl_watch_drain(fd);
+		if (n < 0)
+			log_warn("kernel: %s events: %s", w->what,
+				 strerror(-n));
+		else if (n)
+			guard_event(w->guard);
+	}
+}
 
 static int epfd = -1;
 static bool recheck;
@@ -957,9 +1040,15 @@ static int run(int sfd)
 					nl_dump_links(link_changed, NULL);
 					need_neigh_resync = true;
 					need_local_refresh = true;
+					/* Lost netconf, rule or tc events:
+					 * re-check everything. */
+					fpmd_request_recheck();
 				}
 				break;
 			}
+			case EV_WATCH:
+				watch_read(fd);
+				break;
 			case EV_FPM_LISTEN: {
 				int cfd = fpm_accept(fd);
 
@@ -1005,6 +1094,12 @@ static int run(int sfd)
 			need_neigh_resync = false;
 			neigh_resync();
 		}
+		/* Events first, once per batch: a sysctl is applied to the
+		 * maps right after the kernel announced it. */
+		if (guard_pending(GUARD_PENDING_FULL))
+			recheck = true;
+		else if (guard_pending(GUARD_PENDING_SYSCTL))
+			guard_sysctls();
 		if (recheck)
 			periodic();
 	}
@@ -1033,6 +1128,9 @@ static void stop(void)
 		xdp_unpin();
 	xdp_close();
 	nl_close();
+	for (size_t k = 0; k < sizeof(watches) / sizeof(watches[0]); k++)
+		if (watches[k].fd >= 0)
+			close(watches[k].fd);
 	rib_free();
 	free(local_prev.routes.p);
 	free(local_prev.addrs.p);
@@ -1179,6 +1277,7 @@ int main(int argc, char **argv)
 		log_err("netlink: events: %s", strerror(-nlfd));
 		return 1;
 	}
+	watches_open();
 	/* Guards run before anything is attached: refuse, or attach with
 	 * the right flags from the first packet on. */
 	{
@@ -1216,6 +1315,12 @@ int main(int argc, char **argv)
 		stop();
 		return 1;
 	}
+	for (size_t k = 0; k < sizeof(watches) / sizeof(watches[0]); k++)
+		if (watches[k].fd >= 0 && ev_add(watches[k].fd, EV_WATCH)) {
+			log_err("event loop: %s", strerror(errno));
+			stop();
+			return 1;
+		}
 	guard_timer_arm();
 	if (ctl_listen() || fpm_listen() || plugin_listen()) {
 		stop();

@@ -8,13 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <linux/if_link.h>
+#include <linux/inet_diag.h>
 #include <linux/neighbour.h>
+#include <linux/netconf.h>
 #include <linux/net_namespace.h>
 #include <linux/fib_rules.h>
 #include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
 #include <linux/xfrm.h>
 #include <bpf/bpf.h>
 
@@ -481,8 +486,13 @@ int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
 
 int nl_events_open(void)
 {
+	/* netconf: rp_filter and forwarding, per interface, "all" and
+	 * "default"; rules and tc: what the guards read. */
 	unsigned int groups[] = { RTNLGRP_LINK, RTNLGRP_NEIGH,
-				  RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR };
+				  RTNLGRP_IPV4_IFADDR, RTNLGRP_IPV6_IFADDR,
+				  RTNLGRP_IPV4_NETCONF, RTNLGRP_IPV6_NETCONF,
+				  RTNLGRP_IPV4_RULE, RTNLGRP_IPV6_RULE,
+				  RTNLGRP_TC };
 	int fd, sz = 4 << 20;
 
 	ev_sock = mnl_socket_open(NETLINK_ROUTE);
@@ -537,6 +547,36 @@ struct ev_ctx {
 	void *arg;
 };
 
+int nl_parse_netconf(const struct nlmsghdr *nlh, struct nl_netconf *nc)
+{
+	const struct netconfmsg *ncm = mnl_nlmsg_get_payload(nlh);
+	const struct nlattr *a;
+
+	memset(nc, 0, sizeof(*nc));
+	nc->rp_filter = nc->forwarding = -1;
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*ncm)))
+		return -EINVAL;
+	nc->family = ncm->ncm_family;
+	/* The header is padded to 4 bytes before the attributes. */
+	mnl_attr_for_each(a, nlh, NLMSG_ALIGN(sizeof(*ncm))) {
+		if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+			continue;
+		switch (mnl_attr_get_type(a)) {
+		case NETCONFA_IFINDEX:
+			nc->ifindex = (int)mnl_attr_get_u32(a);
+			nc->has_ifindex = true;
+			break;
+		case NETCONFA_RP_FILTER:
+			nc->rp_filter = (int)mnl_attr_get_u32(a);
+			break;
+		case NETCONFA_FORWARDING:
+			nc->forwarding = (int)mnl_attr_get_u32(a);
+			break;
+		}
+	}
+	return nc->has_ifindex ? 0 : -EINVAL;
+}
+
 static int ev_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ev_ctx *c = data;
@@ -562,6 +602,26 @@ static int ev_cb(const struct nlmsghdr *nlh, void *data)
 	case RTM_NEWADDR:
 	case RTM_DELADDR:
 		c->ops->addr(c->arg);
+		break;
+	case RTM_NEWNETCONF:
+	case RTM_DELNETCONF: {
+		struct nl_netconf nc;
+
+		if (!nl_parse_netconf(nlh, &nc))
+			c->ops->netconf(&nc, c->arg);
+		break;
+	}
+	case RTM_NEWRULE:
+	case RTM_DELRULE:
+		c->ops->state(NL_STATE_RULES, c->arg);
+		break;
+	case RTM_NEWQDISC:
+	case RTM_DELQDISC:
+	case RTM_NEWTFILTER:
+	case RTM_DELTFILTER:
+	case RTM_NEWCHAIN:
+	case RTM_DELCHAIN:
+		c->ops->state(NL_STATE_TC, c->arg);
 		break;
 	}
 	return MNL_CB_OK;
@@ -640,4 +700,119 @@ int nl_get_nsid(int nsfd)
 	if (nl_talk(req_sock, nlh, nsid_cb, &nsid))
 		return -1;
 	return nsid;
+}
+
+int nl_watch_open(int proto, unsigned int group)
+{
+	struct mnl_socket *s =
+	    mnl_socket_open2(proto, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	int fd, ret;
+
+	if (!s)
+		return -errno;
+	if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0 ||
+	    mnl_socket_setsockopt(s, NETLINK_ADD_MEMBERSHIP, &group,
+				  sizeof(group)) < 0) {
+		ret = -errno;
+		mnl_socket_close(s);
+		return ret;
+	}
+	/* Only the fd is kept: the socket is closed with close(fd). */
+	fd = dup(mnl_socket_get_fd(s));
+	ret = fd < 0 ? -errno : fd;
+	mnl_socket_close(s);
+	return ret;
+}
+
+int nl_watch_drain(int fd)
+{
+	static char buf[NL_RX_BUF];
+	int got = 0;
+
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return got;
+			if (errno == ENOBUFS) {
+				got++; /* lost some: still a change */
+				continue;
+			}
+			return -errno;
+		}
+		got += n > 0;
+	}
+}
+
+static int diag_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
+
+	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return MNL_CB_OK;
+	*(int64_t *)data = m->idiag_uid;
+	return MNL_CB_OK;
+}
+
+int nl_tcp_peer_uid(int fd, uid_t *uid)
+{
+	struct sockaddr_storage here, there;
+	socklen_t hl = sizeof(here), tl = sizeof(there);
+	char buf[NL_TX_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct inet_diag_req_v2 *req;
+	struct mnl_socket *s;
+	int64_t found = -1;
+	int ret;
+
+	if (getsockname(fd, (struct sockaddr *)&here, &hl) < 0 ||
+	    getpeername(fd, (struct sockaddr *)&there, &tl) < 0)
+		return -errno;
+	if (here.ss_family != there.ss_family ||
+	    (here.ss_family != AF_INET && here.ss_family != AF_INET6))
+		return -EAFNOSUPPORT;
+	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
+	req->sdiag_family = (uint8_t)here.ss_family;
+	req->sdiag_protocol = IPPROTO_TCP;
+	req->idiag_states = ~0u;
+	/* The peer's socket: its source is our peer, its destination us. */
+	if (here.ss_family == AF_INET) {
+		const struct sockaddr_in *h = (void *)&here, *t = (void *)&there;
+
+		req->id.idiag_sport = t->sin_port;
+		req->id.idiag_dport = h->sin_port;
+		memcpy(req->id.idiag_src, &t->sin_addr, 4);
+		memcpy(req->id.idiag_dst, &h->sin_addr, 4);
+	} else {
+		const struct sockaddr_in6 *h = (void *)&here,
+					  *t = (void *)&there;
+
+		req->id.idiag_sport = t->sin6_port;
+		req->id.idiag_dport = h->sin6_port;
+		memcpy(req->id.idiag_src, &t->sin6_addr, 16);
+		memcpy(req->id.idiag_dst, &h->sin6_addr, 16);
+	}
+	req->id.idiag_cookie[0] = req->id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	s = mnl_socket_open2(NETLINK_SOCK_DIAG, SOCK_CLOEXEC);
+	if (!s)
+		return -errno;
+	if (mnl_socket_bind(s, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		mnl_socket_close(s);
+		return ret;
+	}
+	/* An exact lookup: one answer, or an error (ENOENT: no such local
+	 * socket, the peer is on another host or namespace). */
+	ret = nl_talk(s, nlh, diag_cb, &found);
+	mnl_socket_close(s);
+	if (ret)
+		return ret;
+	if (found < 0)
+		return -ENOENT;
+	*uid = (uid_t)found;
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <net/if.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <libmnl/libmnl.h>
 
 #include "util.h"
@@ -80,14 +81,33 @@ struct nl_neigh {
 
 typedef void (*nl_neigh_cb)(const struct nl_neigh *n, void *arg);
 
+/* RTM_NEWNETCONF: a sysctl of ifindex (or NETCONFA_IFINDEX_ALL/_DEFAULT)
+ * changed; the value attributes are -1 when the message lacks them. */
+struct nl_netconf {
+	uint8_t family;
+	bool has_ifindex;
+	int ifindex;
+	int rp_filter;
+	int forwarding;
+};
+
+/* Kernel state a guard reads, announced without detail worth decoding. */
+enum nl_state {
+	NL_STATE_RULES, /* ip rule added or deleted */
+	NL_STATE_TC,	/* qdisc, filter or chain */
+};
+
 struct nl_event_ops {
 	nl_link_cb link;                   /* added or changed */
 	void (*link_gone)(uint32_t ifindex);
 	nl_neigh_cb neigh;                 /* added, changed or deleted */
 	void (*addr)(void *arg);           /* an address came or went */
+	void (*netconf)(const struct nl_netconf *nc, void *arg);
+	void (*state)(enum nl_state what, void *arg);
 };
 
-/* Event socket: links, neighbors, addresses. fd for the event loop. */
+/* Event socket: links, neighbors, addresses, netconf, rules, tc. fd for
+ * the event loop. */
 int nl_events_open(void);
 /* Read every pending event. -ENOBUFS: events were lost, re-dump. */
 int nl_events_read(const struct nl_event_ops *ops, void *arg);
@@ -95,6 +115,18 @@ int nl_dump_neighs(nl_neigh_cb cb, void *arg);
 int nl_parse_neigh(const struct nlmsghdr *nlh, struct nl_neigh *n);
 
 int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l);
+int nl_parse_netconf(const struct nlmsghdr *nlh, struct nl_netconf *nc);
+
+/* The uid owning the other end of the TCP connection fd, by sock_diag.
+ * -ENOENT: that end is no socket of this namespace (a remote peer). */
+int nl_tcp_peer_uid(int fd, uid_t *uid);
+
+/* A non-blocking netlink socket (proto, e.g. NETLINK_XFRM) subscribed to
+ * one multicast group, for change notifications only; returns its fd. */
+int nl_watch_open(int proto, unsigned int group);
+/* Read everything pending; returns the number of messages (a lost
+ * overrun counts as one), 0 if none, -errno. */
+int nl_watch_drain(int fd);
 /* The id our namespace has for the namespace behind nsfd, or -1. */
 int nl_get_nsid(int nsfd);
 

@@ -52,6 +52,11 @@ int plugin_open(const struct sock_cfg *sc)
 		log_warn("plugin: group %s missing; %s is root-only and zebra "
 			 "(user frr) cannot connect",
 			 group, path);
+	if (unix_dir_unsafe(path))
+		log_warn("plugin: the directory of %s is writable by other "
+			 "users: any of them can replace the socket and feed "
+			 "zebra's plugin; use a directory only root can write",
+			 path);
 	if (timer_fd < 0)
 		timer_fd = timerfd_create(CLOCK_MONOTONIC,
 					  TFD_NONBLOCK | TFD_CLOEXEC);

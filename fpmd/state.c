@@ -152,6 +152,7 @@ static void feed(struct doc *d, const char *name, const struct feed_status *s)
 	put_u64(d, s->frames, "%s/frames%s", base, "");
 	put_u64(d, s->messages, "%s/messages%s", base, "");
 	put_u64(d, s->errors, "%s/errors%s", base, "");
+	put_u64(d, s->refused, "%s/refused%s", base, "");
 	put_u64(d, s->ignored, "%s/ignored%s", base, "");
 	if (s->last_error[0])
 		put(d, s->last_error, "%s/last-error", base);

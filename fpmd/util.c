@@ -159,7 +159,8 @@ int unix_listen(const char *path, const char *owner, const char *group,
 	char dir[sizeof(sa.sun_path)], *slash;
 	struct passwd *pw;
 	struct group *gr;
-	int fd;
+	mode_t old_mask;
+	int fd, ret;
 
 	*group_missing = false;
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -178,8 +179,12 @@ int unix_listen(const char *path, const char *owner, const char *group,
 		return -errno;
 	strcpy(sa.sun_path, path);
 	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(fd, 16) < 0) {
+	/* Born owner-only: nobody else may connect before the chown and
+	 * chmod below say who may. */
+	old_mask = umask(0177);
+	ret = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (ret < 0 || listen(fd, 16) < 0) {
 		int e = errno;
 
 		close(fd);
@@ -194,6 +199,26 @@ int unix_listen(const char *path, const char *owner, const char *group,
 	/* Without its group the socket is the owner's alone. */
 	chmod(path, *group_missing ? (mode & 0700) : (mode & 0777));
 	return fd;
+}
+
+bool unix_dir_unsafe(const char *path)
+{
+	char dir[108], *slash;
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &sb) < 0)
+		return false;
+	if (sb.st_uid != 0 && sb.st_uid != geteuid())
+		return true;
+	return (sb.st_mode & (S_IWGRP | S_IWOTH)) && !(sb.st_mode & S_ISVTX);
 }
 
 uint64_t now_ns(clockid_t clk)

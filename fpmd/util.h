@@ -37,6 +37,9 @@ bool unix_socket_in_use(const char *path);
  * *group_missing). -EADDRINUSE when another process serves path. */
 int unix_listen(const char *path, const char *owner, const char *group,
 		unsigned int mode, bool *group_missing);
+/* Can another user replace path's socket file (its directory writable by
+ * group or others without the sticky bit, or owned by another user)? */
+bool unix_dir_unsafe(const char *path);
 /* clock_gettime(clk) in ns. */
 uint64_t now_ns(clockid_t clk);
 

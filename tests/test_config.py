@@ -237,7 +237,8 @@ def test_default_config_validates_and_is_complete(tmp_path):
     assert "interfaces" not in top
     assert top["fpm"] == {"enabled": True, "address": ["127.0.0.1"],
                           "port": 2620, "settle-time": 3000,
-                          "hold-time": 300}
+                          "hold-time": 300,
+                          "allowed-users": ["root", "frr"]}
     assert top["control"]["socket"] == {"path": "/run/fpmd/fpmd.sock",
                                         "owner": "root", "group": "frr",
                                         "mode": "0660"}
@@ -261,6 +262,9 @@ def test_man_page_has_every_leaf():
     m = re.search(r"^\.SS fpm/port\n(.*?)^\.SS ", page, re.M | re.S)
     assert m and "Default: 2620" in m.group(1) and "TCP port" in m.group(1)
     assert ".SS state/interface/counter/packets" in page
+    # A leaf-list's defaults, all of them.
+    m = re.search(r"^\.SS fpm/allowed-users\n(.*?)^\.SS ", page, re.M | re.S)
+    assert m and "Default: root, frr" in m.group(1), m and m.group(1)
 
 
 # ---- with a daemon ------------------------------------------------------------

@@ -480,6 +480,190 @@ def test_rp_filter_loose(lab):
         f"pass-rp-filter +{rpf}")
 
 
+# ---- 3b. sysctls followed by netconf events --------------------------------
+
+NO_POLL = ["--guard-interval", "60000"]  # only an event can explain a change
+
+# (case, sysctl, value, flag on r1-eth0, spoofed source, reason counted):
+# with the sysctl set, the kernel drops the spoof; set back to 0, it
+# forwards it.
+SYSCTL_CASES = [
+    ("all", "net.ipv4.conf.all.rp_filter", 1, "rp-filter-strict",
+     "172.16.102.50", "pass-rp-filter"),
+    ("all-loose", "net.ipv4.conf.all.rp_filter", 2, "rp-filter-loose",
+     "10.200.0.1", "pass-rp-filter"),
+    ("interface", "net.ipv4.conf.r1-eth0.rp_filter", 1, "rp-filter-strict",
+     "172.16.102.50", "pass-rp-filter"),
+]
+ROUNDS = 3
+
+
+def applied(d, name, since):
+    """The guard's re-check after an event read at or after `since`."""
+    g = guard(d, name)
+    if g["lastEventNs"] >= since and g["lastAppliedNs"] >= g["lastEventNs"]:
+        return g
+    return None
+
+
+def test_sysctls_follow_netconf_events(lab):
+    d = start_ready(lab, NO_POLL)
+    g = guard(d, "rp-filter")
+    assert g["watch"] == "netconf events", diag(d, g)
+    for case, key, value, flag, src, reason in SYSCTL_CASES:
+        for rnd in range(ROUNDS):
+            for on in (True, False):
+                t0 = time.time_ns()
+                lab.r1.sysctl(key, value if on else 0)
+                wait_until(d, lambda: (flag in flags(d, "r1-eth0")) == on,
+                           f"{case} round {rnd}: {flag} {on}")
+                g = wait_until(d, lambda: applied(d, "rp-filter", t0),
+                               f"{case}: rp-filter applied after an event")
+                print(f"{case} {key}={value if on else 0}: event -> maps "
+                      f"{(g['lastAppliedNs'] - g['lastEventNs']) / 1e3:.0f}"
+                      f" us, sysctl write -> maps "
+                      f"{(g['lastAppliedNs'] - t0) / 1e6:.1f} ms")
+                # The first spoofed packet already meets the kernel's
+                # verdict: dropped while on, forwarded (by XDP) when off.
+                got, b, a = udp_through(lab, d, src, grace=0.5)
+                fwd = delta(b, a, "r1-eth0", "forwarded")
+                why = delta(b, a, "r1-eth0", reason)
+                msg = diag(d, f"{case} round {rnd} {key}="
+                           f"{value if on else 0}: h2 got {got}, "
+                           f"forwarded +{fwd}, {reason} +{why}")
+                if on:
+                    assert got == [] and fwd == 0 and why == 3, msg
+                else:
+                    assert got == [src] * 3 and fwd == 3, msg
+
+
+def kernel_rp_filter(lab, ifname):
+    """The value the kernel applies: the larger of "all" and ifname's."""
+    out = lab.r1.run("cat /proc/sys/net/ipv4/conf/all/rp_filter "
+                     f"/proc/sys/net/ipv4/conf/{ifname}/rp_filter").stdout
+    return max(int(v) for v in out.split())
+
+
+def fpmd_rp_filter(d, ifname):
+    f = flags(d, ifname)
+    return 1 if "rp-filter-strict" in f else 2 if "rp-filter-loose" in f \
+        else 0
+
+
+def test_rp_filter_default_event_rereads_every_interface(lab):
+    # "default" reaches only interfaces whose value nobody set (adding an
+    # IPv4 address sets them all: r1-eth0 keeps 0, r1-eth2 has no IPv4
+    # address and follows), and the kernel announces only "default".
+    lab.r1.run("ip link add r1-eth2 type veth peer name r1-peer2 && "
+               "ip link set r1-eth2 up && ip link set r1-peer2 up")
+    d = start_ready(lab, NO_POLL + ["-i", "r1-eth2"])
+    for value in (2, 1, 0, 2, 0):
+        t0 = time.time_ns()
+        lab.r1.sysctl("net.ipv4.conf.default.rp_filter", value)
+        want = {i: kernel_rp_filter(lab, i)
+                for i in ("r1-eth0", "r1-eth1", "r1-eth2")}
+        assert want["r1-eth2"] == value and want["r1-eth0"] == 0, want
+        wait_until(d, lambda: all(fpmd_rp_filter(d, i) == v
+                                  for i, v in want.items()),
+                   f"default.rp_filter={value}: fpmd shows {want}")
+        g = wait_until(d, lambda: applied(d, "rp-filter", t0),
+                       "rp-filter applied after the default event")
+        print(f"default.rp_filter={value}: event -> maps "
+              f"{(g['lastAppliedNs'] - g['lastEventNs']) / 1e3:.0f} us")
+        # r1-eth0 still has none: the kernel forwards the spoof, XDP too.
+        got, b, a = udp_through(lab, d, "10.200.0.1", grace=0.5)
+        fwd = delta(b, a, "r1-eth0", "forwarded")
+        assert got == ["10.200.0.1"] * 3 and fwd == 3, diag(
+            d, f"default={value}: h2 got {got}, forwarded +{fwd}")
+
+
+def test_forwarding_follows_netconf_events(lab):
+    d = start_ready(lab, NO_POLL)
+    # (sysctl, flag on r1-eth0, v6): per interface for IPv4, "all" for
+    # IPv6 (which re-announces every interface).
+    for key, flag, v6 in (("net.ipv4.conf.r1-eth0.forwarding",
+                           "forwarding-ipv4", False),
+                          ("net.ipv6.conf.all.forwarding",
+                           "forwarding-ipv6", True)):
+        for rnd in range(ROUNDS):
+            t0 = time.time_ns()
+            lab.r1.sysctl(key, 0)
+            wait_until(d, lambda: flag not in flags(d, "r1-eth0"),
+                       f"{key}=0 round {rnd}")
+            g = wait_until(d, lambda: applied(d, "forwarding", t0),
+                           f"{key}: forwarding applied after an event")
+            print(f"{key}=0: event -> maps "
+                  f"{(g['lastAppliedNs'] - g['lastEventNs']) / 1e3:.0f} us")
+            pings_via_kernel(lab, d, "pass-disabled", v6=v6, count=2,
+                             expect_replies=False)
+            lab.r1.sysctl(key, 1)
+            wait_until(d, lambda: flag in flags(d, "r1-eth0"),
+                       f"{key}=1 round {rnd}")
+            assert_xdp_forwards(lab, d, v6=v6, count=2)
+
+
+def test_disable_ipv6_follows_its_address_events(lab):
+    """disable_ipv6 has no netconf event, but turning it on removes the
+    interface's IPv6 addresses: with the poll out of the way, fpmd must
+    stop forwarding IPv6 received there (ipv6_rcv drops it all) at once,
+    and resume when it is turned off again."""
+    d = start_ready(lab, NO_POLL)
+    assert_xdp_forwards(lab, d, v6=True, count=2)
+    for rnd in range(2):
+        lab.r1.sysctl("net.ipv6.conf.r1-eth0.disable_ipv6", 1)
+        wait_until(d, lambda: "forwarding-ipv6" not in flags(d, "r1-eth0"),
+                   f"disable_ipv6=1 round {rnd}")
+        pings_via_kernel(lab, d, "pass-disabled", v6=True, count=2,
+                         expect_replies=False)
+        lab.r1.sysctl("net.ipv6.conf.r1-eth0.disable_ipv6", 0)
+        # The kernel forgets configured addresses with IPv6; put r1's back.
+        lab.r1.run(f"ip -6 addr add {lab.R1_V6_0}/64 dev r1-eth0 nodad")
+        wait_until(d, lambda: "forwarding-ipv6" in flags(d, "r1-eth0"),
+                   f"disable_ipv6=0 round {rnd}")
+        lab.warm_kernel_neighbors()
+        assert_xdp_forwards(lab, d, v6=True, count=2)
+
+
+# What else a guard reads, changed with the poll out of the way: each is
+# followed by its own notifications (rules and tc on rtnetlink, xfrm
+# policies on NETLINK_XFRM, the ruleset on nfnetlink).
+EVENT_CASES = [
+    ("policy-rules", "ip rule add from 172.16.101.1 lookup 100",
+     "ip rule del from 172.16.101.1 lookup 100",
+     lambda d: "kernel-path-ipv4" in flags(d, "r1-eth0")),
+    ("xfrm", "ip xfrm policy add src 172.16.101.0/24 dst 172.16.102.0/24 "
+     "dir fwd action allow", "ip xfrm policy deleteall",
+     lambda d: "kernel-path-ipv4" in flags(d, "r1-eth0")),
+    ("tc-ingress", "tc qdisc add dev r1-eth0 clsact && tc filter add dev "
+     "r1-eth0 ingress protocol ip pref 5 u32 match u32 0 0",
+     "tc qdisc del dev r1-eth0 clsact",
+     lambda d: "kernel-path-ipv4" in flags(d, "r1-eth0")),
+    ("tc-egress", "tc qdisc add dev r1-eth1 clsact && tc filter add dev "
+     "r1-eth1 egress protocol ip pref 10 u32 match u32 0 0",
+     "tc qdisc del dev r1-eth1 clsact",
+     lambda d: not iface(d, "r1-eth1")["txPort"]),
+    ("netfilter", COUNTED_FWD_RULE, "nft delete table inet filter",
+     lambda d: "suspended" in flags(d, "r1-eth0")),
+]
+
+
+@pytest.mark.parametrize("name,add,remove,active", EVENT_CASES,
+                         ids=[c[0] for c in EVENT_CASES])
+def test_guard_follows_events(lab, name, add, remove, active):
+    d = start_ready(lab, NO_POLL)
+    assert not active(d), diag(d)
+    assert guard(d, name)["watch"] != "poll", diag(d)
+    for step, cmd, want in (("add", add, True), ("remove", remove, False)):
+        t0 = time.time_ns()
+        lab.r1.run(cmd)
+        wait_until(d, lambda: active(d) == want, f"{name} {step}")
+        g = wait_until(d, lambda: applied(d, name, t0),
+                       f"{name}: applied after an event")
+        print(f"{name} {step}: event -> maps "
+              f"{(g['lastAppliedNs'] - g['lastEventNs']) / 1e6:.1f} ms")
+    assert_xdp_forwards(lab, d, count=2)
+
+
 # ---- 4. policy routing -----------------------------------------------------
 
 
