@@ -672,7 +672,7 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 					    i->suspended ? "suspended: netfilter" :
 					    !i->attached ? "XDP not attached" :
 					    !i->up ? "down" : i->tx_reason);
-		o->flags = arena_alloc(a, 12 * sizeof(*o->flags));
+		o->flags = arena_alloc(a, 13 * sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;
 		if (f & FPMD_IF_F_ENABLED)
@@ -691,6 +691,8 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 			add_flag(a, o, "kernel-path-ipv4");
 		if (f & FPMD_IF_F_KERNEL_V6)
 			add_flag(a, o, "kernel-path-ipv6");
+		if (f & FPMD_IF_F_REDIRECTS_V4)
+			add_flag(a, o, "send-redirects-ipv4");
 		rsp->interfaces[k++] = o;
 	}
 	rsp->n_interfaces = k;

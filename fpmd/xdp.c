@@ -204,6 +204,43 @@ static int check_bpffs(const char *dir)
 	return 0;
 }
 
+static struct bpf_link *tp_links[2];
+
+/*
+ * Count what the devmap and the drivers drop after XDP_REDIRECT (tx
+ * counted it already): the tracepoint programs match our tx_ports by map
+ * id and the egress devices by namespace, as ifindexes repeat across
+ * namespaces. Without them tx is all there is: say so.
+ */
+static void attach_tx_tracepoints(void)
+{
+	struct bpf_program *progs[2] = { skel->progs.fpmd_redirect_err,
+					 skel->progs.fpmd_devmap_xmit };
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+	struct stat st;
+
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.tx_ports), &info,
+				   &len) ||
+	    stat("/proc/self/ns/net", &st)) {
+		log_warn("bpf: tx-redirect-error and tx-xmit-drop are not "
+			 "counted: %s",
+			 strerror(errno));
+		return;
+	}
+	skel->bss->tx_ports_id = info.id;
+	skel->bss->netns_inum = (uint32_t)st.st_ino;
+	for (int k = 0; k < 2; k++) {
+		tp_links[k] = bpf_program__attach(progs[k]);
+		if (!tp_links[k]) {
+			tp_links[k] = NULL;
+			log_warn("bpf: %s not attached (%s): %s is not counted",
+				 bpf_program__name(progs[k]), strerror(errno),
+				 k ? "tx-xmit-drop" : "tx-redirect-error");
+		}
+	}
+}
+
 int xdp_load(bool *adopted)
 {
 	long layout;
@@ -299,6 +336,7 @@ int xdp_load(bool *adopted)
 			strerror(-ret));
 		return ret;
 	}
+	attach_tx_tracepoints();
 	log_info("bpf: route lookup: IPv4 %s, IPv6 %s",
 		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" : "LPM trie",
 		 fpmd_fib6_algo == FPMD_FIB6_BSPL ?
@@ -339,6 +377,10 @@ void xdp_unpin(void)
 void xdp_close(void)
 {
 	maps_fib_close();
+	for (int k = 0; k < 2; k++) {
+		bpf_link__destroy(tp_links[k]);
+		tp_links[k] = NULL;
+	}
 	if (skel)
 		fpmd_bpf__destroy(skel);
 	skel = NULL;
