@@ -1,0 +1,286 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ICMP redirects for hairpins, and what happens to frames after XDP_REDIRECT.
+
+Hairpins: h1, the gateway g and r1 share one Ethernet segment (a bridge in
+its own namespace). r1 routes 198.51.100.0/24 and 2001:db8:200::/64 via g,
+so what h1 sends there leaves r1 by the interface it came in on: Linux
+forwards it *and* tells h1 with an ICMP redirect (IPv4 while send_redirects
+is on, IPv6 always). The kernel alone is the reference; with fpmd the same
+must happen, and the frame reaching g must be the same bytes.
+
+Transmit losses: frames fpmd counted in tx that the devmap or the veth
+driver then refused must show up in tx-redirect-error / tx-xmit-drop,
+exactly as many as did not arrive.
+
+Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_redirect.py
+"""
+import os
+import socket
+import struct
+import subprocess
+import time
+
+import pytest
+
+from lab import Lab, wait_for
+
+PY = "/usr/bin/python3"
+PORT = 9999
+G_V4, G_LL = "172.16.101.5", "fe80::5"
+DST_V4, DST_V6 = "198.51.100.7", "2001:db8:200::7"
+
+# Prints every frame g-eth0 receives for UDP port PORT, as hex, one a line.
+CAPTURE = f"""
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(3))
+s.bind(("g-eth0", 0))
+print("ready", flush=True)
+while True:
+    b, a = s.recvfrom(65535)
+    if a[2] == socket.PACKET_OUTGOING:
+        continue
+    t = b[12:14]
+    if t == b"\\x08\\x00" and b[23] == 17:
+        ihl = (b[14] & 15) * 4
+        port = int.from_bytes(b[14 + ihl + 2:14 + ihl + 4], "big")
+    elif t == b"\\x86\\xdd" and b[20] == 17:
+        port = int.from_bytes(b[56:58], "big")
+    else:
+        continue
+    if port == {PORT}:
+        print(b.hex(), flush=True)
+"""
+
+# Sends the frame HEX COUNT times out of h1-eth0: the same bytes every run.
+SEND = """
+import socket, sys, time
+s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+s.bind(("h1-eth0", 0))
+for i in range(int(sys.argv[2])):
+    s.send(bytes.fromhex(sys.argv[1]))
+    time.sleep(0.02)
+"""
+
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xffff) + (s >> 16)
+    return ~s & 0xffff
+
+
+def udp_frame(dmac, smac, src, dst, size=64, ttl=64):
+    """An Ethernet frame holding a UDP datagram src:40000 -> dst:PORT."""
+    payload = bytes(range(256)) * (size // 256) + bytes(range(size % 256))
+    v6 = ":" in dst
+    fam = socket.AF_INET6 if v6 else socket.AF_INET
+    s, d = socket.inet_pton(fam, src), socket.inet_pton(fam, dst)
+    ulen = 8 + len(payload)
+    if v6:
+        pseudo = s + d + struct.pack("!IxxxB", ulen, 17)
+    else:
+        pseudo = s + d + struct.pack("!xBH", 17, ulen)
+    udp = struct.pack("!HHHH", 40000, PORT, ulen, 0) + payload
+    udp = udp[:6] + struct.pack("!H", csum(pseudo + udp) or 0xffff) + udp[8:]
+    if v6:
+        l3 = struct.pack("!IHBB", 6 << 28, ulen, 17, ttl) + s + d + udp
+        et = b"\x86\xdd"
+    else:
+        h = struct.pack("!BBHHHBBH", 0x45, 0, 20 + ulen, 0x1234, 0, ttl, 17,
+                        0) + s + d
+        h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+        l3, et = h + udp, b"\x08\x00"
+    return mac_bytes(dmac) + mac_bytes(smac) + et + l3
+
+
+def mac_bytes(m):
+    return bytes.fromhex(m.replace(":", ""))
+
+
+def send(lab, dst, count, size=64):
+    src = lab.H1_V6 if ":" in dst else lab.H1_V4
+    f = udp_frame(lab.r1.mac("r1-eth0"), lab.h1.mac("h1-eth0"), src, dst,
+                  size)
+    lab.h1.run(f"{PY} -c {q(SEND)} {f.hex()} {count}")
+
+
+def q(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+class HairpinLab(Lab):
+    """h1, g and r1-eth0 on one bridge (namespace sw); r1-eth1 -- h2."""
+
+    def _build(self, receiver_gro):
+        p = self.prefix
+        self.sw = self.add_ns(p + "sw")
+        self.h1 = self.add_ns(p + "h1")
+        self.g = self.add_ns(p + "g")
+        self.r1 = self.add_ns(p + "r1")
+        self.h2 = self.add_ns(p + "h2")
+        for ns in (self.h1, self.g, self.r1):
+            # Addresses usable at once: no DAD on link-locals either (an
+            # IPv6 redirect needs r1's link-local).
+            ns.sysctl("net.ipv6.conf.default.accept_dad", 0)
+            ns.sysctl("net.ipv6.conf.all.accept_dad", 0)
+        self.sw.run("ip link add br0 type bridge && ip link set br0 up")
+        for ns, ifname, port in ((self.h1, "h1-eth0", "s-h1"),
+                                 (self.g, "g-eth0", "s-g"),
+                                 (self.r1, "r1-eth0", "s-r1")):
+            self.link(ns, ifname, self.sw, port)
+            self.sw.run(f"ip link set {port} master br0")
+        self.link(self.r1, "r1-eth1", self.h2, "h2-eth0")
+        # Frames XDP redirects into r1-eth0 arrive on s-r1: a veth receives
+        # them only with GRO (or XDP) on; a real switch port would.
+        self.sw.run("ethtool -K s-r1 gro on >/dev/null")
+        h1, g, r1 = self.h1, self.g, self.r1
+        # h1 keeps sending via r1 (a host would follow the redirect), with
+        # a checksum a NIC would compute and no auto flow label, so every
+        # run sends the same bytes.
+        h1.run(f"ip addr add {self.H1_V4}/24 dev h1-eth0 && "
+               f"ip -6 addr add {self.H1_V6}/64 dev h1-eth0 && "
+               f"ip route add default via {self.R1_V4_0} && "
+               f"ip -6 route add default via {self.R1_V6_0} && "
+               "ethtool -K h1-eth0 tx off >/dev/null")
+        for k in ("net.ipv4.conf.all.accept_redirects",
+                  "net.ipv4.conf.h1-eth0.accept_redirects",
+                  "net.ipv6.conf.all.accept_redirects",
+                  "net.ipv6.conf.h1-eth0.accept_redirects",
+                  "net.ipv6.auto_flowlabels"):
+            h1.sysctl(k, 0)
+        g.run(f"ip addr add {G_V4}/24 dev g-eth0 && "
+              f"ip -6 addr flush dev g-eth0 scope link && "
+              f"ip -6 addr add {G_LL}/64 dev g-eth0")
+        r1.run(f"ip addr add {self.R1_V4_0}/24 dev r1-eth0 && "
+               f"ip -6 addr add {self.R1_V6_0}/64 dev r1-eth0 && "
+               f"ip addr add {self.R1_V4_1}/24 dev r1-eth1 && "
+               f"ip -6 addr add {self.R1_V6_1}/64 dev r1-eth1 && "
+               f"ip route add 198.51.100.0/24 via {G_V4} && "
+               f"ip -6 route add 2001:db8:200::/64 via {G_LL} dev r1-eth0")
+        r1.sysctl("net.ipv4.ip_forward", 1)
+        r1.sysctl("net.ipv6.conf.all.forwarding", 1)
+        # The kernel resolves g too (its path is the reference).
+        r1.run(f"ping -c1 -W2 {G_V4} >/dev/null && "
+               f"ping -6 -c1 -W2 {G_LL}%r1-eth0 >/dev/null")
+        h1.run(f"ping -c1 -W2 {self.R1_V4_0} >/dev/null && "
+               f"ping -6 -c1 -W2 {self.R1_V6_0} >/dev/null")
+
+
+@pytest.fixture
+def hlab():
+    lab = HairpinLab()
+    try:
+        yield lab
+    finally:
+        for name in sorted(os.listdir(lab.tmp)):
+            if name.startswith("fpmd.log"):
+                with open(os.path.join(lab.tmp, name)) as f:
+                    print(f"---- {name} ----\n{f.read()}")
+        lab.cleanup()
+
+
+class Capture:
+    """Frames for UDP port PORT arriving at g, while in a with block."""
+
+    def __init__(self, lab):
+        self.lab = lab
+
+    def __enter__(self):
+        self.p = self.lab.g.popen(f"exec {PY} -u -c {q(CAPTURE)}",
+                                  stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "ready"
+        return self
+
+    def __exit__(self, *exc):
+        time.sleep(0.3)  # the last frame is on its way through the bridge
+        self.p.terminate()
+        out, _ = self.p.communicate(timeout=10)
+        self.frames = [bytes.fromhex(x) for x in out.split()]
+        return False
+
+
+def redirects(ns, v6):
+    return ns.snmp6("Icmp6InRedirects") if v6 else ns.snmp("Icmp",
+                                                            "InRedirects")
+
+
+def hairpin(lab, dst, n):
+    """Send n datagrams h1 -> dst; (frames at g, redirects h1 received)."""
+    v6 = ":" in dst
+    r0 = redirects(lab.h1, v6)
+    with Capture(lab) as c:
+        send(lab, dst, n)
+    # The redirect may trail the last datagram by a moment.
+    time.sleep(0.2)
+    return c.frames, redirects(lab.h1, v6) - r0
+
+
+def fpmd_hairpin(lab):
+    d = lab.fpmd(ifnames=("r1-eth0",))
+    d.ctl("route", "add", "198.51.100.0/24", "via", G_V4, "dev", "r1-eth0")
+    d.ctl("route", "add", "2001:db8:200::/64", "via", G_LL, "dev",
+          "r1-eth0")
+    mac = lab.g.mac("g-eth0")
+    d.ctl("neighbor", "add", G_V4, "lladdr", mac, "dev", "r1-eth0")
+    d.ctl("neighbor", "add", G_LL, "lladdr", mac, "dev", "r1-eth0")
+    wait_for(lambda: d.show("interfaces")["r1-eth0"]["txPort"],
+             what="r1-eth0 a tx port")
+    return d
+
+
+def flags(d):
+    return d.show("interfaces")["r1-eth0"]["flags"]
+
+
+@pytest.mark.parametrize("dst", [DST_V4, DST_V6])
+def test_hairpin_redirects_like_the_kernel(hlab, dst):
+    lab, n, v6 = hlab, 5, ":" in dst
+    fam = "IPv6" if v6 else "IPv4"
+
+    # The reference: the kernel alone forwards and redirects.
+    ref, red = hairpin(lab, dst, n)
+    assert len(ref) == n, f"{fam} kernel: {len(ref)}/{n} at g"
+    assert len(set(ref)) == 1, f"{fam}: the sender's frames differ"
+    assert red >= 1, f"{fam} kernel: no ICMP redirect reached h1"
+
+    d = fpmd_hairpin(lab)
+    assert "send-redirects-ipv4" in flags(d)
+    c0 = d.counters()["r1-eth0"]
+    got, red = hairpin(lab, dst, n)
+    c1 = d.counters()["r1-eth0"]
+    assert got == ref, f"{fam} with fpmd: frames at g differ from the kernel's"
+    assert red >= 1, f"{fam} with fpmd: no ICMP redirect reached h1"
+    assert c1["pass-redirect"] - c0["pass-redirect"] == n, (c0, c1)
+    assert c1["forwarded"] == c0["forwarded"], (c0, c1)
+
+    # send_redirects off on "all" and the interface: the kernel would not
+    # redirect IPv4, so XDP forwards it; IPv6 still redirects.
+    lab.r1.sysctl("net.ipv4.conf.all.send_redirects", 0)
+    lab.r1.sysctl("net.ipv4.conf.r1-eth0.send_redirects", 0)
+    wait_for(lambda: "send-redirects-ipv4" not in flags(d),
+             what="send-redirects-ipv4 cleared")
+    assert d.show("guards")["send-redirects"]["state"] == "clear"
+    time.sleep(1.1)  # the kernel's IPv6 redirect limit: 1/s per peer
+    c0 = c1
+    got, red = hairpin(lab, dst, n)
+    c1 = d.counters()["r1-eth0"]
+    assert got == ref, f"{fam} XDP: frames at g differ from the kernel's"
+    if v6:
+        assert red >= 1, "IPv6: no ICMP redirect with the fast path"
+        assert c1["pass-redirect"] - c0["pass-redirect"] == n, (c0, c1)
+    else:
+        assert red == 0, "IPv4: a redirect although send_redirects is off"
+        assert c1["forwarded"] - c0["forwarded"] == n, (c0, c1)
+        assert c1["tx"] - c0["tx"] == n, (c0, c1)
+        assert c1["pass-redirect"] == c0["pass-redirect"], (c0, c1)
+        # Only "all" off is not enough: the kernel ORs in the interface.
+        lab.r1.sysctl("net.ipv4.conf.r1-eth0.send_redirects", 1)
+        wait_for(lambda: "send-redirects-ipv4" in flags(d),
+                 what="send-redirects-ipv4 set again")
+        c0 = c1
+        got, red = hairpin(lab, dst, n)
+        c1 = d.counters()["r1-eth0"]
+        assert got == ref and red >= 1
+        assert c1["pass-redirect"] - c0["pass-redirect"] == n, (c0, c1)
