@@ -355,8 +355,8 @@ struct fpmd_iface {
  * Counter reasons. Every packet the program sees moves exactly one rx-side
  * reason on its ingress slot; a forwarded packet also moves TX on its
  * egress slot, and later TX_REDIRECT_ERR or TX_XMIT_DROP there if it did
- * not leave (TX minus both is what left). Names are in fpmd_reason_names (fpmd/maps.c), meanings in
- * fpmctl(8) and the README.
+ * not leave (TX minus both is what left). Names are in fpmd_reason_names
+ * (fpmd/maps.c), meanings in fpmctl(8) and the README.
  */
 enum fpmd_reason {
 	FPMD_R_FORWARDED = 0,    /* rewritten and redirected */

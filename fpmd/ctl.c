@@ -638,6 +638,13 @@ static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)
 	o->flags[o->n_flags++] = arena_str(a, f);
 }
 
+static uint64_t tx_count(uint32_t slot, uint32_t reason)
+{
+	struct fpmd_stat st;
+
+	return maps_stat_read(slot, reason, &st) ? 0 : st.packets;
+}
+
 static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 {
 	size_t k = 0;
@@ -672,6 +679,10 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 					    i->suspended ? "suspended: netfilter" :
 					    !i->attached ? "XDP not attached" :
 					    !i->up ? "down" : i->tx_reason);
+		o->tx = tx_count(i->slot, FPMD_R_TX);
+		o->tx_redirect_errors =
+			tx_count(i->slot, FPMD_R_TX_REDIRECT_ERR);
+		o->tx_xmit_drops = tx_count(i->slot, FPMD_R_TX_XMIT_DROP);
 		o->flags = arena_alloc(a, 13 * sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;

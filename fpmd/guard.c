@@ -678,8 +678,8 @@ int guard_check(void)
 		    sysctl_int("/proc/sys/net/ipv4/conf/%s/send_redirects",
 			       i->name, 1)) {
 			f |= FPMD_IF_F_REDIRECTS_V4;
-			appendf(redir, sizeof(redir), "%s%s", redir[0] ? ", " : "",
-				i->name);
+			appendf(redir, sizeof(redir), "%s%s",
+				redir[0] ? ", " : "", i->name);
 		}
 		i->policy_reason[0] = '\0';
 		if (rules_apply(&r4, i) || x4) {

@@ -14,6 +14,7 @@ exactly as many as did not arrive.
 
 Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_redirect.py
 """
+import json
 import os
 import socket
 import struct
@@ -342,3 +343,13 @@ def test_tx_losses_after_redirect_are_counted(lab):
         delta
     text = d.ctl("show", "counters").stdout
     assert "tx-redirect-error" in text and "tx-xmit-drop" in text, text
+    i = d.show("interfaces")["r1-eth1"]
+    assert (i["tx"], i["txRedirectErrors"], i["txXmitDrops"]) == \
+        (3 * n, n, n), i
+    text = d.ctl("show", "interfaces").stdout
+    assert f"tx {3 * n}, redirect errors {n}, xmit drops {n}: {n} left" \
+        in text, text
+    st = json.loads(d.ctl("show", "state").stdout)["fpmd:fpmd"]["state"]
+    r1 = next(x for x in st["interface"] if x["name"] == "r1-eth1")
+    got = {c["reason"]: int(c["packets"]) for c in r1["counter"]}
+    assert got["tx-redirect-error"] == n and got["tx-xmit-drop"] == n, got
