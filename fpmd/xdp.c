@@ -122,6 +122,10 @@ static int open_and_size(void)
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
 		skel->rodata->v6_slot_mask = 0;
 	}
+	/* fpmd_devmap_xmit reads struct net_device (CO-RE): without the
+	 * kernel's BTF it cannot load, and must not stop the rest. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		bpf_program__set_autoload(skel->progs.fpmd_devmap_xmit, false);
 	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
 	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
 	bpf_map__set_max_entries(skel->maps.neigh_v4, cfg.max_neigh);
@@ -231,6 +235,11 @@ static void attach_tx_tracepoints(void)
 	skel->bss->tx_ports_id = info.id;
 	skel->bss->netns_inum = (uint32_t)st.st_ino;
 	for (int k = 0; k < 2; k++) {
+		if (!bpf_program__autoload(progs[k])) {
+			log_warn("bpf: no kernel BTF: tx-xmit-drop is not "
+				 "counted");
+			continue;
+		}
 		tp_links[k] = bpf_program__attach(progs[k]);
 		if (!tp_links[k]) {
 			tp_links[k] = NULL;
