@@ -294,28 +294,39 @@ def xdp_xmit_errors(ns, ifname):
                if "xdp_xmit_errors" in line)
 
 
+TX = ("tx", "tx-redirect-error", "tx-xmit-drop")
+
+
+def tx_lab(lab):
+    """fpmd on lab's r1 with routes to h1 and h2. The guard would soon take
+    an egress whose peer cannot receive out of tx_ports; checking only at
+    start leaves the window open for as long as the test needs it."""
+    d = lab.fpmd(extra=("--guard-interval", "3600000"))
+    lab.routes_and_neighbors(d)
+    lab.warm_kernel_neighbors()
+    return d
+
+
+def send_h2(lab, n, size):
+    f = udp_frame(lab.r1.mac("r1-eth0"), lab.h1.mac("h1-eth0"), lab.H1_V4,
+                  lab.H2_V4, size)
+    lab.h1.run(f"{PY} -c {q(SEND)} {f.hex()} {n}")
+    time.sleep(0.3)
+
+
 def test_tx_losses_after_redirect_are_counted(lab):
     """tx moves at XDP_REDIRECT; what the devmap or the driver refuses
     afterwards moves tx-redirect-error / tx-xmit-drop, so that tx minus
     both is what h2 received."""
-    # The guard would soon take an egress whose peer cannot receive out
-    # of tx_ports; checking only at start leaves the window open for
-    # as long as the test needs it.
-    d = lab.fpmd(extra=("--guard-interval", "3600000"))
-    lab.routes_and_neighbors(d)
-    lab.warm_kernel_neighbors()
+    d = tx_lab(lab)
     n = 8
 
     def run(size):
         c0, r0 = d.counters()["r1-eth1"], lab.h2.snmp("Ip", "InReceives")
         x0 = xdp_xmit_errors(lab.r1, "r1-eth1")
-        f = udp_frame(lab.r1.mac("r1-eth0"), lab.h1.mac("h1-eth0"),
-                      lab.H1_V4, lab.H2_V4, size)
-        lab.h1.run(f"{PY} -c {q(SEND)} {f.hex()} {n}")
-        time.sleep(0.3)
+        send_h2(lab, n, size)
         c1 = d.counters()["r1-eth1"]
-        delta = {k: c1[k] - c0[k]
-                 for k in ("tx", "tx-redirect-error", "tx-xmit-drop")}
+        delta = {k: c1[k] - c0[k] for k in TX}
         return (delta, lab.h2.snmp("Ip", "InReceives") - r0,
                 xdp_xmit_errors(lab.r1, "r1-eth1") - x0)
 
@@ -353,3 +364,26 @@ def test_tx_losses_after_redirect_are_counted(lab):
     r1 = next(x for x in st["interface"] if x["name"] == "r1-eth1")
     got = {c["reason"]: int(c["packets"]) for c in r1["counter"]}
     assert got["tx-redirect-error"] == n and got["tx-xmit-drop"] == n, got
+
+
+def test_tx_losses_of_another_namespace_not_counted(lab):
+    """ifindexes repeat across namespaces and the tracepoints are global:
+    losses of another router (same ifindexes, its own fpmd) must not show
+    on ours."""
+    other = Lab()
+    try:
+        d, d2 = tx_lab(lab), tx_lab(other)
+        assert lab.r1.ifindex("r1-eth1") == other.r1.ifindex("r1-eth1")
+        c0 = d.counters()["r1-eth1"]
+        other.h2.run("ip link set h2-eth0 mtu 1000")
+        send_h2(other, 8, 1200)
+        other.h2.run("ip link set h2-eth0 mtu 1500 && "
+                     "ethtool -K h2-eth0 gro off >/dev/null")
+        send_h2(other, 8, 64)
+        theirs = {k: d2.counters()["r1-eth1"][k] for k in TX}
+        assert theirs == {"tx": 16, "tx-redirect-error": 8,
+                          "tx-xmit-drop": 8}, theirs
+        c1 = d.counters()["r1-eth1"]
+        assert {k: c1[k] - c0[k] for k in TX} == dict.fromkeys(TX, 0), c1
+    finally:
+        other.cleanup()
