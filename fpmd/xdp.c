@@ -241,12 +241,10 @@ static void attach_tx_tracepoints(void)
 			continue;
 		}
 		tp_links[k] = bpf_program__attach(progs[k]);
-		if (!tp_links[k]) {
-			tp_links[k] = NULL;
+		if (!tp_links[k])
 			log_warn("bpf: %s not attached (%s): %s is not counted",
 				 bpf_program__name(progs[k]), strerror(errno),
 				 k ? "tx-xmit-drop" : "tx-redirect-error");
-		}
 	}
 }
 
