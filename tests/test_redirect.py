@@ -19,6 +19,7 @@ import os
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 import pytest
@@ -182,23 +183,43 @@ def hlab():
         lab.cleanup()
 
 
-class Capture:
-    """Frames for UDP port PORT arriving at g, while in a with block."""
+def settle(fn, done, timeout=5.0):
+    """fn() once done(fn()) holds, or its last value after timeout: the
+    caller asserts exact values, this only waits out a loaded machine."""
+    deadline = time.time() + timeout
+    v = fn()
+    while not done(v) and time.time() < deadline:
+        time.sleep(0.05)
+        v = fn()
+    return v
 
-    def __init__(self, lab):
-        self.lab = lab
+
+class Capture:
+    """Frames for UDP port PORT arriving at g, while in a with block and
+    until `expect` of them came (or a timeout)."""
+
+    def __init__(self, lab, expect):
+        self.lab, self.expect, self.lines = lab, expect, []
 
     def __enter__(self):
         self.p = self.lab.g.popen(f"exec {PY} -u -c {q(CAPTURE)}",
                                   stdout=subprocess.PIPE, text=True)
         assert self.p.stdout.readline().strip() == "ready"
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
         return self
 
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.append(line.strip())
+
     def __exit__(self, *exc):
-        time.sleep(0.3)  # the last frame is on its way through the bridge
+        settle(lambda: len(self.lines), lambda v: v >= self.expect)
+        time.sleep(0.1)  # and no more than that
         self.p.terminate()
-        out, _ = self.p.communicate(timeout=10)
-        self.frames = [bytes.fromhex(x) for x in out.split()]
+        self.p.wait(timeout=10)
+        self.t.join(timeout=10)
+        self.frames = [bytes.fromhex(x) for x in self.lines]
         return False
 
 
@@ -207,15 +228,19 @@ def redirects(ns, v6):
                                                             "InRedirects")
 
 
-def hairpin(lab, dst, n):
-    """Send n datagrams h1 -> dst; (frames at g, redirects h1 received)."""
+def hairpin(lab, dst, n, redirect=True):
+    """Send n datagrams h1 -> dst; (frames at g, redirects h1 received).
+    redirect: whether one is expected (waited for, not assumed)."""
     v6 = ":" in dst
     r0 = redirects(lab.h1, v6)
-    with Capture(lab) as c:
+    with Capture(lab, n) as c:
         send(lab, dst, n)
-    # The redirect may trail the last datagram by a moment.
-    time.sleep(0.2)
-    return c.frames, redirects(lab.h1, v6) - r0
+    if redirect:
+        red = settle(lambda: redirects(lab.h1, v6) - r0, lambda v: v >= 1)
+    else:
+        time.sleep(0.3)  # one would have come with the frames
+        red = redirects(lab.h1, v6) - r0
+    return c.frames, red
 
 
 def fpmd_hairpin(lab):
@@ -265,7 +290,7 @@ def test_hairpin_redirects_like_the_kernel(hlab, dst):
     assert d.show("guards")["send-redirects"]["state"] == "clear"
     time.sleep(1.1)  # the kernel's IPv6 redirect limit: 1/s per peer
     c0 = c1
-    got, red = hairpin(lab, dst, n)
+    got, red = hairpin(lab, dst, n, redirect=v6)
     c1 = d.counters()["r1-eth0"]
     assert got == ref, f"{fam} XDP: frames at g differ from the kernel's"
     if v6:
@@ -311,7 +336,6 @@ def send_h2(lab, n, size):
     f = udp_frame(lab.r1.mac("r1-eth0"), lab.h1.mac("h1-eth0"), lab.H1_V4,
                   lab.H2_V4, size)
     lab.h1.run(f"{PY} -c {q(SEND)} {f.hex()} {n}")
-    time.sleep(0.3)
 
 
 def test_tx_losses_after_redirect_are_counted(lab):
@@ -321,23 +345,31 @@ def test_tx_losses_after_redirect_are_counted(lab):
     d = tx_lab(lab)
     n = 8
 
-    def run(size):
+    def run(size, arrive):
         c0, r0 = d.counters()["r1-eth1"], lab.h2.snmp("Ip", "InReceives")
         x0 = xdp_xmit_errors(lab.r1, "r1-eth1")
         send_h2(lab, n, size)
-        c1 = d.counters()["r1-eth1"]
-        delta = {k: c1[k] - c0[k] for k in TX}
-        return (delta, lab.h2.snmp("Ip", "InReceives") - r0,
-                xdp_xmit_errors(lab.r1, "r1-eth1") - x0)
 
-    delta, got, _ = run(64)
+        def delta():
+            c1 = d.counters()["r1-eth1"]
+            return {k: c1[k] - c0[k] for k in TX}
+
+        # Every frame is counted in tx, and then either arrives or is
+        # counted lost: wait for that much, then compare exactly.
+        dl = settle(delta, lambda v: v["tx"] >= n and
+                    v["tx-redirect-error"] + v["tx-xmit-drop"] >= n - arrive)
+        got = settle(lambda: lab.h2.snmp("Ip", "InReceives") - r0,
+                     lambda v: v >= arrive)
+        return dl, got, xdp_xmit_errors(lab.r1, "r1-eth1") - x0
+
+    delta, got, _ = run(64, n)
     assert got == n and delta == {"tx": n, "tx-redirect-error": 0,
                                   "tx-xmit-drop": 0}, (delta, got)
 
     # h2-eth0's MTU below the frame: veth's ndo_xdp_xmit refuses it (the
     # kernel path would drop it too, in __dev_forward_skb).
     lab.h2.run("ip link set h2-eth0 mtu 1000")
-    delta, got, drv = run(1200)
+    delta, got, drv = run(1200, 0)
     assert got == 0, f"{got} frames above the peer's MTU arrived"
     assert drv == n, f"veth counted {drv} xdp_xmit_errors, expected {n}"
     assert delta == {"tx": n, "tx-redirect-error": 0, "tx-xmit-drop": n}, \
@@ -347,7 +379,7 @@ def test_tx_losses_after_redirect_are_counted(lab):
     # The peer loses GRO (and has no XDP): the devmap enqueue refuses
     # every frame for r1-eth1 (no ndo_xdp_xmit target any more).
     lab.h2.run("ethtool -K h2-eth0 gro off >/dev/null")
-    delta, got, _ = run(64)
+    delta, got, _ = run(64, 0)
     assert got == 0, f"{got} frames arrived although the peer cannot " \
         "receive redirects"
     assert delta == {"tx": n, "tx-redirect-error": n, "tx-xmit-drop": 0}, \
@@ -375,14 +407,18 @@ def test_tx_losses_of_another_namespace_not_counted(lab):
         d, d2 = tx_lab(lab), tx_lab(other)
         assert lab.r1.ifindex("r1-eth1") == other.r1.ifindex("r1-eth1")
         c0 = d.counters()["r1-eth1"]
+        def theirs():
+            return {k: d2.counters()["r1-eth1"][k] for k in TX}
+
         other.h2.run("ip link set h2-eth0 mtu 1000")
         send_h2(other, 8, 1200)
+        settle(theirs, lambda v: v["tx-xmit-drop"] >= 8)
         other.h2.run("ip link set h2-eth0 mtu 1500 && "
                      "ethtool -K h2-eth0 gro off >/dev/null")
         send_h2(other, 8, 64)
-        theirs = {k: d2.counters()["r1-eth1"][k] for k in TX}
-        assert theirs == {"tx": 16, "tx-redirect-error": 8,
-                          "tx-xmit-drop": 8}, theirs
+        t = settle(theirs, lambda v: v["tx-redirect-error"] >= 8)
+        assert t == {"tx": 16, "tx-redirect-error": 8,
+                     "tx-xmit-drop": 8}, t
         c1 = d.counters()["r1-eth1"]
         assert {k: c1[k] - c0[k] for k in TX} == dict.fromkeys(TX, 0), c1
     finally:
