@@ -12,6 +12,7 @@
 #include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 
 #include "fpmd_maps.h"
 #ifndef FPMD_FIB_REF
@@ -363,6 +364,15 @@ static __always_inline int forward(struct xdp_md *ctx, struct fpmd_iface *in,
 	long act;
 	int reason;
 
+	/*
+	 * A hairpin: the kernel forwards it and may also send the sender an
+	 * ICMP redirect, rate-limited where XDP cannot see. IPv4 may redirect
+	 * while send_redirects is on ("all" or the interface: route.c
+	 * __mkroute_input), IPv6 always (ip6_forward, no sysctl).
+	 */
+	if (e->ifindex == ctx->ingress_ifindex &&
+	    (v6 || (in->flags & FPMD_IF_F_REDIRECTS_V4)))
+		return verdict(ctx, in->slot, FPMD_R_PASS_REDIRECT, XDP_PASS);
 	reason = mtu_check(ctx, e, l3len);
 	if (reason != FPMD_R_FORWARDED)
 		return verdict(ctx, in->slot, reason, XDP_PASS);
@@ -774,6 +784,89 @@ int fpmd_xdp(struct xdp_md *ctx)
 	}
 	return verdict(ctx, in->slot, FPMD_R_PASS_NOT_IP, XDP_PASS);
 }
+
+#ifndef FPMD_FIB_REF
+/*
+ * What happens after XDP_REDIRECT: the devmap enqueue may refuse the frame
+ * (xdp_redirect_err) and the driver's ndo_xdp_xmit may drop it
+ * (xdp_devmap_xmit "drops"), both after TX was counted. fpmd attaches these
+ * two programs and fills in what to match after load.
+ */
+__u32 tx_ports_id;  /* map id of tx_ports: our redirects only */
+__u32 netns_inum;   /* fpmd's network namespace */
+
+/* The tracepoint's fields (/sys/kernel/tracing/events/xdp/.../format). */
+struct xdp_redirect_err_args {
+	__u64 common;
+	int prog_id;
+	__u32 act;
+	int ifindex;
+	int err;
+	int to_ifindex;
+	__u32 map_id;
+	int map_index;
+};
+
+static __always_inline void count_tx_err(__u32 ifindex, __u32 reason,
+					 __u32 n)
+{
+	struct fpmd_iface *out = iface_get(ifindex);
+	__u32 key;
+	struct fpmd_stat *s;
+
+	if (!out)
+		return;
+	key = FPMD_STAT_INDEX(out->slot, reason);
+	s = bpf_map_lookup_elem(&stats, &key);
+	if (s)
+		s->packets += n;
+}
+
+SEC("tracepoint/xdp/xdp_redirect_err")
+int fpmd_redirect_err(struct xdp_redirect_err_args *a)
+{
+	if (!tx_ports_id || a->map_id != tx_ports_id)
+		return 0;
+	/* to_ifindex is the target's ifindex, map_index our key (the same) */
+	count_tx_err(a->to_ifindex ? a->to_ifindex : a->map_index,
+		     FPMD_R_TX_REDIRECT_ERR, 1);
+	return 0;
+}
+
+/* Just the fields read below, relocated against the running kernel. */
+struct ns_common {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+
+struct net {
+	struct ns_common ns;
+} __attribute__((preserve_access_index));
+
+struct fpmd_possible_net {
+	struct net *net;
+};
+
+struct net_device {
+	int ifindex;
+	struct fpmd_possible_net nd_net;
+} __attribute__((preserve_access_index));
+
+/* (from_dev, to_dev, sent, drops, err); one event per bulk flush. */
+SEC("raw_tp/xdp_devmap_xmit")
+int fpmd_devmap_xmit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct net_device *to = (void *)ctx->args[1];
+	int drops = (int)ctx->args[3];
+
+	if (drops <= 0 || !netns_inum)
+		return 0;
+	/* ifindexes are per namespace; other routers run beside us. */
+	if (BPF_CORE_READ(to, nd_net.net, ns.inum) != netns_inum)
+		return 0;
+	count_tx_err(BPF_CORE_READ(to, ifindex), FPMD_R_TX_XMIT_DROP, drops);
+	return 0;
+}
+#endif
 
 #ifdef FPMD_FIB_REF
 /* The benchmark's floor: what a test run costs with a program doing nothing. */

@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 3
+#define FPMD_LAYOUT_VERSION 4
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -331,6 +331,7 @@ static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
 #define FPMD_IF_F_KERNEL_V4 0x20  /* rules/xfrm/tc ingress: IPv4 to kernel */
 #define FPMD_IF_F_KERNEL_V6 0x40  /* rules/xfrm/tc ingress: IPv6 to kernel */
 #define FPMD_IF_F_PRESENT 0x80    /* an ifaces_direct entry in use */
+#define FPMD_IF_F_REDIRECTS_V4 0x100 /* send_redirects (all or IF) on */
 
 /*
  * ifaces_direct: a copy of the ifaces entries of ifindexes below
@@ -353,8 +354,9 @@ struct fpmd_iface {
 /*
  * Counter reasons. Every packet the program sees moves exactly one rx-side
  * reason on its ingress slot; a forwarded packet also moves TX on its
- * egress slot. Names are in fpmd_reason_names (fpmd/maps.c), meanings in
- * fpmctl(8) and the README.
+ * egress slot, and later TX_REDIRECT_ERR or TX_XMIT_DROP there if it did
+ * not leave (TX minus both is what left). Names are in fpmd_reason_names
+ * (fpmd/maps.c), meanings in fpmctl(8) and the README.
  */
 enum fpmd_reason {
 	FPMD_R_FORWARDED = 0,    /* rewritten and redirected */
@@ -378,6 +380,16 @@ enum fpmd_reason {
 	FPMD_R_PASS_RPF,         /* failed the rp_filter check */
 	FPMD_R_PASS_POLICY,      /* rules / xfrm / tc ingress on this iface */
 	FPMD_R_PASS_DISABLED,    /* interface not enabled or not forwarding */
+	FPMD_R_PASS_REDIRECT,    /* egress = ingress: the kernel may send an
+				  * ICMP redirect */
+	/*
+	 * Egress side, after the fact: frames counted in TX that did not
+	 * leave. Counted by the tracepoint programs, packets only (the
+	 * tracepoints carry no length).
+	 */
+	FPMD_R_TX_REDIRECT_ERR,  /* xdp_do_redirect refused (devmap enqueue:
+				  * down, too big, no ndo_xdp_xmit) */
+	FPMD_R_TX_XMIT_DROP,     /* dropped by the driver's ndo_xdp_xmit */
 	FPMD_R_MAX
 };
 

@@ -643,6 +643,13 @@ static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)
 	o->flags[o->n_flags++] = arena_str(a, f);
 }
 
+static uint64_t tx_count(uint32_t slot, uint32_t reason)
+{
+	struct fpmd_stat st;
+
+	return maps_stat_read(slot, reason, &st) ? 0 : st.packets;
+}
+
 static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 {
 	size_t k = 0;
@@ -676,7 +683,11 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 		o->tx_reason = arena_str(a, iface_tx_reason(i));
 		o->xdp_state = arena_str(a, iface_xdp_state(i));
 		o->xdp_reason = arena_str(a, iface_xdp_reason(i));
-		o->flags = arena_alloc(a, 12 * sizeof(*o->flags));
+		o->tx = tx_count(i->slot, FPMD_R_TX);
+		o->tx_redirect_errors =
+			tx_count(i->slot, FPMD_R_TX_REDIRECT_ERR);
+		o->tx_xmit_drops = tx_count(i->slot, FPMD_R_TX_XMIT_DROP);
+		o->flags = arena_alloc(a, 13 * sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;
 		if (f & FPMD_IF_F_ENABLED)
@@ -695,6 +706,8 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 			add_flag(a, o, "kernel-path-ipv4");
 		if (f & FPMD_IF_F_KERNEL_V6)
 			add_flag(a, o, "kernel-path-ipv6");
+		if (f & FPMD_IF_F_REDIRECTS_V4)
+			add_flag(a, o, "send-redirects-ipv4");
 		rsp->interfaces[k++] = o;
 	}
 	rsp->n_interfaces = k;

@@ -495,6 +495,11 @@ static int print_interfaces(Fpmd__Response *rsp)
 			       f->oper_up ? "true" : "false",
 			       f->tx_port ? "true" : "false");
 			jstr(f->tx_reason);
+			printf(", \"tx\": %llu, \"txRedirectErrors\": %llu, "
+			       "\"txXmitDrops\": %llu",
+			       (unsigned long long)f->tx,
+			       (unsigned long long)f->tx_redirect_errors,
+			       (unsigned long long)f->tx_xmit_drops);
 			printf(", \"flags\": [");
 			for (size_t k = 0; k < f->n_flags; k++) {
 				printf("%s", k ? ", " : "");
@@ -509,6 +514,7 @@ static int print_interfaces(Fpmd__Response *rsp)
 	       "Ifindex", "Slot", "MAC", "MTU", "XDP", "Up", "Tx", "Flags");
 	for (size_t i = 0; i < rsp->n_interfaces; i++) {
 		Fpmd__Interface *f = rsp->interfaces[i];
+		unsigned long long lost, left;
 		char flags[256] = "";
 
 		for (size_t k = 0; k < f->n_flags; k++) {
@@ -525,6 +531,16 @@ static int print_interfaces(Fpmd__Response *rsp)
 			       f->xdp_reason);
 		if (!f->tx_port && f->tx_reason[0])
 			printf("%16s   not a tx port: %s\n", "", f->tx_reason);
+		/* The drop tracepoint also sees other programs' redirects. */
+		lost = f->tx_redirect_errors + f->tx_xmit_drops;
+		left = f->tx > lost ? f->tx - lost : 0;
+		if (lost)
+			printf("%16s   tx %llu, redirect errors %llu, "
+			       "xmit drops %llu: %llu left\n",
+			       "", (unsigned long long)f->tx,
+			       (unsigned long long)f->tx_redirect_errors,
+			       (unsigned long long)f->tx_xmit_drops,
+			       (unsigned long long)left);
 	}
 	return 0;
 }

@@ -54,6 +54,8 @@ struct guard guards[GUARD_MAX] = {
 	[GUARD_TC_EGRESS] = { .name = "tc-egress", .watch = "tc events" },
 	[GUARD_TC_INGRESS] = { .name = "tc-ingress", .watch = "tc events" },
 	[GUARD_VETH_PEER] = { .name = "veth-peer", .watch = "poll" },
+	/* No event carries send_redirects: polled. */
+	[GUARD_SEND_REDIRECTS] = { .name = "send-redirects", .watch = "poll" },
 };
 
 static void appendf(char *buf, size_t len, const char *fmt, ...)
@@ -771,9 +773,9 @@ static void sysctl_guards_set(const char *fwd, const char *rpf)
 int guard_check(void)
 {
 	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
-		peer[512] = "", xf[128] = "", tci[512] = "";
+		peer[512] = "", xf[128] = "", tci[512] = "", redir[512] = "";
 	static struct rules_ctx r4, r6;
-	int nfn, x4 = 0, x6 = 0, fwd6, refused = 0;
+	int nfn, x4 = 0, x6 = 0, fwd6, redir_all, refused = 0;
 
 	guard_pending_take(GUARD_PENDING_FULL);
 
@@ -807,6 +809,9 @@ int guard_check(void)
 	guard_set(GUARD_XFRM, xf[0] ? "kernel-path" : "clear", xf);
 
 	fwd6 = sysctl_int("/proc/sys/net/ipv6/conf/%s/forwarding", "all", 0);
+	/* No netconf event carries send_redirects: polled here. */
+	redir_all = sysctl_int("/proc/sys/net/ipv4/conf/%s/send_redirects",
+			       "all", 1);
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
 		uint32_t f, oldf = i->guard_flags;
@@ -816,6 +821,15 @@ int guard_check(void)
 		if (!i->used || !i->ifindex)
 			continue;
 		f = sysctl_flags(i, fwd6, fwd, sizeof(fwd), rpf, sizeof(rpf));
+		/* IN_DEV_TX_REDIRECTS: "all" OR the interface. The kernel
+		 * may then redirect an IPv4 hairpin: XDP passes those. */
+		if (redir_all ||
+		    sysctl_int("/proc/sys/net/ipv4/conf/%s/send_redirects",
+			       i->name, 1)) {
+			f |= FPMD_IF_F_REDIRECTS_V4;
+			appendf(redir, sizeof(redir), "%s%s",
+				redir[0] ? ", " : "", i->name);
+		}
 		i->policy_reason[0] = '\0';
 		if (rules_apply(&r4, i) || x4) {
 			f |= FPMD_IF_F_KERNEL_V4;
@@ -858,6 +872,12 @@ int guard_check(void)
 	sysctl_guards_set(fwd, rpf);
 	guard_set(GUARD_TC_EGRESS, tc[0] ? "kernel-path" : "clear", tc);
 	guard_set(GUARD_TC_INGRESS, tci[0] ? "kernel-path" : "clear", tci);
+	if (redir[0])
+		appendf(redir, sizeof(redir), ": IPv4 hairpins (egress = "
+			"ingress) take the kernel path, which sends the ICMP "
+			"redirect");
+	guard_set(GUARD_SEND_REDIRECTS, redir[0] ? "kernel-path" : "clear",
+		  redir);
 	/* Every detail is an egress kept out of the tx ports. */
 	guard_set(GUARD_VETH_PEER, peer[0] ? "kernel-path" : "clear", peer);
 	guard_applied(GUARD_PENDING_FULL);

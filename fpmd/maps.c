@@ -50,6 +50,9 @@ const char *const fpmd_reason_names[FPMD_R_MAX] = {
 	[FPMD_R_PASS_RPF] = "pass-rp-filter",
 	[FPMD_R_PASS_POLICY] = "pass-policy",
 	[FPMD_R_PASS_DISABLED] = "pass-disabled",
+	[FPMD_R_PASS_REDIRECT] = "pass-redirect",
+	[FPMD_R_TX_REDIRECT_ERR] = "tx-redirect-error",
+	[FPMD_R_TX_XMIT_DROP] = "tx-xmit-drop",
 };
 
 static int err(int ret)

@@ -122,6 +122,10 @@ static int open_and_size(void)
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
 		skel->rodata->v6_slot_mask = 0;
 	}
+	/* fpmd_devmap_xmit reads struct net_device (CO-RE): without the
+	 * kernel's BTF it cannot load, and must not stop the rest. */
+	if (access("/sys/kernel/btf/vmlinux", R_OK))
+		bpf_program__set_autoload(skel->progs.fpmd_devmap_xmit, false);
 	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
 	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
 	bpf_map__set_max_entries(skel->maps.neigh_v4, cfg.max_neigh);
@@ -202,6 +206,46 @@ static int check_bpffs(const char *dir)
 	log_info("bpffs: mounted a bpf filesystem at %s (none was there)",
 		 BPFFS_ROOT);
 	return 0;
+}
+
+static struct bpf_link *tp_links[2];
+
+/*
+ * Count what the devmap and the drivers drop after XDP_REDIRECT (tx
+ * counted it already): the tracepoint programs match our tx_ports by map
+ * id and the egress devices by namespace, as ifindexes repeat across
+ * namespaces. Without them tx is all there is: say so.
+ */
+static void attach_tx_tracepoints(void)
+{
+	struct bpf_program *progs[2] = { skel->progs.fpmd_redirect_err,
+					 skel->progs.fpmd_devmap_xmit };
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+	struct stat st;
+
+	if (bpf_obj_get_info_by_fd(bpf_map__fd(skel->maps.tx_ports), &info,
+				   &len) ||
+	    stat("/proc/self/ns/net", &st)) {
+		log_warn("bpf: tx-redirect-error and tx-xmit-drop are not "
+			 "counted: %s",
+			 strerror(errno));
+		return;
+	}
+	skel->bss->tx_ports_id = info.id;
+	skel->bss->netns_inum = (uint32_t)st.st_ino;
+	for (int k = 0; k < 2; k++) {
+		if (!bpf_program__autoload(progs[k])) {
+			log_warn("bpf: no kernel BTF: tx-xmit-drop is not "
+				 "counted");
+			continue;
+		}
+		tp_links[k] = bpf_program__attach(progs[k]);
+		if (!tp_links[k])
+			log_warn("bpf: %s not attached (%s): %s is not counted",
+				 bpf_program__name(progs[k]), strerror(errno),
+				 k ? "tx-xmit-drop" : "tx-redirect-error");
+	}
 }
 
 int xdp_load(bool *adopted)
@@ -299,6 +343,7 @@ int xdp_load(bool *adopted)
 			strerror(-ret));
 		return ret;
 	}
+	attach_tx_tracepoints();
 	log_info("bpf: route lookup: IPv4 %s, IPv6 %s",
 		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" : "LPM trie",
 		 fpmd_fib6_algo == FPMD_FIB6_BSPL ?
@@ -339,6 +384,10 @@ void xdp_unpin(void)
 void xdp_close(void)
 {
 	maps_fib_close();
+	for (int k = 0; k < 2; k++) {
+		bpf_link__destroy(tp_links[k]);
+		tp_links[k] = NULL;
+	}
 	if (skel)
 		fpmd_bpf__destroy(skel);
 	skel = NULL;

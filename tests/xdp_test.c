@@ -865,7 +865,8 @@ static const char *const reason_names[FPMD_R_MAX] = {
 	R(PASS_UNREACHABLE), R(PASS_UNRESOLVED),
 	R(PASS_EGRESS),	     R(PASS_MTU),
 	R(PASS_RPF),	     R(PASS_POLICY),
-	R(PASS_DISABLED),
+	R(PASS_DISABLED),    R(PASS_REDIRECT),
+	R(TX_REDIRECT_ERR),  R(TX_XMIT_DROP),
 };
 #undef R
 
@@ -1489,6 +1490,26 @@ static const struct xcase cases[] = {
 	{ "v4_rpf_off_no_route", "no rp_filter: the source is not looked up",
 	  .setup = no_default_v4,
 	  .pkt = { .src = "100.99.0.1", .dst = "10.1.2.3" }, FWD(NH_P32) },
+	/*
+	 * Hairpins (egress = ingress): the kernel forwards and may send an
+	 * ICMP redirect. IPv4 only while send_redirects is on (all or the
+	 * interface: FPMD_IF_F_REDIRECTS_V4), IPv6 always.
+	 */
+	{ "v4_hairpin_send_redirects", "egress = ingress, send_redirects on",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_REDIRECTS_V4),
+	  .pkt = { .dst = "100.64.0.1" }, PASS(PASS_REDIRECT) },
+	{ "v4_hairpin_no_send_redirects", "egress = ingress, send_redirects off",
+	  .pkt = { .dst = "100.64.0.1" }, FWD(NH_IN0) },
+	{ "v4_hairpin_in1_send_redirects", "via in0, received on in1",
+	  .in = IF_IN1, FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_REDIRECTS_V4),
+	  .pkt = { .dst = "100.64.0.1" }, FWD(NH_IN0) },
+	{ "v4_send_redirects_not_hairpin", "send_redirects on, other egress",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_REDIRECTS_V4),
+	  .pkt = { .dst = "10.1.2.3" }, FWD(NH_P32) },
+	{ "v6_hairpin", "egress = ingress: IPv6 redirects without a sysctl",
+	  .pkt = { .dst = "fd00:64::1" }, PASS(PASS_REDIRECT) },
+	{ "v6_hairpin_in1", "via in0, received on in1",
+	  .in = IF_IN1, .pkt = { .dst = "fd00:64::1" }, FWD(NH_IN0) },
 	/* Linux has no rp_filter for IPv6: the flags must not apply to it. */
 	{ "v6_rpf_loose_not_applied", "loose flag: IPv6 source not checked",
 	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_RPF_LOOSE), .setup = no_default_v6,
