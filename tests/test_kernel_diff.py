@@ -361,6 +361,14 @@ def test_every_frame_leaves_as_the_kernel_sends_it(lab, send_redirects):
     # Some frames must really have taken the fast path, or this compares
     # the kernel with itself.
     assert fwd >= 10, f"only {fwd} frames forwarded by XDP"
+    # Hairpins go to the kernel exactly when it may redirect: IPv6 always,
+    # IPv4 while send_redirects is on; otherwise XDP forwards them.
+    hairpins = [name for name, _, _ in battery if "hairpin" in name]
+    v4_hairpins = [n for n in hairpins if n.startswith("v4")]
+    redirected = (after["r1-eth0"]["pass-redirect"] -
+                  before["r1-eth0"]["pass-redirect"])
+    assert redirected == len(hairpins) - (
+        0 if send_redirects else len(v4_hairpins)), (redirected, hairpins)
 
     diffs = []
     problems = []
