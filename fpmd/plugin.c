@@ -222,7 +222,7 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 		if (r->del)
 			rib_other_del(SRC_PLUGIN, &rq.p, r->table);
 		else
-			rib_other_add(SRC_PLUGIN, &rq.p, r->table);
+			rib_other_add(SRC_PLUGIN, &rq.p, r->table, gen);
 		return 0;
 	}
 	if (r->del) {

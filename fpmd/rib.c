@@ -1065,7 +1065,8 @@ uint32_t rib_sweep(enum rib_source src, uint32_t gen)
 		struct other_route *o = container_of(n, struct other_route,
 						     node);
 
-		if (o->src == src) {
+		/* Like the main table: what the replay refreshed stays. */
+		if (o->src == src && (!gen || o->gen != gen)) {
 			ht_remove(&rib_other, &o->node);
 			free(o);
 		}
@@ -1188,19 +1189,29 @@ static struct other_route *other_find(enum rib_source src,
 	return NULL;
 }
 
+const struct other_route *rib_other_find(enum rib_source src,
+					 const struct prefix *p, uint32_t table)
+{
+	return other_find(src, p, table, prefix_hash(p) ^ table);
+}
+
 void rib_other_add(enum rib_source src, const struct prefix *p,
-		   uint32_t table)
+		   uint32_t table, uint32_t gen)
 {
 	uint32_t h = prefix_hash(p) ^ table;
 	struct other_route *o;
 	char pb[PREFIX_STRLEN];
 
 	rib_stats.other_table++;
-	if (other_find(src, p, table, h))
+	o = other_find(src, p, table, h);
+	if (o) {
+		o->gen = gen;
 		return;
+	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return;
+	o->gen = gen;
 	o->p = *p;
 	o->table = table;
 	o->src = (uint8_t)src;
