@@ -576,12 +576,17 @@ void fpmd_request_recheck(void)
 }
 
 
-static int ev_add(int fd, enum ev_kind kind)
+static int ev_add_events(int fd, enum ev_kind kind, uint32_t events)
 {
-	struct epoll_event e = { .events = EPOLLIN };
+	struct epoll_event e = { .events = events };
 
 	e.data.u64 = ((uint64_t)kind << 32) | (uint32_t)fd;
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+static int ev_add(int fd, enum ev_kind kind)
+{
+	return ev_add_events(fd, kind, EPOLLIN);
 }
 
 static void periodic(void)
@@ -926,8 +931,12 @@ static int run(int sfd)
 			case EV_CTL_LISTEN: {
 				int cfd = ctl_accept();
 
+				/* Edge-triggered both ways: ctl_client_io reads
+				 * and writes until EAGAIN. */
 				if (cfd >= 0)
-					ev_add(cfd, EV_CTL_CLIENT);
+					ev_add_events(cfd, EV_CTL_CLIENT,
+						      EPOLLIN | EPOLLOUT |
+							      EPOLLET);
 				break;
 			}
 			case EV_CTL_CLIENT:
