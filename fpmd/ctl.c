@@ -5,7 +5,6 @@
  * carrying the API version; a peer of another version is refused with
  * ERR_VERSION and disconnected.
  */
-#include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <fcntl.h>
@@ -55,8 +54,7 @@ struct client {
 	struct wire_buf in;
 	/* Responses not yet taken by the client: the socket is non-blocking,
 	 * so what does not fit waits here for EPOLLOUT. */
-	struct wire_buf out;
-	size_t out_off;
+	struct wire_out out;
 	struct route_key *keys; /* a 'show routes' being streamed */
 	size_t nkeys, next;
 };
@@ -137,7 +135,7 @@ void ctl_client_close(int fd)
 	if (!c)
 		return;
 	wire_buf_free(&c->in);
-	wire_buf_free(&c->out);
+	wire_out_free(&c->out);
 	free(c->keys);
 	c->keys = NULL;
 	close(fd);
@@ -1238,63 +1236,17 @@ static int do_change(const Fpmd__Request *q, const char **err)
 
 static size_t out_pending(const struct client *c)
 {
-	return c->out.len - c->out_off;
+	return wire_out_pending(&c->out);
 }
 
-/* Append one framed message to the client's queue. */
 static int queue_msg(struct client *c, const ProtobufCMessage *msg)
 {
-	size_t len = protobuf_c_message_get_packed_size(msg), need;
-	struct wire_buf *o = &c->out;
-	uint32_t be = htonl((uint32_t)len);
-
-	if (c->out_off && c->out_off == o->len)
-		o->len = c->out_off = 0;
-	need = o->len + WIRE_HDR + len;
-	if (need > o->cap && c->out_off) {
-		memmove(o->data, o->data + c->out_off, out_pending(c));
-		o->len -= c->out_off;
-		c->out_off = 0;
-		need = o->len + WIRE_HDR + len;
-	}
-	if (need > o->cap) {
-		size_t cap = o->cap ? o->cap : 8192;
-		uint8_t *d;
-
-		while (cap < need)
-			cap *= 2;
-		d = realloc(o->data, cap);
-		if (!d)
-			return -ENOMEM;
-		o->data = d;
-		o->cap = cap;
-	}
-	memcpy(o->data + o->len, &be, WIRE_HDR);
-	protobuf_c_message_pack(msg, o->data + o->len + WIRE_HDR);
-	o->len += WIRE_HDR + len;
-	return 0;
+	return wire_queue(&c->out, msg);
 }
 
-/* Write what the socket takes. 0 when the queue is empty, -EAGAIN when
- * the rest waits for EPOLLOUT, or -errno. */
 static int flush(struct client *c)
 {
-	while (out_pending(c)) {
-		ssize_t w = send(c->fd, c->out.data + c->out_off, out_pending(c),
-				 MSG_NOSIGNAL);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno == EWOULDBLOCK ? -EAGAIN : -errno;
-		}
-		c->out_off += (size_t)w;
-	}
-	c->out.len = c->out_off = 0;
-	/* A big response shown once need not stay allocated. */
-	if (c->out.cap > (4u << 20))
-		wire_buf_free(&c->out);
-	return 0;
+	return wire_flush(c->fd, &c->out);
 }
 
 /* Queue chunks of a streamed show while little waits, and write. */

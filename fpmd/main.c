@@ -589,6 +589,15 @@ static int ev_add(int fd, enum ev_kind kind)
 	return ev_add_events(fd, kind, EPOLLIN);
 }
 
+static void plugin_watch(int fd, bool in, bool out)
+{
+	struct epoll_event e = { .events = (in ? EPOLLIN : 0) |
+					   (out ? EPOLLOUT : 0) };
+
+	e.data.u64 = ((uint64_t)EV_PLUGIN_CONN << 32) | (uint32_t)fd;
+	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &e);
+}
+
 static void periodic(void)
 {
 	static uint64_t local_last;
@@ -647,6 +656,7 @@ static int plugin_listen(void)
 
 	if (!cfg.plugin_enabled)
 		return 0;
+	plugin_set_watch(plugin_watch);
 	fd = plugin_open(&cfg.plugin_sock);
 	if (fd < 0) {
 		log_err("plugin: cannot listen on %s: %s", cfg.plugin_sock.path,

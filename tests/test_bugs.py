@@ -17,6 +17,7 @@ import os
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 from lab import FPMCTL, wait_for
@@ -206,3 +207,72 @@ def show_routes_checks(d):
     assert "20.0.0.7/32" in r.stdout and len(r.stdout.splitlines()) == 2
     r = d.ctl("show", "routes", "30.0.0.0/8", check=False)
     assert r.returncode != 0 and "no such route" in r.stderr
+
+
+# ---- plugin acks are never lost --------------------------------------------
+
+N_OPS = 100_000
+
+
+def test_every_plugin_op_acked_to_a_slow_reader(lab):
+    """A plugin that writes 100k RouteOps and reads nothing for 2 s (its
+    acks pile up past fpmd's queue limit, so fpmd stops reading it), then
+    reads slowly: exactly one Ack per RouteOp, with the right status."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.s.settimeout(20)
+    c.send(hello())
+    assert 1 in c.recv()
+    ops = [frame(replay_begin(1))]
+    refused = set()
+    for seq in range(1, N_OPS + 1):
+        a = 0x15000000 + seq                  # 21.0.0.0 + seq
+        pfx = socket.inet_ntoa(struct.pack(">I", a))
+        # Every tenth has no interface: refused, its Ack says why.
+        ok = seq % 10
+        if not ok:
+            refused.add(seq)
+        ops.append(frame(route(seq, pfx, 32, "172.16.102.1",
+                               idx if ok else 0)))
+    ops.append(frame(replay_end(1, N_OPS)))
+    data = b"".join(ops)
+    sent = []
+    t = threading.Thread(target=lambda: sent.append(c.s.sendall(data)))
+    t.start()
+    time.sleep(2)
+    rd = c.s.makefile("rb")
+    got, done, i = {}, None, 0
+    while done is None:
+        try:
+            n = struct.unpack(">I", rd.read(4))[0]
+            m = decode(rd.read(n))
+        except (OSError, struct.error) as e:
+            raise AssertionError(
+                f"{len(got)} of {N_OPS} acks, then {e!r}; fpmd log: "
+                f"{d.logtext()[-600:]}") from e
+        if 2 in m:
+            a = decode(m[2][0])
+            seq = a.get(1, [0])[0]
+            got[seq] = got.get(seq, 0) + 1
+            if seq in refused:
+                assert a.get(2, [0])[0] != 0 and \
+                    b"interface" in a.get(3, [b""])[0], (seq, a)
+            else:
+                assert a.get(2, [0])[0] == 0, (seq, a)
+        elif 3 in m:
+            done = m
+        i += 1
+        if i < 20000 and not i % 1000:
+            time.sleep(0.05)                  # slowly, at first
+    t.join(timeout=30)
+    assert sent == [None], "the sender did not finish"
+    assert set(got) == set(range(1, N_OPS + 1)), \
+        f"{N_OPS - len(got)} acks missing"
+    assert all(v == 1 for v in got.values()), "an op acked twice"
+    st = d.show("plugin")
+    assert st["connected"] and st["errors"] == 0, st
+    assert st["routeMessages"] == N_OPS and st["ignored"] == len(refused), st
+    assert st["routes"] == N_OPS - len(refused), st
+    assert "send failed" not in d.logtext()
+    c.close()
