@@ -334,6 +334,11 @@ static void link_changed(const struct nl_link *l, void *arg)
 		iface_gone(i);
 	if (!iface_update(i, l) && i->attached)
 		return;
+	/* Re-created: nexthops that went out of it go out of it again
+	 * (rewritten below, once it is attached). */
+	if (i->gone_ifindex && i->gone_ifindex != i->ifindex)
+		rib_iface_renumber(i->name, i->gone_ifindex, i->ifindex);
+	i->gone_ifindex = 0;
 	if (!i->attached) {
 		if (iface_attach(i, prog_fd))
 			return;

@@ -1381,6 +1381,46 @@ void rib_iface_changed(uint32_t ifindex)
 	}
 }
 
+void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
+{
+	struct nexthop **move = NULL;
+	struct hnode *n, *tmp;
+	size_t i, k = 0;
+
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+		k += container_of(n, struct nexthop, key_node)->ifindex == old;
+	if (!k)
+		return;
+	move = malloc(k * sizeof(*move));
+	if (!move) {
+		log_err("iface %s: out of memory: %zu nexthops stay on the "
+			"kernel path", name, k);
+		return;
+	}
+	k = 0;
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, key_node);
+
+		if (nh->ifindex == old)
+			move[k++] = nh;
+	}
+	/* Re-keyed outside the walk: an insert may grow the table. */
+	for (i = 0; i < k; i++) {
+		struct nexthop *nh = move[i];
+
+		ht_remove(&rib_nh_by_key, &nh->key_node);
+		nh->ifindex = new_ifindex;
+		ht_insert(&rib_nh_by_key, &nh->key_node,
+			  key_hash(nh->family, nh->gw, nh->ifindex));
+		nh_resolve(nh);
+	}
+	free(move);
+	log_info("iface %s: back as ifindex %u (was %u): %zu nexthops through "
+		 "it follow",
+		 name, new_ifindex, old, k);
+}
+
 /* ---- adoption of pinned maps after a restart ----------------------------- */
 
 /* The routes read back from the maps, taken in before any is rewritten. */

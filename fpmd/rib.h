@@ -189,6 +189,10 @@ void rib_neigh_sweep(void);
 
 /* An interface changed (MAC, MTU, state, tx port): rewrite its nexthops. */
 void rib_iface_changed(uint32_t ifindex);
+/* An interface was removed and created again under the same name: the
+ * nexthops through the old ifindex (routes by hand name the interface)
+ * now go through the new one. */
+void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex);
 /* Remove what src gave that was not refreshed in generation gen (or
  * everything, with gen 0). Returns the number of routes removed. */
 uint32_t rib_sweep(enum rib_source src, uint32_t gen);
