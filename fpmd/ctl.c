@@ -1213,18 +1213,53 @@ static const struct {
 	  "neighbor", neigh_change },
 };
 
+/* The object a change names, for the log: "10.0.0.0/8", "42". */
+static const char *change_object(const Fpmd__Request *q, char *buf,
+				 size_t len)
+{
+	const Fpmd__Prefix *p = NULL;
+	const ProtobufCBinaryData *a = NULL;
+	char ab[ADDR_STRLEN];
+
+	switch (q->req_case) {
+	case FPMD__REQUEST__REQ_ROUTE_ADD:
+	case FPMD__REQUEST__REQ_ROUTE_DEL:
+		p = q->route_add ? q->route_add->prefix : NULL;
+		a = p ? &p->addr : NULL;
+		break;
+	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
+	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
+		snprintf(buf, len, "%u", q->nexthop_add ? q->nexthop_add->id : 0);
+		return buf;
+	case FPMD__REQUEST__REQ_NEIGH_ADD:
+	case FPMD__REQUEST__REQ_NEIGH_DEL:
+		a = q->neigh_add ? &q->neigh_add->addr : NULL;
+		break;
+	default:
+		break;
+	}
+	if (!a || (a->len != 4 && a->len != 16))
+		return "(bad address)";
+	fmt_addr(a->len == 4 ? AF_INET : AF_INET6, a->data, ab);
+	if (p)
+		snprintf(buf, len, "%s/%u", ab, p->len);
+	else
+		snprintf(buf, len, "%s", ab);
+	return buf;
+}
+
 static int do_change(const Fpmd__Request *q, const char **err)
 {
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
 		bool add = q->req_case == changes[i].add;
-		char what[32];
+		char what[96], ob[ADDR_STRLEN + 8];
 		int ret;
 
 		if (!add && q->req_case != changes[i].del)
 			continue;
 		ret = changes[i].fn(q, add, err);
-		snprintf(what, sizeof(what), "%s %s", changes[i].what,
-			 add ? "add" : "del");
+		snprintf(what, sizeof(what), "%s %s %s", changes[i].what,
+			 add ? "add" : "del", change_object(q, ob, sizeof(ob)));
 		log_change(what, ret, *err);
 		return ret;
 	}

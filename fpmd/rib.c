@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 
+#include "conf.h"
 #include "iface.h"
 #include "log.h"
 #include "maps.h"
@@ -188,6 +189,17 @@ static bool member_live(struct nexthop *m)
 	       nh_egress_up(m);
 }
 
+static bool group_member_full(const struct nexthop *g)
+{
+	for (int i = 0; i < g->nmembers; i++) {
+		const struct nexthop *m = slot_of(g->members[i].nh);
+
+		if (m->index == NO_INDEX && !m->blackhole && !m->unsupported)
+			return true;
+	}
+	return false;
+}
+
 static int group_write(struct nexthop *g)
 {
 	struct fpmd_nh_group v = { .id = g->id, .src = g->src };
@@ -195,6 +207,16 @@ static int group_write(struct nexthop *g)
 
 	if (g->index == NO_INDEX)
 		return 0;
+	/* A member the fast path cannot hold (nexthops map full) is alive
+	 * for the kernel: dropping it from the buckets would send its flows
+	 * elsewhere. The whole group takes the kernel path instead. */
+	if (group_member_full(g)) {
+		memset(&v, 0, sizeof(v));
+		v.id = g->id;
+		v.src = g->src;
+		g->nbuckets = 0;
+		return maps_group_write(g->index, &v);
+	}
 	/* Members whose egress is down leave the buckets, as the kernel
 	 * skips dead nexthops; unresolved ones stay (the kernel resolves). */
 	for (int i = 0; i < g->nmembers; i++) {
@@ -328,12 +350,50 @@ static struct nexthop *nh_alloc(enum rib_source src, uint32_t id,
 			rib_stats.group_map_full++;
 		else
 			rib_stats.nh_map_full++;
-		log_err("maps: %s table full: %s %u kept out of the fast path "
-			"(routes using it go to the kernel)",
-			is_group ? "nh_groups" : "nexthops",
-			is_group ? "group" : "nexthop", id);
 	}
 	return nh;
+}
+
+/* The error a full nexthops or nh_groups map gives, naming the limit. */
+const char *rib_full_error(bool is_group)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf), "%s table full (tables/%s = %u)",
+		 is_group ? "nexthop group" : "nexthop",
+		 is_group ? "max-groups" : "max-nexthops",
+		 is_group ? cfg.max_groups : cfg.max_nexthops);
+	return buf;
+}
+
+/* A nexthop or group that got no map slot: say which, and what follows. */
+static void nh_full_log(const struct nexthop *nh)
+{
+	char gw[ADDR_STRLEN], ifn[IF_NAMESIZE + 2] = "?";
+	struct iface *i;
+
+	if (nh->id) {
+		log_err("maps: %s: %s %u kept out of the fast path (routes "
+			"using it go to the kernel)",
+			rib_full_error(nh->is_group),
+			nh->is_group ? "group" : "nexthop", nh->id);
+		return;
+	}
+	if (nh->is_group) {
+		log_err("maps: %s: an ECMP group of %d nexthops kept out of "
+			"the fast path (routes using it go to the kernel)",
+			rib_full_error(true), nh->nmembers);
+		return;
+	}
+	i = iface_by_ifindex(nh->ifindex);
+	if (i)
+		snprintf(ifn, sizeof(ifn), "%s", i->name);
+	if (nh->has_gw)
+		fmt_addr(nh->family, nh->gw, gw);
+	log_err("maps: %s: nexthop %s%s dev %s kept out of the fast path "
+		"(routes using it go to the kernel)",
+		rib_full_error(false), nh->has_gw ? "via " : "",
+		nh->has_gw ? gw : "(connected)", ifn);
 }
 
 static void nh_set_single(struct nexthop *nh, const struct rib_path *path)
@@ -469,6 +529,14 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 			*err = "out of memory";
 			return -ENOMEM;
 		}
+		/* By hand: refused, the caller hears why (a feed's ids own
+		 * no slot). */
+		if (!feed_src(src) && !blackhole && !unsupported &&
+		    nh->index == NO_INDEX) {
+			free(nh);
+			*err = rib_full_error(false);
+			return -ENOSPC;
+		}
 		ht_insert(&rib_nh_by_id, &nh->id_node, id_hash((uint8_t)src, id));
 	}
 	nh->gen = gen;
@@ -481,8 +549,14 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 	if (!is_new && !blackhole && !unsupported && same_path(nh, path))
 		return 0; /* unchanged: nothing to write */
 	if (nh->blackhole != blackhole || nh->unsupported != unsupported) {
-		if (!blackhole && !unsupported && nh->index == NO_INDEX)
+		if (!blackhole && !unsupported && nh->index == NO_INDEX) {
 			nh->index = pool_get(&nh_pool);
+			if (nh->index == NO_INDEX) {
+				rib_stats.nh_map_full++;
+				*err = rib_full_error(false);
+				return -ENOSPC;
+			}
+		}
 		nh->blackhole = blackhole;
 		nh->unsupported = unsupported;
 		/* The kind changes route values: routes using it follow. */
@@ -564,6 +638,11 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 			*err = "out of memory";
 			return -ENOMEM;
 		}
+		if (!feed_src(src) && g->index == NO_INDEX) {
+			free(g);
+			*err = rib_full_error(true);
+			return -ENOSPC;
+		}
 		ht_insert(&rib_nh_by_id, &g->id_node, id_hash((uint8_t)src, id));
 	} else if (g->nmembers == n &&
 		   !memcmp(g->members, m, sizeof(m[0]) * (size_t)n)) {
@@ -603,6 +682,10 @@ int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err)
 	return 0;
 }
 
+/* Set while a route by hand looks up its nexthop: it is refused, not
+ * kept out of the fast path, when the table is full. */
+static bool quiet_full;
+
 static struct nexthop *nh_implicit(const struct rib_path *path)
 {
 	uint8_t key[16] = { 0 };
@@ -625,6 +708,8 @@ static struct nexthop *nh_implicit(const struct rib_path *path)
 		return NULL;
 	nh_set_single(nh, path);
 	nh_write_logged(nh);
+	if (nh->index == NO_INDEX && !quiet_full)
+		nh_full_log(nh);
 	return nh;
 }
 
@@ -666,6 +751,8 @@ static struct nexthop *group_of_slots(const struct nh_member *m, int n)
 	ht_insert(&rib_grp_by_key, &g->key_node, h);
 	g->keyed = true;
 	nh_write_logged(g);
+	if (g->index == NO_INDEX)
+		nh_full_log(g);
 	return g;
 }
 
@@ -755,7 +842,9 @@ const char *nexthop_state(const struct nexthop *cnh)
 	if (nh->index == NO_INDEX)
 		return "map-full";
 	if (nh->is_group)
-		return nh->nbuckets ? "forwarding" : "no-live-member";
+		return nh->nbuckets     ? "forwarding" :
+		       group_member_full(nh) ? "member-map-full" :
+					       "no-live-member";
 	if (!iface_egress(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
 	if (!up)
@@ -821,6 +910,8 @@ static int route_selected(const struct route *r)
  * would not change the map is skipped: a replay must not touch a route
  * that is already right. Frees r when no source has it any more.
  */
+static const char *route_full_error(int family);
+
 static void route_program(struct route *r)
 {
 	char pb[PREFIX_STRLEN];
@@ -864,10 +955,10 @@ static void route_program(struct route *r)
 	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
 		r->state = RS_MAP_FULL;
 		rib_stats.route_map_full++;
-		log_err("maps: %s full: route %s (%s) not programmed; its "
+		log_err("maps: %s: route %s (%s) not programmed; its "
 			"packets follow a covering route or the kernel",
-			r->p.family == AF_INET ? "routes_v4" : "routes_v6",
-			fmt_prefix(&r->p, pb), rib_source_name(sel));
+			route_full_error(r->p.family), fmt_prefix(&r->p, pb),
+			rib_source_name(sel));
 	} else {
 		r->state = RS_ERROR;
 		rib_stats.map_errors++;
@@ -878,6 +969,16 @@ static void route_program(struct route *r)
 
 static uint32_t pending_routes;
 static uint32_t nroutes[SRC_MAX];
+
+static const char *route_full_error(int family)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf), "route table full (tables/max-routes-v%d "
+		 "= %u)", family == AF_INET ? 4 : 6,
+		 family == AF_INET ? cfg.max_routes_v4 : cfg.max_routes_v6);
+	return buf;
+}
 
 uint32_t rib_pending_routes(void)
 {
@@ -891,6 +992,7 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 				  .gen = rq->gen };
 	struct route *r;
 	struct prefix m = rq->p;
+	bool was_present;
 
 	prefix_mask(&m);
 	if (rq->type == RT_UNICAST && rq->nhid) {
@@ -913,14 +1015,21 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 			*err = "route needs a nexthop id or an interface";
 			return -EINVAL;
 		}
+		quiet_full = rq->src == SRC_STATIC;
 		nh = rq->npaths == 1 ? nh_implicit(&rq->paths[0]) :
 				       group_implicit(rq->paths, rq->npaths);
+		quiet_full = false;
 		if (!nh) {
 			*err = "out of memory";
 			return -ENOMEM;
 		}
 		if (rq->npaths == 1)
 			nh->refcnt++;
+		if (rq->src == SRC_STATIC && slot_of(nh)->index == NO_INDEX) {
+			*err = rib_full_error(nh->is_group);
+			nh_put(nh);
+			return -ENOSPC;
+		}
 	} else if (rq->type == RT_KERNEL) {
 		ne.kreason = (uint8_t)rq->kreason;
 	}
@@ -937,7 +1046,8 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 		r->selected = -1;
 		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
 	}
-	old_nh = r->e[rq->src].present ? r->e[rq->src].nh : NULL;
+	was_present = r->e[rq->src].present;
+	old_nh = was_present ? r->e[rq->src].nh : NULL;
 	if (!r->e[rq->src].present)
 		nroutes[rq->src]++;
 	if (r->e[rq->src].present && r->e[rq->src].kreason == KR_NHID_UNKNOWN)
@@ -950,7 +1060,13 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 	 * be freed (and its slot cleared) only now. */
 	nh_put(old_nh);
 	if (r->state == RS_MAP_FULL && !r->programmed) {
-		*err = "route table full";
+		*err = route_full_error(m.family);
+		/* By hand: refused, nothing left behind. */
+		if (rq->src == SRC_STATIC && !was_present) {
+			const char *e;
+
+			rib_route_del(SRC_STATIC, &m, &e);
+		}
 		return -ENOSPC;
 	}
 	return 0;

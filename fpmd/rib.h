@@ -163,6 +163,8 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 		  const uint32_t *weights, int n, uint32_t gen,
 		  const char **err);
 int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err);
+/* "nexthop table full (tables/max-nexthops = N)", or the groups'. */
+const char *rib_full_error(bool is_group);
 struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id);
 
 int rib_route_add(const struct rib_route_req *rq, const char **err);
