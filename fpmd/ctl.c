@@ -509,8 +509,9 @@ static int show_routes(struct client *c, const Fpmd__ShowRequest *s,
 			continue;
 		for (int src = 0; src < SRC_MAX && k < cap; src++)
 			if (r->e[src].present)
-				keys[k++] = (struct route_key){
-					.p = r->p, .src = (uint8_t)src };
+				keys[k++] =
+				    (struct route_key){ .p = r->p,
+							.src = (uint8_t)src };
 	}
 	ht_for_each(&rib_other, n, tmp, i)
 	{
@@ -1214,8 +1215,7 @@ static const struct {
 };
 
 /* The object a change names, for the log: "10.0.0.0/8", "42". */
-static const char *change_object(const Fpmd__Request *q, char *buf,
-				 size_t len)
+static const char *change_object(const Fpmd__Request *q, char *buf, size_t len)
 {
 	const Fpmd__Prefix *p = NULL;
 	const ProtobufCBinaryData *a = NULL;
@@ -1229,7 +1229,8 @@ static const char *change_object(const Fpmd__Request *q, char *buf,
 		break;
 	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
 	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
-		snprintf(buf, len, "%u", q->nexthop_add ? q->nexthop_add->id : 0);
+		snprintf(buf, len, "%u",
+			 q->nexthop_add ? q->nexthop_add->id : 0);
 		return buf;
 	case FPMD__REQUEST__REQ_NEIGH_ADD:
 	case FPMD__REQUEST__REQ_NEIGH_DEL:
@@ -1267,7 +1268,7 @@ static int do_change(const Fpmd__Request *q, const char **err)
 	return -EINVAL;
 }
 
-/* ---- output queue ---------------------------------------------------------- */
+/* ---- output queue -------------------------------------------------------- */
 
 static size_t out_pending(const struct client *c)
 {
@@ -1425,7 +1426,8 @@ int ctl_client_io(int fd)
 				log_debug("ctl: client %d went away", fd);
 			else
 				log_warn("ctl: client %d: %s, closing the "
-					 "connection", fd, strerror(-ret));
+					 "connection",
+					 fd, strerror(-ret));
 			ctl_client_close(fd);
 			return ret;
 		}

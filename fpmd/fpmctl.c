@@ -249,7 +249,8 @@ static int print_routes(Fpmd__Response *rsp)
 		started = true;
 		for (size_t i = 0; i < rsp->n_routes; i++, printed++) {
 			Fpmd__Route *r = rsp->routes[i];
-			bool first = !printed || strcmp(prev, bin_prefix(r->prefix, pb));
+			bool first =
+			    !printed || strcmp(prev, bin_prefix(r->prefix, pb));
 
 			bin_prefix(r->prefix, pb);
 			if (first) {

@@ -580,7 +580,6 @@ void fpmd_request_recheck(void)
 	recheck = true;
 }
 
-
 static int ev_add_events(int fd, enum ev_kind kind, uint32_t events)
 {
 	struct epoll_event e = { .events = events };
@@ -951,7 +950,7 @@ static int run(int sfd)
 				if (cfd >= 0)
 					ev_add_events(cfd, EV_CTL_CLIENT,
 						      EPOLLIN | EPOLLOUT |
-							      EPOLLET);
+							  EPOLLET);
 				break;
 			}
 			case EV_CTL_CLIENT:

@@ -423,7 +423,8 @@ static int take_frames(void)
 		if (r < 0) {
 			st.errors++;
 			snprintf(st.last_error, sizeof(st.last_error),
-				 "message larger than %u bytes", PLUGIN_MAX_MSG);
+				 "message larger than %u bytes",
+				 PLUGIN_MAX_MSG);
 			log_err("plugin: %s; closing the connection",
 				st.last_error);
 			conn_close("closed on bad input");
@@ -450,8 +451,10 @@ static bool flush_out(void)
 
 	if (!ret || ret == -EAGAIN)
 		return true;
-	snprintf(why, sizeof(why), "cannot send replies (%s), closing so "
-		 "that zebra replays", strerror(-ret));
+	snprintf(why, sizeof(why),
+		 "cannot send replies (%s), closing so "
+		 "that zebra replays",
+		 strerror(-ret));
 	st.errors++;
 	snprintf(st.last_error, sizeof(st.last_error), "%s", why);
 	conn_close(why);

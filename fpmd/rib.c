@@ -841,10 +841,10 @@ const char *nexthop_state(const struct nexthop *cnh)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
+	if (nh->is_group && !nh->nbuckets && group_member_full(nh))
+		return "member-map-full";
 	if (nh->is_group)
-		return nh->nbuckets     ? "forwarding" :
-		       group_member_full(nh) ? "member-map-full" :
-					       "no-live-member";
+		return nh->nbuckets ? "forwarding" : "no-live-member";
 	if (!iface_egress(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
 	if (!up)
@@ -974,8 +974,10 @@ static const char *route_full_error(int family)
 {
 	static char buf[96];
 
-	snprintf(buf, sizeof(buf), "route table full (tables/max-routes-v%d "
-		 "= %u)", family == AF_INET ? 4 : 6,
+	snprintf(buf, sizeof(buf),
+		 "route table full (tables/max-routes-v%d "
+		 "= %u)",
+		 family == AF_INET ? 4 : 6,
 		 family == AF_INET ? cfg.max_routes_v4 : cfg.max_routes_v6);
 	return buf;
 }
@@ -1311,8 +1313,8 @@ const struct other_route *rib_other_find(enum rib_source src,
 	return other_find(src, p, table, prefix_hash(p) ^ table);
 }
 
-void rib_other_add(enum rib_source src, const struct prefix *p,
-		   uint32_t table, uint32_t gen)
+void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
+		   uint32_t gen)
 {
 	uint32_t h = prefix_hash(p) ^ table;
 	struct other_route *o;
@@ -1504,13 +1506,17 @@ void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
 	size_t i, k = 0;
 
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
-		k += container_of(n, struct nexthop, key_node)->ifindex == old;
+	{
+		if (container_of(n, struct nexthop, key_node)->ifindex == old)
+			k++;
+	}
 	if (!k)
 		return;
 	move = malloc(k * sizeof(*move));
 	if (!move) {
 		log_err("iface %s: out of memory: %zu nexthops stay on the "
-			"kernel path", name, k);
+			"kernel path",
+			name, k);
 		return;
 	}
 	k = 0;

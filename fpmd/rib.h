@@ -172,12 +172,12 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 		  const char **err);
 struct route *rib_route_find(const struct prefix *p);
 
-void rib_other_add(enum rib_source src, const struct prefix *p,
-		   uint32_t table, uint32_t gen);
+void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
+		   uint32_t gen);
 void rib_other_del(enum rib_source src, const struct prefix *p,
 		   uint32_t table);
-const struct other_route *rib_other_find(enum rib_source src,
-					 const struct prefix *p, uint32_t table);
+const struct other_route *
+rib_other_find(enum rib_source src, const struct prefix *p, uint32_t table);
 
 int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
 		  const uint8_t mac[6], bool is_static, const char **err);
