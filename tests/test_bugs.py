@@ -83,6 +83,7 @@ N_ROUTES = 200_000
 FPM_KEEPER = r"""
 import socket, sys, time
 s = socket.create_connection(("127.0.0.1", 2620), timeout=10)
+s.settimeout(None)              # fpmd may read slowly under load
 s.sendall(open(sys.argv[1], "rb").read())
 print("sent", flush=True)
 time.sleep(300)
