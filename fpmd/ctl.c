@@ -1176,12 +1176,15 @@ static int do_show(struct client *c, struct arena *a, Fpmd__Response *rsp,
 	}
 }
 
-static void log_change(const char *what, int ret, const char *err)
+/* "ctl: route add refused: route 10.0.0.0/8: route table full (...)" */
+static void log_change(const char *what, const char *obj, int ret,
+		       const char *err)
 {
 	if (ret)
-		log_warn("ctl: %s refused: %s", what, err ? err : strerror(-ret));
+		log_warn("ctl: %s refused: %s: %s", what, obj,
+			 err ? err : strerror(-ret));
 	else
-		log_debug("ctl: %s", what);
+		log_debug("ctl: %s %s", what, obj);
 }
 
 /* add and del of one object share a oneof union member: the case says
@@ -1214,7 +1217,8 @@ static const struct {
 	  "neighbor", neigh_change },
 };
 
-/* The object a change names, for the log: "10.0.0.0/8", "42". */
+/* The object a change names, for the log: "route 10.0.0.0/8",
+ * "nexthop 42". */
 static const char *change_object(const Fpmd__Request *q, char *buf, size_t len)
 {
 	const Fpmd__Prefix *p = NULL;
@@ -1229,7 +1233,7 @@ static const char *change_object(const Fpmd__Request *q, char *buf, size_t len)
 		break;
 	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
 	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
-		snprintf(buf, len, "%u",
+		snprintf(buf, len, "nexthop %u",
 			 q->nexthop_add ? q->nexthop_add->id : 0);
 		return buf;
 	case FPMD__REQUEST__REQ_NEIGH_ADD:
@@ -1240,12 +1244,12 @@ static const char *change_object(const Fpmd__Request *q, char *buf, size_t len)
 		break;
 	}
 	if (!a || (a->len != 4 && a->len != 16))
-		return "(bad address)";
+		return p ? "route (bad prefix)" : "neighbor (bad address)";
 	fmt_addr(a->len == 4 ? AF_INET : AF_INET6, a->data, ab);
 	if (p)
-		snprintf(buf, len, "%s/%u", ab, p->len);
+		snprintf(buf, len, "route %s/%u", ab, p->len);
 	else
-		snprintf(buf, len, "%s", ab);
+		snprintf(buf, len, "neighbor %s", ab);
 	return buf;
 }
 
@@ -1253,15 +1257,15 @@ static int do_change(const Fpmd__Request *q, const char **err)
 {
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
 		bool add = q->req_case == changes[i].add;
-		char what[96], ob[ADDR_STRLEN + 8];
+		char what[32], ob[ADDR_STRLEN + 16];
 		int ret;
 
 		if (!add && q->req_case != changes[i].del)
 			continue;
 		ret = changes[i].fn(q, add, err);
-		snprintf(what, sizeof(what), "%s %s %s", changes[i].what,
-			 add ? "add" : "del", change_object(q, ob, sizeof(ob)));
-		log_change(what, ret, *err);
+		snprintf(what, sizeof(what), "%s %s", changes[i].what,
+			 add ? "add" : "del");
+		log_change(what, change_object(q, ob, sizeof(ob)), ret, *err);
 		return ret;
 	}
 	*err = "unknown request";

@@ -160,12 +160,12 @@ def test_tables_exhausted_clear_errors_forwarding_kept(lab):
               "r1-eth1")
     log = refused(("nexthop", "add", 3, "via", "172.16.102.13", "dev",
                    "r1-eth1"), [nh_full])
-    assert f"nexthop add 3 refused: {nh_full}" in log, log
+    assert f"nexthop add refused: nexthop 3: {nh_full}" in log, log
     assert "3" not in {str(k) for k in d.show("nexthops")}
     # A route needing a new nexthop: refused too, and not left behind.
     log = refused(("route", "add", "10.97.0.0/24", "via", "172.16.102.14",
                    "dev", "r1-eth1"), [nh_full])
-    assert f"route add 10.97.0.0/24 refused: {nh_full}" in log, log
+    assert f"route add refused: route 10.97.0.0/24: {nh_full}" in log, log
     assert "nexthop 0" not in d.logtext()
     assert "10.97.0.0/24" not in d.show("routes")
 
@@ -194,7 +194,7 @@ def test_tables_exhausted_clear_errors_forwarding_kept(lab):
         d.ctl("nexthop", "add", 101, "group", "1,2/2")
         grp_full = "nexthop group table full (tables/max-groups = 3)"
         log = refused(("nexthop", "add", 102, "group", "1/2,3"), [grp_full])
-        assert f"nexthop add 102 refused: {grp_full}" in log, log
+        assert f"nexthop add refused: nexthop 102: {grp_full}" in log, log
 
         # Routes: fill the IPv4 table with routes through an existing
         # nexthop until one is refused, naming the limit and the prefix.
@@ -204,7 +204,7 @@ def test_tables_exhausted_clear_errors_forwarding_kept(lab):
             r = d.ctl("route", "add", pfx, "nhid", 1, check=False)
             if r.returncode:
                 assert rt_full in r.stderr, r.stderr
-                assert f"route add {pfx} refused: {rt_full}" in d.logtext()
+                assert f"route add refused: route {pfx}: {rt_full}" in d.logtext()
                 assert pfx not in d.show("routes")
                 break
         else:
