@@ -1499,11 +1499,47 @@ void rib_iface_changed(uint32_t ifindex)
 	}
 }
 
+/* Neighbors of a re-created interface: those entered by hand follow it,
+ * the kernel's are gone with it (it flushed them; fpmd no longer listened
+ * for the old ifindex). */
+static void neigh_renumber(uint32_t old, uint32_t new_ifindex)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+	bool again = true;
+
+	/* One at a time: an insert may grow the table under the walk. */
+	while (again) {
+		again = false;
+		ht_for_each(&rib_neigh, n, tmp, i)
+		{
+			struct neighbor *ne =
+				container_of(n, struct neighbor, node);
+			struct neighbor c = *ne;
+			const char *err;
+
+			if (ne->ifindex != old)
+				continue;
+			ht_remove(&rib_neigh, &ne->node);
+			free(ne);
+			maps_neigh_delete(c.family, old, c.addr);
+			if (c.is_static) {
+				rib_neigh_add(c.family, c.addr, new_ifindex,
+					      c.mac, true, &err);
+				again = true;
+				break;
+			}
+		}
+	}
+}
+
 void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
 {
 	struct nexthop **move = NULL;
 	struct hnode *n, *tmp;
 	size_t i, k = 0;
+
+	neigh_renumber(old, new_ifindex);
 
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
 	{

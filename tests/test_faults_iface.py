@@ -62,6 +62,9 @@ def test_egress_recreated_xdp_resumes(lab):
     d = lab.fpmd()
     d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
     d.ctl("route", "add", H2_NET, "via", lab.H2_V4, "dev", "r1-eth1")
+    # A neighbor by hand names the interface too.
+    d.ctl("neighbor", "add", "172.16.102.50", "lladdr", "02:00:00:00:00:50",
+          "dev", "r1-eth1")
     lab.warm_kernel_neighbors()
     wait_for(lambda: route_state(d, H2_NET) == "forwarding",
              what=f"{H2_NET} forwarding")
@@ -86,6 +89,9 @@ def test_egress_recreated_xdp_resumes(lab):
     ifs = wait_for(lambda: (lambda i: i if i["txPort"] else None)(
         d.show("interfaces")["r1-eth1"]), what="r1-eth1 a tx port again")
     assert ifs["ifindex"] != old_idx and ifs["xdpMode"] != "none", ifs
+    static = [n for n in d.show("neighbors") if n["source"] == "static"]
+    assert [(n["ip"], n["interfaceName"], n["ifindex"]) for n in static] \
+        == [("172.16.102.50", "r1-eth1", ifs["ifindex"])], static
     lk = json.loads(d.ctl("--json", "lookup", H2_DST).stdout)
     assert lk["verdict"] == "forwarded" and lk["fastPath"], lk
     assert f"was {old_idx}): " in d.logtext()
