@@ -174,7 +174,10 @@ def show_routes_checks(d):
     while more:
         m = c.recv()
         assert m.get(1, [0])[0] == 0, m.get(2)
-        got += len(m.get(4, []))
+        # The FPM routes (20.0.0.0 + i): the kernel's local routes may
+        # change meanwhile (IPv6 link-local addresses come late).
+        got += sum(decode(decode(r)[1][0])[1][0][0] == 20
+                   for r in m.get(4, []))
         more = bool(m.get(15, [0])[0])
         chunks += 1
         # Slowly for the first two seconds, then as fast as we can.
@@ -182,7 +185,7 @@ def show_routes_checks(d):
             c.slow = False
         else:
             time.sleep(0.05)
-    assert got == total and chunks > 1, (got, total, chunks)
+    assert got == N_ROUTES and chunks > 1, (got, chunks)
     # The connection is still usable afterwards.
     c.s.sendall(frame(ctl_request(8)))            # SHOW_SUMMARY
     assert 11 in c.recv()
@@ -194,14 +197,14 @@ def show_routes_checks(d):
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    assert len(lines) == total + 1 and lines[0].startswith("Prefix"), \
-        (len(lines), total, r.stderr)
+    assert lines[0].startswith("Prefix") and abs(len(lines) - 1 - total) < 5
+    assert sum(x.startswith("20.") for x in lines) == N_ROUTES, r.stderr
     assert lines[1].startswith("20.0.0.0/32 "), lines[1]
     r = subprocess.run([FPMCTL, "-s", d.sock, "--json", "show", "routes"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     js = json.loads(r.stdout)
-    assert sum(len(es) for es in js.values()) == total
+    assert sum(p.startswith("20.") for p in js) == N_ROUTES
     assert js["20.0.0.5/32"][0]["protocol"] == "fpm"
     # A prefix filter still answers one route, and unknown is an error.
     r = d.ctl("show", "routes", "20.0.0.7/32")
