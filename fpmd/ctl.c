@@ -34,10 +34,29 @@
 
 #define CTL_MAX_CLIENTS 32
 
+/* 'show routes' is streamed: a sorted snapshot of the keys, turned into
+ * Responses of CTL_CHUNK routes as the client reads (never the whole table
+ * built at once: 1M routes would be ~300 MiB of protobuf). */
+#define CTL_CHUNK 2048
+/* Build the next chunk only when less than this is waiting for the client. */
+#define CTL_OUT_LOW (256u << 10)
+
+struct route_key {
+	struct prefix p;
+	uint32_t table; /* other-table routes only */
+	uint8_t src;
+	bool other;
+};
+
 struct client {
 	int fd;
 	bool hello;
 	struct wire_buf in;
+	/* Responses not yet taken by the client: the socket is non-blocking,
+	 * so what does not fit waits here for EPOLLOUT. */
+	struct wire_out out;
+	struct route_key *keys; /* a 'show routes' being streamed */
+	size_t nkeys, next;
 };
 
 static struct client clients[CTL_MAX_CLIENTS];
@@ -89,17 +108,15 @@ void ctl_close(void)
 int ctl_accept(void)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	struct timeval tv = { .tv_sec = 5 };
 
 	if (fd < 0)
 		return -errno;
 	for (int i = 0; i < CTL_MAX_CLIENTS; i++) {
 		if (clients[i].fd < 0) {
+			/* A client that stops reading stalls only itself: its
+			 * responses wait in its queue (ctl_client_io). */
+			memset(&clients[i], 0, sizeof(clients[i]));
 			clients[i].fd = fd;
-			clients[i].hello = false;
-			memset(&clients[i].in, 0, sizeof(clients[i].in));
-			/* A client that stops reading cannot stall us long. */
-			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 			return fd;
 		}
 	}
@@ -123,6 +140,9 @@ void ctl_client_close(int fd)
 	if (!c)
 		return;
 	wire_buf_free(&c->in);
+	wire_out_free(&c->out);
+	free(c->keys);
+	c->keys = NULL;
 	close(fd);
 	c->fd = -1;
 }
@@ -446,30 +466,36 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 	return o;
 }
 
-static int cmp_route(const void *a, const void *b)
+/* The order 'show routes' prints: family, address, length, source. */
+static int cmp_key(const void *a, const void *b)
 {
-	const Fpmd__Route *x = *(Fpmd__Route *const *)a,
-			  *y = *(Fpmd__Route *const *)b;
+	const struct route_key *x = a, *y = b;
 	int c;
 
-	if (x->prefix->addr.len != y->prefix->addr.len)
-		return x->prefix->addr.len < y->prefix->addr.len ? -1 : 1;
-	c = memcmp(x->prefix->addr.data, y->prefix->addr.data,
-		   x->prefix->addr.len);
+	if (x->p.family != y->p.family)
+		return x->p.family == AF_INET ? -1 : 1;
+	c = memcmp(x->p.addr, y->p.addr, (size_t)addr_len(x->p.family));
 	if (c)
 		return c;
-	if (x->prefix->len != y->prefix->len)
-		return x->prefix->len < y->prefix->len ? -1 : 1;
-	return (int)x->source - (int)y->source;
+	if (x->p.len != y->p.len)
+		return x->p.len < y->p.len ? -1 : 1;
+	if (source_pb(x->src) != source_pb(y->src))
+		return source_pb(x->src) - source_pb(y->src);
+	if (x->other != y->other)
+		return x->other ? 1 : -1;
+	return x->table < y->table ? -1 : x->table > y->table;
 }
 
-static int show_routes(struct arena *a, Fpmd__Response *rsp,
-		       const Fpmd__ShowRequest *s, const char **err)
+/* Snapshot the keys of what 'show routes' shows; the routes themselves
+ * are read chunk by chunk (next_routes) and may change meanwhile. */
+static int show_routes(struct client *c, const Fpmd__ShowRequest *s,
+		       const char **err)
 {
+	size_t cap = rib_routes.count * SRC_MAX + rib_other.count + 1, k = 0, i;
+	struct route_key *keys;
 	struct hnode *n, *tmp;
 	struct prefix want;
 	bool filter = false;
-	size_t i, cap = rib_routes.count * SRC_MAX + rib_other.count + 1, k = 0;
 
 	if (s->prefix && s->prefix->addr.len) {
 		if (get_prefix(s->prefix, &want, err))
@@ -477,8 +503,8 @@ static int show_routes(struct arena *a, Fpmd__Response *rsp,
 		prefix_mask(&want);
 		filter = true;
 	}
-	rsp->routes = arena_alloc(a, cap * sizeof(*rsp->routes));
-	if (!rsp->routes)
+	keys = malloc(cap * sizeof(*keys));
+	if (!keys)
 		return -ENOMEM;
 	ht_for_each(&rib_routes, n, tmp, i)
 	{
@@ -488,21 +514,63 @@ static int show_routes(struct arena *a, Fpmd__Response *rsp,
 			continue;
 		for (int src = 0; src < SRC_MAX && k < cap; src++)
 			if (r->e[src].present)
-				rsp->routes[k++] = show_route(a, r, src);
+				keys[k++] =
+				    (struct route_key){ .p = r->p,
+							.src = (uint8_t)src };
 	}
 	ht_for_each(&rib_other, n, tmp, i)
 	{
 		struct other_route *o = container_of(n, struct other_route, node);
 
 		if ((!filter || !memcmp(&o->p, &want, sizeof(want))) && k < cap)
-			rsp->routes[k++] = show_other(a, o);
+			keys[k++] = (struct route_key){ .p = o->p,
+							.table = o->table,
+							.src = o->src,
+							.other = true };
 	}
-	qsort(rsp->routes, k, sizeof(*rsp->routes), cmp_route);
-	rsp->n_routes = k;
 	if (filter && !k) {
+		free(keys);
 		*err = "no such route";
 		return -ENOENT;
 	}
+	qsort(keys, k, sizeof(*keys), cmp_key);
+	free(c->keys);
+	c->keys = keys;
+	c->nkeys = k;
+	c->next = 0;
+	return 0;
+}
+
+/* The next chunk of a streamed 'show routes'; routes removed since the
+ * snapshot are skipped. more says whether another chunk follows. */
+static int next_routes(struct client *c, struct arena *a, Fpmd__Response *rsp)
+{
+	size_t k = 0;
+
+	rsp->routes = arena_alloc(a, CTL_CHUNK * sizeof(*rsp->routes));
+	if (!rsp->routes)
+		return -ENOMEM;
+	for (; c->next < c->nkeys && k < CTL_CHUNK; c->next++) {
+		const struct route_key *key = &c->keys[c->next];
+		const struct other_route *ot = NULL;
+		const struct route *r = NULL;
+		Fpmd__Route *o;
+
+		if (key->other)
+			ot = rib_other_find(key->src, &key->p, key->table);
+		else
+			r = rib_route_find(&key->p);
+		if (r && !r->e[key->src].present)
+			r = NULL;
+		if (!r && !ot)
+			continue;
+		o = ot ? show_other(a, ot) : show_route(a, r, key->src);
+		if (!o)
+			return -ENOMEM;
+		rsp->routes[k++] = o;
+	}
+	rsp->n_routes = k;
+	rsp->more = c->next < c->nkeys;
 	return 0;
 }
 
@@ -1111,11 +1179,11 @@ static int do_lookup(struct arena *a, Fpmd__Response *rsp,
 	return 0;
 }
 
-static int do_show(struct arena *a, Fpmd__Response *rsp,
+static int do_show(struct client *c, struct arena *a, Fpmd__Response *rsp,
 		   const Fpmd__ShowRequest *s, const char **err)
 {
 	switch (s->what) {
-	case FPMD__SHOW__SHOW_ROUTES: return show_routes(a, rsp, s, err);
+	case FPMD__SHOW__SHOW_ROUTES: return show_routes(c, s, err);
 	case FPMD__SHOW__SHOW_NEXTHOPS: return show_nexthops(a, rsp);
 	case FPMD__SHOW__SHOW_NEIGHBORS: return show_neighbors(a, rsp);
 	case FPMD__SHOW__SHOW_INTERFACES: return show_interfaces(a, rsp);
@@ -1143,12 +1211,15 @@ static int do_show(struct arena *a, Fpmd__Response *rsp,
 	}
 }
 
-static void log_change(const char *what, int ret, const char *err)
+/* "ctl: route add refused: route 10.0.0.0/8: route table full (...)" */
+static void log_change(const char *what, const char *obj, int ret,
+		       const char *err)
 {
 	if (ret)
-		log_warn("ctl: %s refused: %s", what, err ? err : strerror(-ret));
+		log_warn("ctl: %s refused: %s: %s", what, obj,
+			 err ? err : strerror(-ret));
 	else
-		log_debug("ctl: %s", what);
+		log_debug("ctl: %s %s", what, obj);
 }
 
 /* add and del of one object share a oneof union member: the case says
@@ -1181,11 +1252,47 @@ static const struct {
 	  "neighbor", neigh_change },
 };
 
+/* The object a change names, for the log: "route 10.0.0.0/8",
+ * "nexthop 42". */
+static const char *change_object(const Fpmd__Request *q, char *buf, size_t len)
+{
+	const Fpmd__Prefix *p = NULL;
+	const ProtobufCBinaryData *a = NULL;
+	char ab[ADDR_STRLEN];
+
+	switch (q->req_case) {
+	case FPMD__REQUEST__REQ_ROUTE_ADD:
+	case FPMD__REQUEST__REQ_ROUTE_DEL:
+		p = q->route_add ? q->route_add->prefix : NULL;
+		a = p ? &p->addr : NULL;
+		break;
+	case FPMD__REQUEST__REQ_NEXTHOP_ADD:
+	case FPMD__REQUEST__REQ_NEXTHOP_DEL:
+		snprintf(buf, len, "nexthop %u",
+			 q->nexthop_add ? q->nexthop_add->id : 0);
+		return buf;
+	case FPMD__REQUEST__REQ_NEIGH_ADD:
+	case FPMD__REQUEST__REQ_NEIGH_DEL:
+		a = q->neigh_add ? &q->neigh_add->addr : NULL;
+		break;
+	default:
+		break;
+	}
+	if (!a || (a->len != 4 && a->len != 16))
+		return p ? "route (bad prefix)" : "neighbor (bad address)";
+	fmt_addr(a->len == 4 ? AF_INET : AF_INET6, a->data, ab);
+	if (p)
+		snprintf(buf, len, "route %s/%u", ab, p->len);
+	else
+		snprintf(buf, len, "neighbor %s", ab);
+	return buf;
+}
+
 static int do_change(const Fpmd__Request *q, const char **err)
 {
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
 		bool add = q->req_case == changes[i].add;
-		char what[32];
+		char what[32], ob[ADDR_STRLEN + 16];
 		int ret;
 
 		if (!add && q->req_case != changes[i].del)
@@ -1193,11 +1300,55 @@ static int do_change(const Fpmd__Request *q, const char **err)
 		ret = changes[i].fn(q, add, err);
 		snprintf(what, sizeof(what), "%s %s", changes[i].what,
 			 add ? "add" : "del");
-		log_change(what, ret, *err);
+		log_change(what, change_object(q, ob, sizeof(ob)), ret, *err);
 		return ret;
 	}
 	*err = "unknown request";
 	return -EINVAL;
+}
+
+/* ---- output queue -------------------------------------------------------- */
+
+static size_t out_pending(const struct client *c)
+{
+	return wire_out_pending(&c->out);
+}
+
+static int queue_msg(struct client *c, const ProtobufCMessage *msg)
+{
+	return wire_queue(&c->out, msg);
+}
+
+static int flush(struct client *c)
+{
+	return wire_flush(c->fd, &c->out);
+}
+
+/* Queue chunks of a streamed show while little waits, and write. */
+static int pump(struct client *c)
+{
+	int ret;
+
+	for (;;) {
+		while (c->keys && out_pending(c) < CTL_OUT_LOW) {
+			Fpmd__Response rsp = FPMD__RESPONSE__INIT;
+			struct arena a = { 0 };
+
+			ret = next_routes(c, &a, &rsp);
+			if (!ret)
+				ret = queue_msg(c, &rsp.base);
+			arena_free(&a);
+			if (ret)
+				return ret;
+			if (!rsp.more) {
+				free(c->keys);
+				c->keys = NULL;
+			}
+		}
+		ret = flush(c);
+		if (ret || !c->keys)
+			return ret;
+	}
 }
 
 static int handle(struct client *c, const uint8_t *buf, size_t len)
@@ -1216,13 +1367,13 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 			 len);
 		rsp.status = FPMD__STATUS__ERR_INVALID;
 		rsp.error = "malformed protobuf request";
-		wire_send(c->fd, &rsp.base);
+		queue_msg(c, &rsp.base);
 		return -EINVAL;
 	}
 	if (!c->hello && req->req_case != FPMD__REQUEST__REQ_HELLO) {
 		rsp.status = FPMD__STATUS__ERR_VERSION;
 		rsp.error = "expected a Hello first";
-		wire_send(c->fd, &rsp.base);
+		queue_msg(c, &rsp.base);
 		fpmd__request__free_unpacked(req, NULL);
 		return -EPROTO;
 	}
@@ -1252,7 +1403,7 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 		ret = do_change(req, &err);
 		break;
 	case FPMD__REQUEST__REQ_SHOW:
-		ret = do_show(&a, &rsp, req->show, &err);
+		ret = do_show(c, &a, &rsp, req->show, &err);
 		break;
 	case FPMD__REQUEST__REQ_RELOAD: {
 		char *why = arena_alloc(&a, 1024);
@@ -1281,47 +1432,69 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 		rsp.status = ctl_status_of(ret);
 		rsp.error = (char *)(err ? err : strerror(-ret));
 	}
-	if (wire_send(c->fd, &rsp.base))
-		keep = -EPIPE;
+	/* A streamed show answers with its chunks (pump), errors at once. */
+	if ((ret || !c->keys) && queue_msg(c, &rsp.base))
+		keep = -ENOMEM;
 	arena_free(&a);
 	fpmd__request__free_unpacked(req, NULL);
 	return keep;
 }
 
+/* Called on every event of a client (edge-triggered, in and out): write
+ * what is queued, then take the next request only once everything before
+ * it has been sent, so a client that reads slowly is answered slowly
+ * (never disconnected), and one that sends without reading fills only
+ * its own input buffer. */
 int ctl_client_io(int fd)
 {
 	struct client *c = client_of(fd);
 	const uint8_t *msg;
 	size_t len;
-	long n;
-	int r;
+	int ret;
 
 	if (!c)
 		return -EBADF;
 	for (;;) {
+		long n;
+
+		ret = pump(c);
+		if (ret == -EAGAIN)
+			return 0;
+		if (ret) {
+			if (ret == -EPIPE || ret == -ECONNRESET)
+				log_debug("ctl: client %d went away", fd);
+			else
+				log_warn("ctl: client %d: %s, closing the "
+					 "connection",
+					 fd, strerror(-ret));
+			ctl_client_close(fd);
+			return ret;
+		}
+		ret = wire_frame(&c->in, WIRE_MAX_REQUEST, &msg, &len);
+		if (ret < 0) {
+			log_warn("ctl: request larger than %u bytes, closing "
+				 "the connection",
+				 WIRE_MAX_REQUEST);
+			ctl_client_close(fd);
+			return ret;
+		}
+		if (ret == 1) {
+			ret = handle(c, msg, len);
+			wire_consume(&c->in, WIRE_HDR + len);
+			if (ret) {
+				/* Best effort: the error response first. */
+				flush(c);
+				ctl_client_close(fd);
+				return ret;
+			}
+			continue;
+		}
 		n = wire_fill(fd, &c->in);
 		if (n == -EAGAIN)
-			break;
+			return 0;
 		if (n <= 0) {
 			ctl_client_close(fd);
 			return -ECONNRESET;
 		}
 	}
-	while ((r = wire_frame(&c->in, WIRE_MAX_REQUEST, &msg, &len)) == 1) {
-		int ret = handle(c, msg, len);
-
-		wire_consume(&c->in, WIRE_HDR + len);
-		if (ret) {
-			ctl_client_close(fd);
-			return ret;
-		}
-	}
-	if (r < 0) {
-		log_warn("ctl: request larger than %u bytes, closing the "
-			 "connection",
-			 WIRE_MAX_REQUEST);
-		ctl_client_close(fd);
-		return r;
-	}
-	return 0;
 }

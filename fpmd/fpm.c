@@ -674,7 +674,7 @@ static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 	route_key(nlh, &rq.p, &table, &a);
 	if (table != RT_TABLE_MAIN) {
 		if (nlh->nlmsg_type == RTM_NEWROUTE)
-			rib_other_add(SRC_FPM, &rq.p, table);
+			rib_other_add(SRC_FPM, &rq.p, table, gen);
 		else
 			rib_other_del(SRC_FPM, &rq.p, table);
 		return;

@@ -30,18 +30,12 @@ static const char *sock_path = DEFAULT_SOCKET;
 
 static int conn = -1;
 
-static Fpmd__Response *transact(Fpmd__Request *req)
+static Fpmd__Response *receive(void)
 {
 	uint8_t *buf = NULL;
 	Fpmd__Response *rsp;
 	long n;
-	int ret;
 
-	ret = wire_send(conn, &req->base);
-	if (ret) {
-		fprintf(stderr, "fpmctl: send: %s\n", strerror(-ret));
-		exit(1);
-	}
 	n = wire_recv(conn, &buf, WIRE_MAX_RESPONSE);
 	if (n < 0) {
 		fprintf(stderr, "fpmctl: receive: %s\n", strerror((int)-n));
@@ -54,6 +48,17 @@ static Fpmd__Response *transact(Fpmd__Request *req)
 		exit(1);
 	}
 	return rsp;
+}
+
+static Fpmd__Response *transact(Fpmd__Request *req)
+{
+	int ret = wire_send(conn, &req->base);
+
+	if (ret) {
+		fprintf(stderr, "fpmctl: send: %s\n", strerror(-ret));
+		exit(1);
+	}
+	return receive();
 }
 
 static void connect_fpmd(void)
@@ -227,26 +232,35 @@ static Fpmd__Response *show(Fpmd__Show what, Fpmd__Prefix *p)
 	return transact(&req);
 }
 
+/* Called once per chunk of a streamed 'show routes' (rsp->more: another
+ * follows), so the table is printed as it arrives, in bounded memory. */
 static int print_routes(Fpmd__Response *rsp)
 {
-	char pb[PREFIX_STRLEN], prev[PREFIX_STRLEN], ab[ADDR_STRLEN];
+	static char prev[PREFIX_STRLEN];
+	static size_t printed;
+	static bool started;
+	static int w = 18;
+	char pb[PREFIX_STRLEN], ab[ADDR_STRLEN];
 
 	if (json) {
 		/* { "PREFIX": [ {entry per source} ] }, as FRR's show ip route json */
-		printf("{");
-		for (size_t i = 0; i < rsp->n_routes; i++) {
+		if (!started)
+			printf("{");
+		started = true;
+		for (size_t i = 0; i < rsp->n_routes; i++, printed++) {
 			Fpmd__Route *r = rsp->routes[i];
-			bool first = !i || strcmp(bin_prefix(rsp->routes[i - 1]->prefix, prev),
-						  bin_prefix(r->prefix, pb));
+			bool first =
+			    !printed || strcmp(prev, bin_prefix(r->prefix, pb));
 
 			bin_prefix(r->prefix, pb);
 			if (first) {
-				printf("%s\n  ", i ? "\n  ]," : "");
+				printf("%s\n  ", printed ? "\n  ]," : "");
 				jstr(pb);
 				printf(": [");
 			} else {
 				printf(",");
 			}
+			strcpy(prev, pb);
 			printf("\n    {\"prefix\": ");
 			jstr(pb);
 			printf(", \"prefixLen\": %u, \"protocol\": \"%s\", "
@@ -281,19 +295,20 @@ static int print_routes(Fpmd__Response *rsp)
 			}
 			printf("}");
 		}
-		printf("%s}\n", rsp->n_routes ? "\n  ]\n" : "");
+		if (!rsp->more)
+			printf("%s}\n", printed ? "\n  ]\n" : "");
 		return 0;
 	}
-	int w = 18;
-
 	for (size_t i = 0; i < rsp->n_routes; i++) {
 		int l = (int)strlen(bin_prefix(rsp->routes[i]->prefix, pb));
 
 		if (l > w)
 			w = l;
 	}
-	printf("%-*s %-7s %-11s %-3s %-16s %s\n", w, "Prefix", "Source", "Type",
-	       "Sel", "State", "Nexthop");
+	if (!started)
+		printf("%-*s %-7s %-11s %-3s %-16s %s\n", w, "Prefix", "Source",
+		       "Type", "Sel", "State", "Nexthop");
+	started = true;
 	for (size_t i = 0; i < rsp->n_routes; i++) {
 		Fpmd__Route *r = rsp->routes[i];
 		char nh[128] = "";
@@ -801,6 +816,12 @@ static int run_show(int argc, char **argv)
 			die("unexpected argument '%s'", argv[1]);
 		rsp = show(shows[i].what, p);
 		ret = check(rsp) ? 1 : shows[i].print(rsp);
+		/* A streamed answer: the chunks that follow. */
+		while (!ret && rsp->more) {
+			fpmd__response__free_unpacked(rsp, NULL);
+			rsp = receive();
+			ret = check(rsp) ? 1 : shows[i].print(rsp);
+		}
 		fpmd__response__free_unpacked(rsp, NULL);
 		return ret;
 	}

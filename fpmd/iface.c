@@ -123,8 +123,10 @@ void iface_gone(struct iface *i)
 	i->tx_port = false;
 	snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
 	rib_iface_changed(old);
-	/* Keep ifindex until nexthops are rewritten, then forget it. */
+	/* Keep ifindex until nexthops are rewritten, then forget it; what
+	 * names it (routes by hand) follows it when it comes back. */
 	i->ifindex = 0;
+	i->gone_ifindex = old;
 }
 
 static int attach_prog(struct iface *i, int prog_fd)

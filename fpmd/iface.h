@@ -15,6 +15,7 @@ struct iface {
 	char name[IF_NAMESIZE];
 	uint32_t slot;
 	uint32_t ifindex; /* 0 while the kernel has no such interface */
+	uint32_t gone_ifindex; /* the one it had before it was removed */
 	uint8_t mac[6];
 	uint32_t mtu;
 	uint32_t mtu6;    /* net.ipv6.conf.NAME.mtu; 0 when unknown */

@@ -344,6 +344,11 @@ static void link_changed(const struct nl_link *l, void *arg)
 		iface_watch(i, prog_fd);
 	if (!changed && i->attached)
 		return;
+	/* Re-created: nexthops that went out of it go out of it again
+	 * (rewritten below, once it is attached). */
+	if (i->gone_ifindex && i->gone_ifindex != i->ifindex)
+		rib_iface_renumber(i->name, i->gone_ifindex, i->ifindex);
+	i->gone_ifindex = 0;
 	if (!i->attached) {
 		if (iface_attach(i, prog_fd))
 			return;
@@ -665,13 +670,26 @@ void fpmd_request_recheck(void)
 	recheck = true;
 }
 
-
-static int ev_add(int fd, enum ev_kind kind)
+static int ev_add_events(int fd, enum ev_kind kind, uint32_t events)
 {
-	struct epoll_event e = { .events = EPOLLIN };
+	struct epoll_event e = { .events = events };
 
 	e.data.u64 = ((uint64_t)kind << 32) | (uint32_t)fd;
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
+}
+
+static int ev_add(int fd, enum ev_kind kind)
+{
+	return ev_add_events(fd, kind, EPOLLIN);
+}
+
+static void plugin_watch(int fd, bool in, bool out)
+{
+	struct epoll_event e = { .events = (in ? EPOLLIN : 0) |
+					   (out ? EPOLLOUT : 0) };
+
+	e.data.u64 = ((uint64_t)EV_PLUGIN_CONN << 32) | (uint32_t)fd;
+	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &e);
 }
 
 static void periodic(void)
@@ -738,6 +756,7 @@ static int plugin_listen(void)
 
 	if (!cfg.plugin_enabled)
 		return 0;
+	plugin_set_watch(plugin_watch);
 	fd = plugin_open(&cfg.plugin_sock);
 	if (fd < 0) {
 		log_err("plugin: cannot listen on %s: %s", cfg.plugin_sock.path,
@@ -1022,8 +1041,12 @@ static int run(int sfd)
 			case EV_CTL_LISTEN: {
 				int cfd = ctl_accept();
 
+				/* Edge-triggered both ways: ctl_client_io reads
+				 * and writes until EAGAIN. */
 				if (cfd >= 0)
-					ev_add(cfd, EV_CTL_CLIENT);
+					ev_add_events(cfd, EV_CTL_CLIENT,
+						      EPOLLIN | EPOLLOUT |
+							  EPOLLET);
 				break;
 			}
 			case EV_CTL_CLIENT:

@@ -72,15 +72,27 @@ int plugin_open(const struct sock_cfg *sc)
 	return fd;
 }
 
+/* Replies wait here while the plugin is slow to read; above this much we
+ * stop reading it (push back: zebra's writes wait), never drop one. */
+#define PLUGIN_OUT_HIGH (1u << 20)
+
+static struct wire_out out;
+static bool out_failed;
+static void (*watch)(int fd, bool in, bool out);
+
+void plugin_set_watch(void (*fn)(int fd, bool in, bool out))
+{
+	watch = fn;
+}
+
 static void send_msg(const Fpmd__FpmdMsg *m)
 {
-	int ret;
-
 	if (conn_fd < 0)
 		return;
-	ret = wire_send(conn_fd, &m->base);
-	if (ret)
-		log_warn("plugin: send failed: %s", strerror(-ret));
+	if (wire_queue(&out, &m->base)) {
+		log_err("plugin: cannot queue a reply: out of memory");
+		out_failed = true;
+	}
 }
 
 static void conn_close(const char *why)
@@ -89,9 +101,12 @@ static void conn_close(const char *why)
 
 	if (conn_fd < 0)
 		return;
+	wire_flush(conn_fd, &out); /* best effort: a refusal says why */
 	close(conn_fd);
 	conn_fd = -1;
 	wire_buf_free(&in);
+	wire_out_free(&out);
+	out_failed = false;
 	hello_done = false;
 	st.connected = false;
 	st.replay_state = "held";
@@ -123,12 +138,12 @@ void plugin_close(void)
 		close(timer_fd);
 	conn_fd = timer_fd = -1;
 	wire_buf_free(&in);
+	wire_out_free(&out);
 }
 
 int plugin_accept(void)
 {
 	int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	struct timeval tv = { .tv_sec = 2 };
 
 	if (fd < 0)
 		return -errno;
@@ -137,8 +152,9 @@ int plugin_accept(void)
 		close(conn_fd);
 		wire_buf_free(&in);
 	}
-	/* Acks must not stall us on a plugin that stopped reading. */
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	/* The old connection's replies are not this one's. */
+	wire_out_free(&out);
+	out_failed = false;
 	conn_fd = fd;
 	hello_done = false;
 	st.connected = true;
@@ -227,7 +243,7 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 		if (r->del)
 			rib_other_del(SRC_PLUGIN, &rq.p, r->table);
 		else
-			rib_other_add(SRC_PLUGIN, &rq.p, r->table);
+			rib_other_add(SRC_PLUGIN, &rq.p, r->table, gen);
 		return 0;
 	}
 	if (r->del) {
@@ -402,17 +418,82 @@ static int handle(const uint8_t *buf, size_t len)
 	return ret;
 }
 
+/* Handle the complete messages in the input buffer while few replies
+ * wait. 1: pushed back (replies pile up), 0: needs more input, <0: the
+ * connection was closed. */
+static int take_frames(void)
+{
+	const uint8_t *msg;
+	size_t len;
+	int r;
+
+	while (wire_out_pending(&out) < PLUGIN_OUT_HIGH) {
+		r = wire_frame(&in, PLUGIN_MAX_MSG, &msg, &len);
+		if (r == 0)
+			return 0;
+		if (r < 0) {
+			st.errors++;
+			snprintf(st.last_error, sizeof(st.last_error),
+				 "message larger than %u bytes",
+				 PLUGIN_MAX_MSG);
+			log_err("plugin: %s; closing the connection",
+				st.last_error);
+			conn_close("closed on bad input");
+			return r;
+		}
+		r = handle(msg, len);
+		wire_consume(&in, WIRE_HDR + len);
+		if (r) {
+			st.errors++;
+			log_err("plugin: %s; closing the connection",
+				st.last_error);
+			conn_close("closed on bad input");
+			return r;
+		}
+	}
+	return 1;
+}
+
+/* Write queued replies; false when the connection had to be closed. */
+static bool flush_out(void)
+{
+	int ret = out_failed ? -ENOMEM : wire_flush(conn_fd, &out);
+	char why[96];
+
+	if (!ret || ret == -EAGAIN)
+		return true;
+	snprintf(why, sizeof(why),
+		 "cannot send replies (%s), closing so "
+		 "that zebra replays",
+		 strerror(-ret));
+	st.errors++;
+	snprintf(st.last_error, sizeof(st.last_error), "%s", why);
+	conn_close(why);
+	return false;
+}
+
 int plugin_io(void)
 {
 	uint64_t writes = rib_stats.route_writes;
-	const uint8_t *msg;
-	size_t len;
 	bool got = false;
 	int r;
 
 	for (int batch = 0; batch < 64; batch++) {
-		long n = wire_fill(conn_fd, &in);
+		long n;
 
+		if (!flush_out())
+			return -EPIPE;
+		r = take_frames();
+		if (r < 0)
+			return r;
+		if (r == 1) {
+			if (!flush_out())
+				return -EPIPE;
+			if (wire_out_pending(&out) >= PLUGIN_OUT_HIGH)
+				break; /* wait for EPOLLOUT */
+			continue;
+		}
+		n = wire_fill(conn_fd, &in);
 		if (n == -EAGAIN)
 			break;
 		if (n <= 0) {
@@ -422,28 +503,14 @@ int plugin_io(void)
 			return -ECONNRESET;
 		}
 		got = true;
-		while ((r = wire_frame(&in, PLUGIN_MAX_MSG, &msg, &len)) == 1) {
-			int ret = handle(msg, len);
-
-			wire_consume(&in, WIRE_HDR + len);
-			if (ret) {
-				st.errors++;
-				log_err("plugin: %s; closing the connection",
-					st.last_error);
-				conn_close("closed on bad input");
-				return ret;
-			}
-		}
-		if (r < 0) {
-			st.errors++;
-			snprintf(st.last_error, sizeof(st.last_error),
-				 "message larger than %u bytes", PLUGIN_MAX_MSG);
-			log_err("plugin: %s; closing the connection",
-				st.last_error);
-			conn_close("closed on bad input");
-			return r;
-		}
 	}
+	if (!flush_out())
+		return -EPIPE;
+	/* Read only while replies are taken; wake on EPOLLOUT while some
+	 * wait. */
+	if (watch)
+		watch(conn_fd, wire_out_pending(&out) < PLUGIN_OUT_HIGH,
+		      wire_out_pending(&out) > 0);
 	if (got) {
 		uint64_t now = now_ns(CLOCK_REALTIME);
 

@@ -21,6 +21,9 @@ void plugin_close(void);
 void plugin_listen_close(void);
 int plugin_accept(void);
 int plugin_io(void);
+/* How plugin_io asks the event loop to watch the connection: in when it
+ * takes input, out when replies wait for the socket. */
+void plugin_set_watch(void (*fn)(int fd, bool in, bool out));
 int plugin_timer_fd(void);
 void plugin_timer(void);
 void plugin_get_status(struct feed_status *st);

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 
+#include "conf.h"
 #include "iface.h"
 #include "log.h"
 #include "maps.h"
@@ -189,6 +190,17 @@ static bool member_live(struct nexthop *m)
 	       nh_egress_up(m);
 }
 
+static bool group_member_full(const struct nexthop *g)
+{
+	for (int i = 0; i < g->nmembers; i++) {
+		const struct nexthop *m = slot_of(g->members[i].nh);
+
+		if (m->index == NO_INDEX && !m->blackhole && !m->unsupported)
+			return true;
+	}
+	return false;
+}
+
 static int group_write(struct nexthop *g)
 {
 	struct fpmd_nh_group v = { .id = g->id, .src = g->src };
@@ -196,6 +208,16 @@ static int group_write(struct nexthop *g)
 
 	if (g->index == NO_INDEX)
 		return 0;
+	/* A member the fast path cannot hold (nexthops map full) is alive
+	 * for the kernel: dropping it from the buckets would send its flows
+	 * elsewhere. The whole group takes the kernel path instead. */
+	if (group_member_full(g)) {
+		memset(&v, 0, sizeof(v));
+		v.id = g->id;
+		v.src = g->src;
+		g->nbuckets = 0;
+		return maps_group_write(g->index, &v);
+	}
 	/* Members whose egress is down leave the buckets, as the kernel
 	 * skips dead nexthops; unresolved ones stay (the kernel resolves). */
 	for (int i = 0; i < g->nmembers; i++) {
@@ -334,12 +356,50 @@ static struct nexthop *nh_alloc(enum rib_source src, uint32_t id,
 			rib_stats.group_map_full++;
 		else
 			rib_stats.nh_map_full++;
-		log_err("maps: %s table full: %s %u kept out of the fast path "
-			"(routes using it go to the kernel)",
-			is_group ? "nh_groups" : "nexthops",
-			is_group ? "group" : "nexthop", id);
 	}
 	return nh;
+}
+
+/* The error a full nexthops or nh_groups map gives, naming the limit. */
+const char *rib_full_error(bool is_group)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf), "%s table full (tables/%s = %u)",
+		 is_group ? "nexthop group" : "nexthop",
+		 is_group ? "max-groups" : "max-nexthops",
+		 is_group ? cfg.max_groups : cfg.max_nexthops);
+	return buf;
+}
+
+/* A nexthop or group that got no map slot: say which, and what follows. */
+static void nh_full_log(const struct nexthop *nh)
+{
+	char gw[ADDR_STRLEN], ifn[IF_NAMESIZE + 2] = "?";
+	struct iface *i;
+
+	if (nh->id) {
+		log_err("maps: %s: %s %u kept out of the fast path (routes "
+			"using it go to the kernel)",
+			rib_full_error(nh->is_group),
+			nh->is_group ? "group" : "nexthop", nh->id);
+		return;
+	}
+	if (nh->is_group) {
+		log_err("maps: %s: an ECMP group of %d nexthops kept out of "
+			"the fast path (routes using it go to the kernel)",
+			rib_full_error(true), nh->nmembers);
+		return;
+	}
+	i = iface_by_ifindex(nh->ifindex);
+	if (i)
+		snprintf(ifn, sizeof(ifn), "%s", i->name);
+	if (nh->has_gw)
+		fmt_addr(nh->family, nh->gw, gw);
+	log_err("maps: %s: nexthop %s%s dev %s kept out of the fast path "
+		"(routes using it go to the kernel)",
+		rib_full_error(false), nh->has_gw ? "via " : "",
+		nh->has_gw ? gw : "(connected)", ifn);
 }
 
 static void nh_set_single(struct nexthop *nh, const struct rib_path *path)
@@ -475,6 +535,14 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 			*err = "out of memory";
 			return -ENOMEM;
 		}
+		/* By hand: refused, the caller hears why (a feed's ids own
+		 * no slot). */
+		if (!feed_src(src) && !blackhole && !unsupported &&
+		    nh->index == NO_INDEX) {
+			free(nh);
+			*err = rib_full_error(false);
+			return -ENOSPC;
+		}
 		ht_insert(&rib_nh_by_id, &nh->id_node, id_hash((uint8_t)src, id));
 	}
 	nh->gen = gen;
@@ -487,8 +555,14 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 	if (!is_new && !blackhole && !unsupported && same_path(nh, path))
 		return 0; /* unchanged: nothing to write */
 	if (nh->blackhole != blackhole || nh->unsupported != unsupported) {
-		if (!blackhole && !unsupported && nh->index == NO_INDEX)
+		if (!blackhole && !unsupported && nh->index == NO_INDEX) {
 			nh->index = pool_get(&nh_pool);
+			if (nh->index == NO_INDEX) {
+				rib_stats.nh_map_full++;
+				*err = rib_full_error(false);
+				return -ENOSPC;
+			}
+		}
 		nh->blackhole = blackhole;
 		nh->unsupported = unsupported;
 		/* The kind changes route values: routes using it follow. */
@@ -570,6 +644,11 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 			*err = "out of memory";
 			return -ENOMEM;
 		}
+		if (!feed_src(src) && g->index == NO_INDEX) {
+			free(g);
+			*err = rib_full_error(true);
+			return -ENOSPC;
+		}
 		ht_insert(&rib_nh_by_id, &g->id_node, id_hash((uint8_t)src, id));
 	} else if (g->nmembers == n &&
 		   !memcmp(g->members, m, sizeof(m[0]) * (size_t)n)) {
@@ -609,6 +688,10 @@ int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err)
 	return 0;
 }
 
+/* Set while a route by hand looks up its nexthop: it is refused, not
+ * kept out of the fast path, when the table is full. */
+static bool quiet_full;
+
 static struct nexthop *nh_implicit(const struct rib_path *path)
 {
 	uint8_t key[16] = { 0 };
@@ -631,6 +714,8 @@ static struct nexthop *nh_implicit(const struct rib_path *path)
 		return NULL;
 	nh_set_single(nh, path);
 	nh_write_logged(nh);
+	if (nh->index == NO_INDEX && !quiet_full)
+		nh_full_log(nh);
 	return nh;
 }
 
@@ -672,6 +757,8 @@ static struct nexthop *group_of_slots(const struct nh_member *m, int n)
 	ht_insert(&rib_grp_by_key, &g->key_node, h);
 	g->keyed = true;
 	nh_write_logged(g);
+	if (g->index == NO_INDEX)
+		nh_full_log(g);
 	return g;
 }
 
@@ -760,6 +847,8 @@ const char *nexthop_state(const struct nexthop *cnh)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
+	if (nh->is_group && !nh->nbuckets && group_member_full(nh))
+		return "member-map-full";
 	if (nh->is_group) {
 		if (!nh->nbuckets)
 			return "no-live-member";
@@ -877,6 +966,8 @@ void rib_trim(void)
  * would not change the map is skipped: a replay must not touch a route
  * that is already right. Frees r when no source has it any more.
  */
+static const char *route_full_error(int family);
+
 static void route_program(struct route *r)
 {
 	char pb[PREFIX_STRLEN];
@@ -920,10 +1011,10 @@ static void route_program(struct route *r)
 	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
 		r->state = RS_MAP_FULL;
 		rib_stats.route_map_full++;
-		log_err("maps: %s full: route %s (%s) not programmed; its "
+		log_err("maps: %s: route %s (%s) not programmed; its "
 			"packets follow a covering route or the kernel",
-			r->p.family == AF_INET ? "routes_v4" : "routes_v6",
-			fmt_prefix(&r->p, pb), rib_source_name(sel));
+			route_full_error(r->p.family), fmt_prefix(&r->p, pb),
+			rib_source_name(sel));
 	} else {
 		r->state = RS_ERROR;
 		rib_stats.map_errors++;
@@ -934,6 +1025,18 @@ static void route_program(struct route *r)
 
 static uint32_t pending_routes;
 static uint32_t nroutes[SRC_MAX];
+
+static const char *route_full_error(int family)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf),
+		 "route table full (tables/max-routes-v%d "
+		 "= %u)",
+		 family == AF_INET ? 4 : 6,
+		 family == AF_INET ? cfg.max_routes_v4 : cfg.max_routes_v6);
+	return buf;
+}
 
 uint32_t rib_pending_routes(void)
 {
@@ -947,6 +1050,7 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 				  .gen = rq->gen };
 	struct route *r;
 	struct prefix m = rq->p;
+	bool was_present;
 
 	prefix_mask(&m);
 	if (rq->type == RT_UNICAST && rq->nhid) {
@@ -969,14 +1073,21 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 			*err = "route needs a nexthop id or an interface";
 			return -EINVAL;
 		}
+		quiet_full = rq->src == SRC_STATIC;
 		nh = rq->npaths == 1 ? nh_implicit(&rq->paths[0]) :
 				       group_implicit(rq->paths, rq->npaths);
+		quiet_full = false;
 		if (!nh) {
 			*err = "out of memory";
 			return -ENOMEM;
 		}
 		if (rq->npaths == 1)
 			nh->refcnt++;
+		if (rq->src == SRC_STATIC && slot_of(nh)->index == NO_INDEX) {
+			*err = rib_full_error(nh->is_group);
+			nh_put(nh);
+			return -ENOSPC;
+		}
 	} else if (rq->type == RT_KERNEL) {
 		ne.kreason = (uint8_t)rq->kreason;
 	}
@@ -994,7 +1105,8 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
 		note_size();
 	}
-	old_nh = r->e[rq->src].present ? r->e[rq->src].nh : NULL;
+	was_present = r->e[rq->src].present;
+	old_nh = was_present ? r->e[rq->src].nh : NULL;
 	if (!r->e[rq->src].present)
 		nroutes[rq->src]++;
 	if (r->e[rq->src].present && r->e[rq->src].kreason == KR_NHID_UNKNOWN)
@@ -1007,7 +1119,13 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 	 * be freed (and its slot cleared) only now. */
 	nh_put(old_nh);
 	if (r->state == RS_MAP_FULL && !r->programmed) {
-		*err = "route table full";
+		*err = route_full_error(m.family);
+		/* By hand: refused, nothing left behind. */
+		if (rq->src == SRC_STATIC && !was_present) {
+			const char *e;
+
+			rib_route_del(SRC_STATIC, &m, &e);
+		}
 		return -ENOSPC;
 	}
 	return 0;
@@ -1122,7 +1240,8 @@ uint32_t rib_sweep(enum rib_source src, uint32_t gen)
 		struct other_route *o = container_of(n, struct other_route,
 						     node);
 
-		if (o->src == src) {
+		/* Like the main table: what the replay refreshed stays. */
+		if (o->src == src && (!gen || o->gen != gen)) {
 			ht_remove(&rib_other, &o->node);
 			free(o);
 		}
@@ -1246,19 +1365,29 @@ static struct other_route *other_find(enum rib_source src,
 	return NULL;
 }
 
-void rib_other_add(enum rib_source src, const struct prefix *p,
-		   uint32_t table)
+const struct other_route *rib_other_find(enum rib_source src,
+					 const struct prefix *p, uint32_t table)
+{
+	return other_find(src, p, table, prefix_hash(p) ^ table);
+}
+
+void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
+		   uint32_t gen)
 {
 	uint32_t h = prefix_hash(p) ^ table;
 	struct other_route *o;
 	char pb[PREFIX_STRLEN];
 
 	rib_stats.other_table++;
-	if (other_find(src, p, table, h))
+	o = other_find(src, p, table, h);
+	if (o) {
+		o->gen = gen;
 		return;
+	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return;
+	o->gen = gen;
 	o->p = *p;
 	o->table = table;
 	o->src = (uint8_t)src;
@@ -1427,6 +1556,86 @@ void rib_iface_changed(uint32_t ifindex)
 		nh_write_logged(nh);
 		groups_rewrite_containing(nh);
 	}
+}
+
+/* Neighbors of a re-created interface: those entered by hand follow it,
+ * the kernel's are gone with it (it flushed them; fpmd no longer listened
+ * for the old ifindex). */
+static void neigh_renumber(uint32_t old, uint32_t new_ifindex)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+	bool again = true;
+
+	/* One at a time: an insert may grow the table under the walk. */
+	while (again) {
+		again = false;
+		ht_for_each(&rib_neigh, n, tmp, i)
+		{
+			struct neighbor *ne =
+				container_of(n, struct neighbor, node);
+			struct neighbor c = *ne;
+			const char *err;
+
+			if (ne->ifindex != old)
+				continue;
+			ht_remove(&rib_neigh, &ne->node);
+			free(ne);
+			maps_neigh_delete(c.family, old, c.addr);
+			if (c.is_static) {
+				rib_neigh_add(c.family, c.addr, new_ifindex,
+					      c.mac, true, &err);
+				again = true;
+				break;
+			}
+		}
+	}
+}
+
+void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
+{
+	struct nexthop **move = NULL;
+	struct hnode *n, *tmp;
+	size_t i, k = 0;
+
+	neigh_renumber(old, new_ifindex);
+
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+	{
+		if (container_of(n, struct nexthop, key_node)->ifindex == old)
+			k++;
+	}
+	if (!k)
+		return;
+	move = malloc(k * sizeof(*move));
+	if (!move) {
+		log_err("iface %s: out of memory: %zu nexthops stay on the "
+			"kernel path",
+			name, k);
+		return;
+	}
+	k = 0;
+	ht_for_each(&rib_nh_by_key, n, tmp, i)
+	{
+		struct nexthop *nh = container_of(n, struct nexthop, key_node);
+
+		if (nh->ifindex == old)
+			move[k++] = nh;
+	}
+	/* Re-keyed outside the walk: an insert may grow the table. */
+	for (i = 0; i < k; i++) {
+		struct nexthop *nh = move[i];
+
+		ht_remove(&rib_nh_by_key, &nh->key_node);
+		nh->ifindex = new_ifindex;
+		ht_insert(&rib_nh_by_key, &nh->key_node,
+			  key_hash(nh->family, nh->gw, nh->ifindex));
+		nh_resolve(nh);
+	}
+	free(move);
+	log_info("iface %s: back as ifindex %u (was %u): %zu nexthops through "
+		 "it follow",
+		 name, new_ifindex, old, k);
 }
 
 /* ---- adoption of pinned maps after a restart ----------------------------- */

@@ -109,6 +109,7 @@ struct other_route {
 	struct hnode node;
 	struct prefix p;
 	uint32_t table;
+	uint32_t gen; /* replay generation that last refreshed it */
 	uint8_t src;
 };
 
@@ -163,6 +164,8 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 		  const uint32_t *weights, int n, uint32_t gen,
 		  const char **err);
 int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err);
+/* "nexthop table full (tables/max-nexthops = N)", or the groups'. */
+const char *rib_full_error(bool is_group);
 struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id);
 
 int rib_route_add(const struct rib_route_req *rq, const char **err);
@@ -170,10 +173,12 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 		  const char **err);
 struct route *rib_route_find(const struct prefix *p);
 
-void rib_other_add(enum rib_source src, const struct prefix *p,
-		   uint32_t table);
+void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
+		   uint32_t gen);
 void rib_other_del(enum rib_source src, const struct prefix *p,
 		   uint32_t table);
+const struct other_route *
+rib_other_find(enum rib_source src, const struct prefix *p, uint32_t table);
 
 int rib_neigh_add(int family, const uint8_t *addr, uint32_t ifindex,
 		  const uint8_t mac[6], bool is_static, const char **err);
@@ -187,6 +192,10 @@ void rib_neigh_sweep(void);
 
 /* An interface changed (MAC, MTU, state, tx port): rewrite its nexthops. */
 void rib_iface_changed(uint32_t ifindex);
+/* An interface was removed and created again under the same name: the
+ * nexthops through the old ifindex (routes by hand name the interface)
+ * now go through the new one. */
+void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex);
 /* Remove what src gave that was not refreshed in generation gen (or
  * everything, with gen 0). Returns the number of routes removed. */
 uint32_t rib_sweep(enum rib_source src, uint32_t gen);

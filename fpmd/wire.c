@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "wire.h"
 
@@ -130,4 +131,63 @@ void wire_buf_free(struct wire_buf *wb)
 {
 	free(wb->data);
 	memset(wb, 0, sizeof(*wb));
+}
+
+int wire_queue(struct wire_out *o, const ProtobufCMessage *msg)
+{
+	size_t len = protobuf_c_message_get_packed_size(msg), need;
+	struct wire_buf *b = &o->b;
+	uint32_t be = htonl((uint32_t)len);
+
+	if (o->off && o->off == b->len)
+		b->len = o->off = 0;
+	need = b->len + WIRE_HDR + len;
+	if (need > b->cap && o->off) {
+		memmove(b->data, b->data + o->off, b->len - o->off);
+		b->len -= o->off;
+		o->off = 0;
+		need = b->len + WIRE_HDR + len;
+	}
+	if (need > b->cap) {
+		size_t cap = b->cap ? b->cap : 8192;
+		uint8_t *d;
+
+		while (cap < need)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d)
+			return -ENOMEM;
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, &be, WIRE_HDR);
+	protobuf_c_message_pack(msg, b->data + b->len + WIRE_HDR);
+	b->len += WIRE_HDR + len;
+	return 0;
+}
+
+int wire_flush(int fd, struct wire_out *o)
+{
+	while (wire_out_pending(o)) {
+		ssize_t w = send(fd, o->b.data + o->off, wire_out_pending(o),
+				 MSG_NOSIGNAL);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EWOULDBLOCK ? -EAGAIN : -errno;
+		}
+		o->off += (size_t)w;
+	}
+	o->b.len = o->off = 0;
+	/* A big burst need not stay allocated. */
+	if (o->b.cap > (4u << 20))
+		wire_buf_free(&o->b);
+	return 0;
+}
+
+void wire_out_free(struct wire_out *o)
+{
+	wire_buf_free(&o->b);
+	o->off = 0;
 }

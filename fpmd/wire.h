@@ -32,6 +32,25 @@ long wire_fill(int fd, struct wire_buf *wb);
 int wire_frame(struct wire_buf *wb, size_t max, const uint8_t **msg,
 	       size_t *len);
 void wire_consume(struct wire_buf *wb, size_t n);
+
+/* What a non-blocking peer has not taken yet: framed messages, written
+ * from off on as the socket drains (EPOLLOUT). */
+struct wire_out {
+	struct wire_buf b;
+	size_t off;
+};
+
+static inline size_t wire_out_pending(const struct wire_out *o)
+{
+	return o->b.len - o->off;
+}
+
+/* Append one framed message; 0 or -ENOMEM. */
+int wire_queue(struct wire_out *o, const ProtobufCMessage *msg);
+/* Write what the socket takes: 0 when all is written, -EAGAIN when the
+ * rest waits for the socket, or -errno. */
+int wire_flush(int fd, struct wire_out *o);
+void wire_out_free(struct wire_out *o);
 void wire_buf_free(struct wire_buf *wb);
 
 #endif

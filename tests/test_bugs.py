@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Bugs found by fuzzing and fault tests (issue 11, item 10), each pinned
+by a test that fails without its fix:
+
+- 'show routes' at 200k routes to a client that reads slowly, and fpmctl
+  (text and --json): every route arrives (fpmd once closed a control client
+  whose write hit EAGAIN);
+- plugin acks to a plugin that reads slowly: every RouteOp gets exactly one
+  Ack (fpmd once dropped them with "send failed");
+- FPM routes of another table survive the settle sweep of a replay that
+  refreshed them.
+
+Real fpmd on the h1-r1-h2 lab (tests/lab.py), raw FPM, control and plugin
+clients (no zebra needed for these)."""
+import json
+import os
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+from lab import FPMCTL, wait_for
+from test_frr import (FpmClient, PY, fpm_frame, nla, nlmsg, route_msg,
+                      rtmsg, shq, RTA_DST, RTA_OIF, RTA_TABLE, RTM_NEWROUTE)
+from test_plugin_feed import (Client, decode, frame, hello, ld, replay_begin,
+                              replay_end, route, vi)
+
+SETTLE = ("--fpm-settle", "300")
+
+
+def table_route_msg(prefix, oif, table):
+    net, plen = prefix.split("/")
+    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen), table=table if table < 256
+                                     else 252) +
+                 nla(RTA_DST, socket.inet_aton(net)) +
+                 nla(RTA_TABLE, struct.pack("=I", table)) +
+                 nla(RTA_OIF, struct.pack("=I", oif)))
+
+
+def routes_json(d):
+    return d.show("routes")
+
+
+def other_table(d):
+    return {(p, e["table"]) for p, es in routes_json(d).items() for e in es
+            if e["state"] == "other-table"}
+
+
+# ---- the settle sweep keeps refreshed routes of other tables ---------------
+
+def test_other_table_routes_survive_the_settle_sweep(lab):
+    d = lab.fpmd(extra=SETTLE)
+    oif = lab.r1.ifindex("r1-eth1")
+    replay = fpm_frame(route_msg("10.99.0.0/24", lab.H2_V4, oif) +
+                       table_route_msg("10.100.0.0/24", oif, 100) +
+                       table_route_msg("10.101.0.0/24", oif, 1000))
+    want = {("10.100.0.0/24", 100), ("10.101.0.0/24", 1000)}
+    for conn in (1, 2):
+        # The client stays connected 3 s: the replay settles (300 ms)
+        # while it is there.
+        assert FpmClient(lab).run(replay) == "still-open"
+        wait_for(lambda: d.logtext().count("fpm: replay settled") == conn,
+                 what=f"replay {conn} settled")
+        assert other_table(d) == want, f"replay {conn}: {other_table(d)}"
+        assert "10.99.0.0/24" in routes_json(d)
+    # A replay without them removes them (the sweep still works).
+    assert FpmClient(lab).run(fpm_frame(
+        route_msg("10.99.0.0/24", lab.H2_V4, oif))) == "still-open"
+    wait_for(lambda: d.logtext().count("fpm: replay settled") == 3,
+             what="replay 3 settled")
+    assert not other_table(d), other_table(d)
+
+
+# ---- show routes streams ---------------------------------------------------
+
+N_ROUTES = 200_000
+
+
+# Runs in r1: sends the file's bytes as one FPM client, then stays
+# connected (a peer that goes away has its routes checked against the
+# kernel's, which has none of these) until killed.
+FPM_KEEPER = r"""
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 2620), timeout=10)
+s.settimeout(None)              # fpmd may read slowly under load
+s.sendall(open(sys.argv[1], "rb").read())
+print("sent", flush=True)
+time.sleep(300)
+"""
+
+
+def fill_fpm(lab, d, n):
+    """n /32 routes out of r1-eth1 from one FPM client that stays
+    connected; returns its process (the caller kills it)."""
+    oif = lab.r1.ifindex("r1-eth1")
+    msgs, frames = [], []
+    for i in range(n):
+        a = 0x14000000 + i                   # 20.0.0.0 + i
+        m = nlmsg(RTM_NEWROUTE, rtmsg(32) +
+                  nla(RTA_DST, struct.pack(">I", a)) +
+                  nla(RTA_TABLE, struct.pack("=I", 254)) +
+                  nla(RTA_OIF, struct.pack("=I", oif)))
+        if len(msgs) == 500:                 # fpmd's limit is 512 a frame
+            frames.append(fpm_frame(b"".join(msgs)))
+            msgs = []
+        msgs.append(m)
+    frames.append(fpm_frame(b"".join(msgs)))
+    path = os.path.join(lab.tmp, "fpm-fill.bin")
+    with open(path, "wb") as f:
+        f.write(b"".join(frames))
+    proc = lab.r1.popen(f"exec {PY} -c {shq(FPM_KEEPER)} {path}",
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_for(lambda: d.show("summary")["routesV4"] >= n, timeout=60,
+                 interval=0.5, what=f"{n} routes in fpmd")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+    return proc
+
+
+def ctl_request(what):
+    """A control Request: Show{what}."""
+    return ld(8, vi(1, what))
+
+
+class SlowCtl:
+    """A raw control client that reads in small bites with pauses."""
+
+    def __init__(self, d):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        # A small receive buffer makes fpmd's writes hit EAGAIN at once.
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        self.s.settimeout(10)
+        self.s.connect(d.sock)
+        self.slow = True
+
+    def exact(self, n):
+        b = bytearray()
+        while len(b) < n:
+            c = self.s.recv(min(n - len(b), 4096 if self.slow else 1 << 20))
+            if not c:
+                raise ConnectionError(f"closed by fpmd after {len(b)}/{n}")
+            b += c
+        return bytes(b)
+
+    def recv(self):
+        return decode(self.exact(struct.unpack(">I", self.exact(4))[0]))
+
+
+def test_show_routes_streams_to_a_slow_reader(lab):
+    d = lab.fpmd()
+    keeper = fill_fpm(lab, d, N_ROUTES)
+    try:
+        show_routes_checks(d)
+    finally:
+        keeper.kill()
+        keeper.wait()
+
+
+def show_routes_checks(d):
+    total = sum(len(es) for es in routes_json(d).values())
+    assert total >= N_ROUTES
+
+    c = SlowCtl(d)
+    c.s.sendall(frame(ld(1, vi(1, 1) + ld(2, b"slow test"))))
+    assert c.recv().get(1, [0])[0] == 0           # Hello: status OK
+    c.s.sendall(frame(ctl_request(1)))            # SHOW_ROUTES
+    time.sleep(1.0)                               # fpmd's writes block now
+    got, chunks, more = 0, 0, True
+    t0 = time.time()
+    while more:
+        m = c.recv()
+        assert m.get(1, [0])[0] == 0, m.get(2)
+        # The FPM routes (20.0.0.0 + i): the kernel's local routes may
+        # change meanwhile (IPv6 link-local addresses come late).
+        got += sum(decode(decode(r)[1][0])[1][0][0] == 20
+                   for r in m.get(4, []))
+        more = bool(m.get(15, [0])[0])
+        chunks += 1
+        # Slowly for the first two seconds, then as fast as we can.
+        if time.time() - t0 > 2:
+            c.slow = False
+        else:
+            time.sleep(0.05)
+    assert got == N_ROUTES and chunks > 1, (got, chunks)
+    # The connection is still usable afterwards.
+    c.s.sendall(frame(ctl_request(8)))            # SHOW_SUMMARY
+    assert 11 in c.recv()
+    c.s.close()
+    assert d.proc.poll() is None
+
+    # fpmctl, text and JSON, prints every route.
+    r = subprocess.run([FPMCTL, "-s", d.sock, "show", "routes"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("Prefix") and abs(len(lines) - 1 - total) < 5
+    assert sum(x.startswith("20.") for x in lines) == N_ROUTES, r.stderr
+    assert lines[1].startswith("20.0.0.0/32 "), lines[1]
+    r = subprocess.run([FPMCTL, "-s", d.sock, "--json", "show", "routes"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    js = json.loads(r.stdout)
+    assert sum(p.startswith("20.") for p in js) == N_ROUTES
+    assert js["20.0.0.5/32"][0]["protocol"] == "fpm"
+    # A prefix filter still answers one route, and unknown is an error.
+    r = d.ctl("show", "routes", "20.0.0.7/32")
+    assert "20.0.0.7/32" in r.stdout and len(r.stdout.splitlines()) == 2
+    r = d.ctl("show", "routes", "30.0.0.0/8", check=False)
+    assert r.returncode != 0 and "no such route" in r.stderr
+
+
+# ---- plugin acks are never lost --------------------------------------------
+
+N_OPS = 100_000
+
+
+def test_every_plugin_op_acked_to_a_slow_reader(lab):
+    """A plugin that writes 100k RouteOps and reads nothing for 2 s (its
+    acks pile up past fpmd's queue limit, so fpmd stops reading it), then
+    reads slowly: exactly one Ack per RouteOp, with the right status."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.s.settimeout(20)
+    c.send(hello())
+    assert 1 in c.recv()
+    ops = [frame(replay_begin(1))]
+    refused = set()
+    for seq in range(1, N_OPS + 1):
+        a = 0x15000000 + seq                  # 21.0.0.0 + seq
+        pfx = socket.inet_ntoa(struct.pack(">I", a))
+        # Every tenth has no interface: refused, its Ack says why.
+        ok = seq % 10
+        if not ok:
+            refused.add(seq)
+        ops.append(frame(route(seq, pfx, 32, "172.16.102.1",
+                               idx if ok else 0)))
+    ops.append(frame(replay_end(1, N_OPS)))
+    data = b"".join(ops)
+    sent = []
+    t = threading.Thread(target=lambda: sent.append(c.s.sendall(data)))
+    t.start()
+    time.sleep(2)
+    rd = c.s.makefile("rb")
+    got, done, i = {}, None, 0
+    while done is None:
+        try:
+            n = struct.unpack(">I", rd.read(4))[0]
+            m = decode(rd.read(n))
+        except (OSError, struct.error) as e:
+            raise AssertionError(
+                f"{len(got)} of {N_OPS} acks, then {e!r}; fpmd log: "
+                f"{d.logtext()[-600:]}") from e
+        if 2 in m:
+            a = decode(m[2][0])
+            seq = a.get(1, [0])[0]
+            got[seq] = got.get(seq, 0) + 1
+            if seq in refused:
+                assert a.get(2, [0])[0] != 0 and \
+                    b"interface" in a.get(3, [b""])[0], (seq, a)
+            else:
+                assert a.get(2, [0])[0] == 0, (seq, a)
+        elif 3 in m:
+            done = m
+        i += 1
+        if i < 20000 and not i % 1000:
+            time.sleep(0.05)                  # slowly, at first
+    t.join(timeout=30)
+    assert sent == [None], "the sender did not finish"
+    assert set(got) == set(range(1, N_OPS + 1)), \
+        f"{N_OPS - len(got)} acks missing"
+    assert all(v == 1 for v in got.values()), "an op acked twice"
+    st = d.show("plugin")
+    assert st["connected"] and st["errors"] == 0, st
+    assert st["routeMessages"] == N_OPS and st["ignored"] == len(refused), st
+    assert st["routes"] == N_OPS - len(refused), st
+    assert "send failed" not in d.logtext()
+    c.close()
