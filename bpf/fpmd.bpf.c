@@ -519,6 +519,18 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 
 		if (!rpf_ok(srv, in->flags, ctx->ingress_ifindex))
 			return FPMD_R_PASS_RPF;
+	} else if (in->flags & FPMD_IF_F_SRC_CHECK) {
+		/*
+		 * fib_validate_source() without rp_filter, once user space has
+		 * added a local route: a source whose route is local (or
+		 * broadcast, ...: kept on the kernel path here) is a martian.
+		 * No route, blackhole, unreachable and prohibit fail the lookup
+		 * itself and are accepted ("last_resort").
+		 */
+		__u32 st = FPMD_RT_TYPE(route_v4(saddr));
+
+		if (st == FPMD_RT_LOCAL || st == FPMD_RT_KERNEL)
+			return FPMD_R_PASS_MARTIAN;
 	}
 
 	hash = mix(mix(mix(0, saddr), daddr), iph->protocol);

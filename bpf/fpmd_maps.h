@@ -332,6 +332,9 @@ static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
 #define FPMD_IF_F_KERNEL_V6 0x40  /* rules/xfrm/tc ingress: IPv6 to kernel */
 #define FPMD_IF_F_PRESENT 0x80    /* an ifaces_direct entry in use */
 #define FPMD_IF_F_REDIRECTS_V4 0x100 /* send_redirects (all or IF) on */
+/* The kernel looks up every IPv4 source (custom local routes exist) and
+ * drops one whose route is local: XDP passes those. */
+#define FPMD_IF_F_SRC_CHECK 0x200
 
 /*
  * ifaces_direct: a copy of the ifaces entries of ifindexes below

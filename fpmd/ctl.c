@@ -776,6 +776,8 @@ static int show_interfaces(struct arena *a, Fpmd__Response *rsp)
 			add_flag(a, o, "kernel-path-ipv6");
 		if (f & FPMD_IF_F_REDIRECTS_V4)
 			add_flag(a, o, "send-redirects-ipv4");
+		if (f & FPMD_IF_F_SRC_CHECK)
+			add_flag(a, o, "source-check");
 		rsp->interfaces[k++] = o;
 	}
 	rsp->n_interfaces = k;

@@ -775,7 +775,8 @@ int guard_check(void)
 	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
 		peer[512] = "", xf[128] = "", tci[512] = "", redir[512] = "";
 	static struct rules_ctx r4, r6;
-	int nfn, x4 = 0, x6 = 0, fwd6, redir_all, refused = 0;
+	static int last_use_pmtu;
+	int nfn, x4 = 0, x6 = 0, fwd6, redir_all, use_pmtu, refused = 0;
 
 	guard_pending_take(GUARD_PENDING_FULL);
 
@@ -812,6 +813,15 @@ int guard_check(void)
 	/* No netconf event carries send_redirects: polled here. */
 	redir_all = sysctl_int("/proc/sys/net/ipv4/conf/%s/send_redirects",
 			       "all", 1);
+	/* With it on, ip_forward() sizes IPv4 by the path MTUs the kernel
+	 * learnt (exceptions fpmd cannot see): IPv4 takes the kernel path.
+	 * A global sysctl with no event: polled. */
+	use_pmtu = sysctl_int("/proc/sys/net/ipv4/%s", "ip_forward_use_pmtu", 0);
+	if (use_pmtu != last_use_pmtu)
+		log_info("guard: net.ipv4.ip_forward_use_pmtu=%d: IPv4 takes the "
+			 "%s path",
+			 use_pmtu, use_pmtu ? "kernel" : "fast");
+	last_use_pmtu = use_pmtu;
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
 		uint32_t f, oldf = i->guard_flags;
@@ -841,6 +851,12 @@ int guard_check(void)
 			appendf(i->policy_reason, sizeof(i->policy_reason),
 				"%sipv6: %s", i->policy_reason[0] ? ", " : "",
 				x6 ? "xfrm policies" : "policy rules");
+		}
+		if (use_pmtu) {
+			f |= FPMD_IF_F_KERNEL_V4;
+			appendf(i->policy_reason, sizeof(i->policy_reason),
+				"%sipv4: net.ipv4.ip_forward_use_pmtu",
+				i->policy_reason[0] ? ", " : "");
 		}
 		{
 			char why[160] = "";

@@ -342,12 +342,34 @@ const char *iface_tx_reason(const struct iface *i)
 	return !i->up ? "down" : i->tx_reason;
 }
 
+static bool source_check;
+
+/*
+ * The kernel sets fib_has_custom_local_routes when user space adds a
+ * route of type local, and never clears it; from then on every IPv4 source
+ * is looked up (fib_validate_source). Sticky here too.
+ */
+void iface_set_source_check(void)
+{
+	if (source_check)
+		return;
+	source_check = true;
+	log_info("kernel: a local route was added by hand: like the kernel, "
+		 "IPv4 sources whose route is local now go to the kernel "
+		 "(dropped there as martians)");
+	for (int s = 0; s < FPMD_MAX_IFACES; s++)
+		if (iface_tab[s].used && iface_tab[s].attached)
+			iface_sync(&iface_tab[s]);
+}
+
 uint32_t iface_map_flags(const struct iface *i)
 {
 	uint32_t f = i->guard_flags;
 
 	if (i->attached && i->up && !i->suspended)
 		f |= FPMD_IF_F_ENABLED;
+	if (source_check)
+		f |= FPMD_IF_F_SRC_CHECK;
 	return f;
 }
 

@@ -68,6 +68,8 @@ bool iface_is_tx_port(const struct iface *i);
 const char *iface_tx_reason(const struct iface *i);
 /* The value the fast path sees, computed from state. */
 uint32_t iface_map_flags(const struct iface *i);
+/* A hand-made local route exists (or existed): the kernel checks sources. */
+void iface_set_source_check(void);
 /*
  * Re-read net.ipv6.conf.NAME.mtu, which changes with no event (only a
  * device MTU change resets it); true if it changed.

@@ -450,6 +450,11 @@ static void local_route_cb(const struct nl_route *r, void *arg)
 	    r->type != RTN_ANYCAST)
 		return;
 	set_push(&d->routes, &r->p);
+	/* Addresses bring local routes of protocol kernel; anything else was
+	 * added by hand (AnyIP, ...). */
+	if (r->type == RTN_LOCAL && r->p.family == AF_INET &&
+	    r->protocol != RTPROT_KERNEL)
+		iface_set_source_check();
 	if (r->type == RTN_LOCAL && r->p.family == AF_INET && r->p.len == 32)
 		set_push(&d->addrs, &r->p);
 }

@@ -213,6 +213,7 @@ static int route_cb(const struct nlmsghdr *nlh, void *data)
 	r.p.len = rtm->rtm_dst_len;
 	r.type = rtm->rtm_type;
 	r.table = rtm->rtm_table;
+	r.protocol = rtm->rtm_protocol;
 	mnl_attr_for_each(a, nlh, sizeof(*rtm)) {
 		switch (mnl_attr_get_type(a)) {
 		case RTA_DST:

@@ -34,6 +34,7 @@ struct nl_link {
 struct nl_route {
 	struct prefix p;
 	uint8_t type;   /* RTN_* */
+	uint8_t protocol; /* RTPROT_* */
 	uint32_t table;
 	uint32_t oif;
 };

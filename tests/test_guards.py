@@ -624,6 +624,25 @@ def test_disable_ipv6_follows_its_address_events(lab):
         assert_xdp_forwards(lab, d, v6=True, count=2)
 
 
+def test_ip_forward_use_pmtu_takes_ipv4_to_the_kernel(lab):
+    """With net.ipv4.ip_forward_use_pmtu the kernel forwards IPv4 by path
+    MTUs it learnt, which fpmd cannot see: IPv4 goes to the kernel (polled:
+    a global sysctl with no event), IPv6 stays in XDP."""
+    d = start_ready(lab)
+    assert_xdp_forwards(lab, d, count=2)
+    lab.r1.sysctl("net.ipv4.ip_forward_use_pmtu", 1)
+    wait_until(d, lambda: "kernel-path-ipv4" in flags(d, "r1-eth0"),
+               "ip_forward_use_pmtu=1")
+    assert "ip_forward_use_pmtu=1: IPv4 takes the kernel path" in \
+        d.logtext()
+    pings_via_kernel(lab, d, "pass-policy", count=2)
+    assert_xdp_forwards(lab, d, v6=True, count=2)
+    lab.r1.sysctl("net.ipv4.ip_forward_use_pmtu", 0)
+    wait_until(d, lambda: "kernel-path-ipv4" not in flags(d, "r1-eth0"),
+               "ip_forward_use_pmtu=0")
+    assert_xdp_forwards(lab, d, count=2)
+
+
 # What else a guard reads, changed with the poll out of the way: each is
 # followed by its own notifications (rules and tc on rtnetlink, xfrm
 # policies on NETLINK_XFRM, the ruleset on nfnetlink).

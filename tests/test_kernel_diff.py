@@ -444,3 +444,46 @@ def test_sysctls_as_the_kernel(lab, condition):
                              f"{[describe(x) for x in f[i]]}")
     assert not diffs, f"{condition}: differs from the kernel:\n" + \
         "\n".join(diffs)
+
+
+def test_sources_checked_once_a_local_route_is_added(lab):
+    """Once user space adds a route of type local (AnyIP and the like),
+    the kernel looks up every IPv4 source, rp_filter or not, and drops one
+    whose route is local (fib_validate_source); a source with no route, or
+    a blackhole or unreachable one (the lookup itself fails), still
+    passes. The flag is sticky in the kernel: it is set here before both
+    runs."""
+    pin_addresses(lab)
+    r1 = lab.r1
+    r1.run("ip route add local 10.55.0.0/24 dev lo && "
+           "ip route add blackhole 10.66.0.0/24 && "
+           "ip route add unreachable 10.67.0.0/24")
+    e = Ether(src=MAC["h1-eth0"], dst=MAC["r1-eth0"])
+    sources = ["10.55.0.7", "10.66.0.7", "10.67.0.7", "10.44.0.7",
+               lab.H1_V4]
+    frames = [(bytes(e / IP(src=s, dst=lab.H2_V4) /
+                     UDP(sport=40000 + k, dport=9) / payload(900 + k)), 0.03)
+              for k, s in enumerate(sources)]
+    kern = run_battery(lab, frames)
+    d = lab.fpmd()
+    fpmd_routes(lab, d)
+    d.ctl("route", "add", "10.66.0.0/24", "blackhole")
+    d.ctl("route", "add", "10.67.0.0/24", "unreachable")
+    wait_for(lambda: "source-check" in d.show("interfaces")["r1-eth0"]
+             ["flags"], timeout=10, what="source-check flag")
+    before = d.counters()
+    fast = run_battery(lab, frames)
+    after = d.counters()
+    got = {}
+    for run, caps in (("kernel", kern), ("fpmd", fast)):
+        for k, s in enumerate(sources):
+            got[run, s] = sorted(f for f in caps["h2"] if marker(900 + k) in f)
+    for s in sources:
+        assert got["kernel", s] == got["fpmd", s], \
+            (s, got["kernel", s], got["fpmd", s])
+    # The kernel dropped the local source only; fpmd forwarded the others
+    # itself.
+    assert [bool(got["kernel", s]) for s in sources] == \
+        [False, True, True, True, True]
+    fwd = after["r1-eth0"]["forwarded"] - before["r1-eth0"]["forwarded"]
+    assert fwd == 4, fwd
