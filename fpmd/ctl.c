@@ -1012,6 +1012,12 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 		for (int i = 0; o->nexthops && i < nh->nmembers; i++)
 			o->nexthops[o->n_nexthops++] =
 				show_nexthop(a, nh->members[i].nh);
+		if (!strcmp(st, "member-map-full")) {
+			o->reason = "a member got no nexthop slot (map full): "
+				    "the whole group takes the kernel path "
+				    "(pass-unresolved)";
+			return;
+		}
 		if (!sl->nbuckets) {
 			o->reason = "no member of the group is up: the kernel "
 				    "(pass-unresolved)";

@@ -192,6 +192,7 @@ def test_tables_exhausted_clear_errors_forwarding_kept(lab):
                  what="FPM ECMP route")
         lk = json.loads(d.ctl("--json", "lookup", "10.95.0.1").stdout)
         assert lk["verdict"] == "kernel" and not lk["fastPath"], lk
+        assert "no nexthop slot" in lk["reason"], lk
         assert route_state(d, "10.95.0.0/24") == "member-map-full"
         assert d.proc.poll() is None
 
