@@ -69,7 +69,7 @@ void fuzz_init(void)
 	ifaces_init();
 }
 
-void fuzz_reset(void)
+void fuzz_reset(enum rib_source src)
 {
 	/* Most inputs leave nothing behind: skip the walks over every
 	 * bucket, most of the time per input otherwise. */
@@ -77,8 +77,7 @@ void fuzz_reset(void)
 	    !rib_grp_by_key.count && !rib_other.count && !rib_neigh.count &&
 	    !fake_maps.nexthop_writes && !fake_maps.group_writes)
 		return;
-	for (int s = 0; s < SRC_MAX; s++)
-		rib_sweep((enum rib_source)s, 0);
+	rib_sweep(src, 0);
 	/* With every route withdrawn, nothing may still hold a nexthop: one
 	 * left over is a slot a long-running fpmd never gets back. */
 	if (rib_routes.count || rib_nh_by_id.count || rib_nh_by_key.count ||

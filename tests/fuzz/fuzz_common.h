@@ -11,16 +11,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rib.h"
+
 #define FUZZ_IFACES 3
 
 /* Once per process. */
 void fuzz_init(void);
 /*
- * After each input: withdraw every source's routes (the delete paths
- * run too), then free and re-create the RIB, so no state leaks from one
+ * After each input: withdraw everything the target's source (the only
+ * one it feeds) gave, so the delete paths run too, check that nothing is
+ * left, then free and re-create the RIB, so no state leaks from one
  * input to the next and every crash reproduces from its input alone.
  */
-void fuzz_reset(void);
+void fuzz_reset(enum rib_source src);
 
 /*
  * A unix socket path for a listener of this process (name: "ctl",

@@ -42,6 +42,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		close(c);
 	}
-	fuzz_reset();
+	fuzz_reset(SRC_STATIC);
 	return 0;
 }

@@ -21,6 +21,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char why[256];
 
 	fpm_feed(data, size, why, sizeof(why));
-	fuzz_reset();
+	fuzz_reset(SRC_FPM);
 	return 0;
 }

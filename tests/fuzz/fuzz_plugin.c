@@ -41,6 +41,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_drain(c);
 	close(c);
 	plugin_io(); /* sees the close, as the event loop would */
-	fuzz_reset();
+	fuzz_reset(SRC_PLUGIN);
 	return 0;
 }
