@@ -5,7 +5,9 @@
  * yang/fpmd.yang, validates it and extracts the struct the daemon runs
  * on; the running configuration is printed back as `fpmctl show config`
  * does. Applying it to a running daemon (fpmd_reload in main.c) needs
- * the kernel's interfaces and is not fuzzed.
+ * the kernel's interfaces and is not fuzzed; what the daemon derives from
+ * the configuration without the kernel is: with it as the running one,
+ * the state document (`fpmctl show state`) is built too.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@
 
 #include "conf.h"
 #include "fuzz_common.h"
+#include "state.h"
 
 static int mfd = -1;
 static char path[64];
@@ -38,7 +41,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!config_load(path, NULL, &c, err, sizeof(err), notes,
 			 sizeof(notes))) {
+		struct fpmd_config running = cfg;
+
 		free(config_print_running(&c));
+		cfg = c;
+		free(state_json());
+		cfg = running;
 		config_free(&c);
 	}
 	return 0;
