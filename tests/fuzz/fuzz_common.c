@@ -59,11 +59,17 @@ static void rib_start(void)
 
 void fuzz_init(void)
 {
+	char err[1024];
+
 	/* One line per refused input would be most of the run time. */
 	if (!getenv("FUZZ_LOG"))
 		log_open("file", "/dev/null", false);
 	signal(SIGPIPE, SIG_IGN);
-	cfg.fpm_settle_ms = 1000;
+	/* The built-in default, as a daemon started without a file runs. */
+	if (config_load(NULL, NULL, &cfg, err, sizeof(err), NULL, 0)) {
+		fprintf(stderr, "fuzz: default configuration: %s\n", err);
+		abort();
+	}
 	cfg.fpm_hold_s = 0;
 	rib_start();
 	ifaces_init();
