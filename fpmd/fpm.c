@@ -44,6 +44,23 @@
 #define RTA_NH_ID 30
 #endif
 
+/* Sanitized builds (gcc's __SANITIZE_ADDRESS__, clang's feature) mark the
+ * unused tail of the frame buffer: a read past the frame is reported,
+ * not served from an older frame's bytes. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FPM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FPM_ASAN 1
+#endif
+#endif
+#ifdef FPM_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#endif
+
 static int listen_fds[FPMD_MAX_FPM_LISTEN], n_listen, conn_fd = -1,
 	   timer_fd = -1;
 static uint8_t *rbuf;
@@ -780,7 +797,10 @@ long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
 			break; /* the rest of the frame is still on its way */
 		/* Netlink headers want 4-byte alignment; frames need not
 		 * keep it, so decode from an aligned copy. */
+		ASAN_UNPOISON_MEMORY_REGION(frame, sizeof(frame));
 		memcpy(frame, h + FPM_HDR, flen - FPM_HDR);
+		ASAN_POISON_MEMORY_REGION(frame + flen - FPM_HDR,
+					  sizeof(frame) - (flen - FPM_HDR));
 		if (frame_apply(frame, flen - FPM_HDR, why, wlen))
 			return -1;
 		st.frames++;
