@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Run one fuzzer for a given time:  scripts/fuzz.sh TARGET SECONDS [ARGS]
-# TARGET: fpm, plugin, ctl or conf (tests/fuzz/fuzz_TARGET.c). ARGS go to
+# TARGET: fpm, plugin, ctl, conf or rib (tests/fuzz/fuzz_TARGET.c). ARGS go to
 # libFuzzer (e.g. -jobs=2). Builds the fuzzers first (make fuzz in
 # $FPMD_BUILDDIR, default ./build). The working corpus grows in
 # BUILD/tests/fuzz/work/TARGET (seeded from tests/fuzz/corpus and
@@ -11,15 +11,15 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${FPMD_BUILDDIR:-$top/build}
 if [ $# -lt 2 ]; then
-	echo "usage: $0 fpm|plugin|ctl|conf SECONDS [libFuzzer args]" >&2
+	echo "usage: $0 fpm|plugin|ctl|conf|rib SECONDS [libFuzzer args]" >&2
 	exit 2
 fi
 target=$1 secs=$2
 shift 2
 case $target in
-fpm | plugin | ctl | conf) ;;
+fpm | plugin | ctl | conf | rib) ;;
 *)
-	echo "$0: unknown target '$target' (fpm, plugin, ctl, conf)" >&2
+	echo "$0: unknown target '$target' (fpm, plugin, ctl, conf, rib)" >&2
 	exit 2
 	;;
 esac

@@ -11,7 +11,7 @@ import pytest
 
 from lab import BUILDDIR, REPO
 
-TARGETS = ("fpm", "plugin", "ctl", "conf")
+TARGETS = ("fpm", "plugin", "ctl", "conf", "rib")
 FUZZ = os.path.join(REPO, "tests", "fuzz")
 SECONDS = int(os.environ.get("FPMD_FUZZ_SECONDS", "20"))
 

@@ -38,6 +38,7 @@ static void ifaces_init(void)
 
 		snprintf(name, sizeof(name), "fuzz%u", k + 1);
 		i = iface_add(name, false);
+		memset(i->mac, 0, sizeof(i->mac));
 		i->ifindex = k + 1;
 		i->mac[0] = 0x02;
 		i->mac[5] = (uint8_t)(k + 1);
@@ -72,18 +73,20 @@ void fuzz_init(void)
 	}
 	cfg.fpm_hold_s = 0;
 	rib_start();
-	ifaces_init();
 }
 
 void fuzz_reset(enum rib_source src)
 {
+	ifaces_init();
 	/* Most inputs leave nothing behind: skip the walks over every
 	 * bucket, most of the time per input otherwise. */
 	if (!rib_routes.count && !rib_nh_by_id.count && !rib_nh_by_key.count &&
 	    !rib_grp_by_key.count && !rib_other.count && !rib_neigh.count &&
 	    !fake_maps.nexthop_writes && !fake_maps.group_writes)
 		return;
-	rib_sweep(src, 0);
+	for (int s = 0; s < SRC_MAX; s++)
+		if (src == SRC_MAX || s == (int)src)
+			rib_sweep((enum rib_source)s, 0);
 	/* With every route withdrawn, nothing may still hold a nexthop: one
 	 * left over is a slot a long-running fpmd never gets back. */
 	if (rib_routes.count || rib_nh_by_id.count || rib_nh_by_key.count ||

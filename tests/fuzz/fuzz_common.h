@@ -19,9 +19,10 @@
 void fuzz_init(void);
 /*
  * After each input: withdraw everything the target's source (the only
- * one it feeds) gave, so the delete paths run too, check that nothing is
- * left, then free and re-create the RIB, so no state leaks from one
- * input to the next and every crash reproduces from its input alone.
+ * one it feeds; SRC_MAX: every source) gave, so the delete paths run too, check
+ * that nothing is left, then free and re-create the RIB, so no state leaks from
+ * one input to the next and every crash reproduces from its input alone; the
+ * interfaces are set up again.
  */
 void fuzz_reset(enum rib_source src);
 

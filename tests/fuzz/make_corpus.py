@@ -310,13 +310,40 @@ def conf_seeds(builddir):
     return seeds
 
 
+# ---- RIB operation sequences (fuzz_rib.c) -------------------------------------
+
+# op bytes: 0/1 route add, 2 route del, 3 nexthop add, 4 group add,
+# 5 nexthop del, 6 neighbor, 7 interface change, 8 sweep
+def rib_seeds():
+    return {
+        # nexthops 1, 2 (gateways 10.0.0.1/2 on ifindex 1/2), group 3,
+        # routes by id, a neighbor, the link down and up, deletes
+        "ids-group-neigh": bytes([
+            3, 0, 0x05, 1, 0,  3, 0, 0x16, 2, 0,
+            4, 0, 2, 2, 0x11, 0x22, 0,
+            0, 0x08, 0, 0x10, 0, 1,  0, 0x08, 0, 0x91, 2, 1,
+            6, 0x05, 9,  7, 0,  7, 0,  7, 0x0c,
+            2, 0, 0x10,  5, 0, 3,  8, 0x00]),
+        # the same prefix from three sources, implicit paths (ECMP)
+        "sources-meet": bytes([
+            0, 0x20, 0, 0x03, 0, 0x05, 1, 0x06, 2,
+            0, 0x00, 1, 0x03, 1, 0x15, 0,
+            0, 0x00, 2, 0x03, 0, 0x39, 0,
+            6, 0x15, 7,  2, 1, 0x03,  8, 0x04,  2, 0, 0x03,  2, 2, 0x03]),
+        "types-and-v6": bytes([
+            0, 0x03, 0, 0x82, 0,  0, 0x04, 1, 0x84, 0,  0, 0x06, 2, 0x07, 0,
+            0, 0x00, 1, 0x83, 0, 0x0d, 0,  6, 0x1d, 5,  7, 0x01, 8, 0x01]),
+    }
+
+
 def main():
     top = os.path.dirname(os.path.dirname(HERE))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "corpus")
     builddir = os.environ.get("FPMD_BUILDDIR", os.path.join(top, "build"))
     for target, seeds in (("fpm", fpm_seeds()), ("plugin", plugin_seeds()),
                           ("ctl", ctl_seeds()),
-                          ("conf", conf_seeds(builddir))):
+                          ("conf", conf_seeds(builddir)),
+                          ("rib", rib_seeds())):
         d = os.path.join(out, target)
         os.makedirs(d, exist_ok=True)
         for name, data in seeds.items():
