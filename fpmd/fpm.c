@@ -45,6 +45,23 @@
 #define RTA_NH_ID 30
 #endif
 
+/* Sanitized builds (gcc's __SANITIZE_ADDRESS__, clang's feature) mark the
+ * unused tail of the frame buffer: a read past the frame is reported,
+ * not served from an older frame's bytes. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FPM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FPM_ASAN 1
+#endif
+#endif
+#ifdef FPM_ASAN
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#define ASAN_UNPOISON_MEMORY_REGION(a, n) ((void)(a), (void)(n))
+#endif
+
 static int listen_fds[FPMD_MAX_FPM_LISTEN], n_listen, conn_fd = -1,
 	   timer_fd = -1;
 static uint8_t *rbuf;
@@ -538,14 +555,14 @@ static int nexthop_check(const struct nlmsghdr *nlh, char *why, size_t wlen)
 		snprintf(why, wlen, "nexthop message without a valid NHA_ID");
 		return -1;
 	}
+	/* Any number of members is valid (Debian's zebra sends up to 256);
+	 * more than fpmd's buckets hold is decided in nexthop_apply(). */
 	if (!attr_len_ok(a.tb[NHA_OIF], 4, 0) ||
 	    !attr_len_ok(a.tb[NHA_GATEWAY], 4, 16) ||
 	    (a.tb[NHA_GROUP] &&
 	     (mnl_attr_get_payload_len(a.tb[NHA_GROUP]) %
 		      sizeof(struct nexthop_grp) ||
-	      !mnl_attr_get_payload_len(a.tb[NHA_GROUP]) ||
-	      mnl_attr_get_payload_len(a.tb[NHA_GROUP]) >
-		      NH_MAX_MEMBERS * sizeof(struct nexthop_grp)))) {
+	      !mnl_attr_get_payload_len(a.tb[NHA_GROUP])))) {
 		snprintf(why, wlen, "nexthop %u: bad attribute size",
 			 mnl_attr_get_u32(a.tb[NHA_ID]));
 		return -1;
@@ -710,14 +727,25 @@ static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 			const uint8_t *p = mnl_attr_get_payload(a.tb[RTA_MULTIPATH]);
 			size_t left = mnl_attr_get_payload_len(a.tb[RTA_MULTIPATH]);
 
-			while (left >= sizeof(struct rtnexthop) &&
-			       rq.npaths < NH_MAX_MEMBERS) {
+			while (left >= sizeof(struct rtnexthop)) {
 				const struct rtnexthop *nh = (const void *)p;
 				const struct rtattr *ra = RTNH_DATA(nh);
 				int alen = nh->rtnh_len - (int)sizeof(*nh);
 				const void *gw = NULL;
 				size_t gwlen = 0;
 
+				if (rq.npaths == NH_MAX_MEMBERS) {
+					/* Not some of the paths: the kernel
+					 * uses them all. */
+					log_warn("fpm: route %s: more than %d "
+						 "paths, more than fpmd forwards "
+						 "over; it takes the kernel path",
+						 fmt_prefix(&rq.p, pb),
+						 NH_MAX_MEMBERS);
+					rq.type = RT_KERNEL;
+					rq.kreason = KR_UNSUPPORTED;
+					break;
+				}
 				for (; RTA_OK(ra, alen); ra = RTA_NEXT(ra, alen)) {
 					if (ra->rta_type == RTA_GATEWAY &&
 					    (RTA_PAYLOAD(ra) == 4 ||
@@ -794,7 +822,20 @@ static void nexthop_apply(const struct nlmsghdr *nlh)
 			log_warn("fpm: nexthop %u delete: %s (kept)", id, err);
 		return;
 	}
-	if (a.tb[NHA_GROUP]) {
+	if (a.tb[NHA_GROUP] &&
+	    mnl_attr_get_payload_len(a.tb[NHA_GROUP]) >
+		    NH_MAX_MEMBERS * sizeof(struct nexthop_grp)) {
+		/* Forwarding over some of the members would not be what the
+		 * kernel does: the routes using it stay on the kernel path. */
+		log_warn("fpm: nexthop group %u: %zu members, more than the %d "
+			 "fpmd forwards over; routes using it take the kernel "
+			 "path",
+			 id,
+			 mnl_attr_get_payload_len(a.tb[NHA_GROUP]) /
+				 sizeof(struct nexthop_grp),
+			 NH_MAX_MEMBERS);
+		ret = rib_nexthop_add(SRC_FPM, id, &path, false, true, gen, &err);
+	} else if (a.tb[NHA_GROUP]) {
 		const struct nexthop_grp *g = mnl_attr_get_payload(a.tb[NHA_GROUP]);
 		int n = (int)(mnl_attr_get_payload_len(a.tb[NHA_GROUP]) /
 			      sizeof(*g));
@@ -928,7 +969,10 @@ long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
 			break; /* the rest of the frame is still on its way */
 		/* Netlink headers want 4-byte alignment; frames need not
 		 * keep it, so decode from an aligned copy. */
+		ASAN_UNPOISON_MEMORY_REGION(frame, sizeof(frame));
 		memcpy(frame, h + FPM_HDR, flen - FPM_HDR);
+		ASAN_POISON_MEMORY_REGION(frame + flen - FPM_HDR,
+					  sizeof(frame) - (flen - FPM_HDR));
 		if (frame_apply(frame, flen - FPM_HDR, why, wlen))
 			return -1;
 		st.frames++;

@@ -228,6 +228,7 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 	struct rib_path paths[NH_MAX_MEMBERS];
 	struct rib_route_req rq = { .src = SRC_PLUGIN, .gen = gen };
 	const Fpmd__Prefix *p = r->prefix;
+	char pb[PREFIX_STRLEN];
 	int ret;
 
 	if (!p || (p->addr.len != 4 && p->addr.len != 16) ||
@@ -266,8 +267,17 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 		rq.kreason = KR_MTU_METRIC;
 	} else if (rq.type == RT_UNICAST && r->nhg_id) {
 		rq.nhid = r->nhg_id;
+	} else if (rq.type == RT_UNICAST && r->n_paths > NH_MAX_MEMBERS) {
+		/* Refusing it would leave a covering route (or the route's
+		 * old paths) forwarding what the kernel sends over all of
+		 * these: the kernel path it is. */
+		log_warn("plugin: route %s: %zu paths, more than the %d fpmd "
+			 "forwards over; it takes the kernel path",
+			 fmt_prefix(&rq.p, pb), r->n_paths, NH_MAX_MEMBERS);
+		rq.type = RT_KERNEL;
+		rq.kreason = KR_UNSUPPORTED;
 	} else if (rq.type == RT_UNICAST) {
-		if (!r->n_paths || r->n_paths > NH_MAX_MEMBERS) {
+		if (!r->n_paths) {
 			*err = "unicast route needs 1 to 64 paths or a group id";
 			return -EINVAL;
 		}
@@ -291,13 +301,19 @@ static int nexthop_op(const Fpmd__NexthopOp *n, const char **err)
 		ret = rib_nexthop_del(SRC_PLUGIN, n->id, err);
 		return ret == -ENOENT ? 0 : ret;
 	}
+	if (n->n_group > NH_MAX_MEMBERS) {
+		/* As FPM: valid in zebra, the kernel path for its routes. */
+		log_warn("plugin: nexthop group %u: %zu members, more than the "
+			 "%d fpmd forwards over; routes using it take the "
+			 "kernel path",
+			 n->id, n->n_group, NH_MAX_MEMBERS);
+		memset(&path, 0, sizeof(path));
+		return rib_nexthop_add(SRC_PLUGIN, n->id, &path, false, true,
+				       gen, err);
+	}
 	if (n->n_group) {
 		uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS];
 
-		if (n->n_group > NH_MAX_MEMBERS) {
-			*err = "too many group members (max 64)";
-			return -EINVAL;
-		}
 		for (size_t i = 0; i < n->n_group; i++) {
 			ids[i] = n->group[i]->nhid;
 			w[i] = n->group[i]->weight;

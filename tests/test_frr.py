@@ -947,6 +947,71 @@ def test_g2_idle_client_changes_nothing(lab):
     assert routes_view(d) == routes
 
 
+# Debian's zebra is built with --enable-multipath=256: a group or an
+# RTA_MULTIPATH route may have more paths than fpmd's 64 buckets. Such a
+# route is valid and takes the kernel path; fpmd once closed the FPM
+# connection on the group (so a covering route went on forwarding the
+# prefix in XDP) and silently forwarded a wide RTA_MULTIPATH route over
+# its first 64 paths only.
+NHA_ID, NHA_GROUP, NHA_OIF, NHA_GATEWAY = 1, 2, 5, 6
+RTM_NEWNEXTHOP, RTA_MULTIPATH, RTA_NH_ID = 104, 9, 30
+WIDE_NET = "10.96.0.0/24"
+
+
+def nexthop_msg(nhid, oif=0, gw=None, group=()):
+    body = struct.pack("=BBBBI", socket.AF_INET, 0, 196, 0, 0) + \
+        nla(NHA_ID, struct.pack("=I", nhid))
+    if group:
+        body += nla(NHA_GROUP, b"".join(struct.pack("=IBBH", m, 0, 0, 0)
+                                        for m in group))
+    else:
+        body += nla(NHA_OIF, struct.pack("=I", oif)) + \
+            nla(NHA_GATEWAY, socket.inet_aton(gw))
+    return nlmsg(RTM_NEWNEXTHOP, body)
+
+
+def route_attrs_msg(prefix, attrs):
+    net, plen = prefix.split("/")
+    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen)) +
+                 nla(RTA_DST, socket.inet_aton(net)) +
+                 nla(RTA_TABLE, struct.pack("=I", 254)) + attrs)
+
+
+def test_g4_wider_ecmp_than_fpmd_takes_kernel_path(lab):
+    h2_loopback(lab, H2_DST + "/24", "10.96.0.1/24")
+    d = lab.fpmd(extra=SETTLE)
+    lab.warm_kernel_neighbors()
+    oif = lab.r1.ifindex("r1-eth1")
+    gw = lab.H2_V4
+    lab.r1.run(f"ip route add {H2_NET} via {gw} && "
+               f"ip route add {WIDE_NET} via {gw}")
+    # A covering route XDP forwards, in a frame of its own.
+    cover = fpm_frame(route_msg("10.0.0.0/8", gw, oif) +
+                      route_msg("172.16.101.0/24", None,
+                                lab.r1.ifindex("r1-eth0")))
+    singles = b"".join(nexthop_msg(i, oif, gw) for i in range(1, 66))
+    group = fpm_frame(singles + nexthop_msg(100, group=range(1, 66)) +
+                      route_attrs_msg(H2_NET, nla(RTA_NH_ID,
+                                                  struct.pack("=I", 100))))
+    paths = b"".join(struct.pack("=HBBi", 16, 0, 0, oif) +
+                     nla(RTA_GATEWAY, socket.inet_aton(gw))
+                     for _ in range(65))
+    multipath = fpm_frame(route_attrs_msg(WIDE_NET, nla(RTA_MULTIPATH,
+                                                         paths)))
+    log0 = len(d.logtext())
+    assert FpmClient(lab).run(cover + group + multipath) == "still-open"
+    assert fpm(d)["errors"] == 0, fpm(d)
+    wait_route(d, H2_NET, state="unsupported-nexthop")
+    wait_route(d, WIDE_NET, state="unsupported-nexthop")
+    log = d.logtext()[log0:]
+    assert "nexthop group 100: 65 members" in log, log
+    assert f"route {WIDE_NET}: more than 64 paths" in log, log
+    for dst in (H2_DST, "10.96.0.1"):
+        got, dl = measure(lab, d, lambda: ping(lab.h1, dst, 5, 0.02))
+        assert got == 5 and dl["r1-eth0"]["forwarded"] == 0 and \
+            dl.f4 >= 5, (dst, dl)
+
+
 # Issue 11 item 0: an RTM_DELROUTE of family AF_UNSPEC (neither IPv4 nor IPv6)
 # with a long RTA_DST, then an RTM_NEWROUTE, in one frame. route_key() once
 # copied RTA_DST unchecked into a 16-byte prefix (stack overflow: ASan

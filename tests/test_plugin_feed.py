@@ -234,6 +234,45 @@ def test_plugin_bad_input_refused_state_kept(lab):
     k.close()
 
 
+def wide_route(seq, pfx, plen, gw, ifindex, n):
+    """A RouteOp with n paths (zebra sends up to 256: Debian's FRR is built
+    with --enable-multipath=256)."""
+    p = ld(1, socket.inet_aton(pfx)) + vi(2, plen)
+    path = ld(7, ld(1, socket.inet_aton(gw)) + vi(2, ifindex))
+    return ld(4, vi(1, seq) + ld(3, p) + vi(5, 1) + path * n)
+
+
+def test_plugin_wider_ecmp_than_fpmd_takes_kernel_path(lab):
+    """A route or group with more paths than fpmd's 64 buckets is valid:
+    it is taken, acked OK and kept on the kernel path. Refused, as it
+    once was, the prefix stayed out of fpmd and a covering route forwarded
+    it in XDP, over other paths than the kernel's."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    gw = "172.16.102.1"
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+    group = b"".join(ld(5, vi(1, i) + vi(2, 1)) for i in range(1, 66))
+    c.send(route(1, "10.0.0.0", 8, gw, idx),
+           wide_route(2, "10.77.0.0", 16, gw, idx, 65),
+           *(nexthop(10 + i, i, gw, idx) for i in range(1, 66)),
+           ld(5, vi(1, 80) + vi(3, 100) + group),
+           route(81, "10.78.0.0", 16, gw, idx, nhg=100))
+    got = acks(c, 69)
+    assert all(status == 0 for _, status, _ in got), \
+        [a for a in got if a[1]]
+    for p in ("10.77.0.0/16", "10.78.0.0/16"):
+        e = [x for x in d.show("routes")[p] if x["protocol"] == "plugin"]
+        assert e and e[0]["state"] == "unsupported-nexthop", (p, e)
+        look = d.ctl("lookup", p.split("/")[0].replace(".0.0", ".0.1"))
+        assert "kernel: unsupported nexthop" in look.stdout, (p, look.stdout)
+    log = d.logtext()
+    assert "route 10.77.0.0/16: 65 paths" in log, log[-800:]
+    assert "nexthop group 100: 65 members" in log, log[-800:]
+    c.close()
+
+
 def occupied(pin, name, field):
     """Slots of a pinned array map whose value has field set."""
     dump = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}").stdout)
