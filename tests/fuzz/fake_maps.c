@@ -95,6 +95,10 @@ void maps_fib_close(void)
 {
 }
 
+void maps_fib_trim(void)
+{
+}
+
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,
 				  void *arg),
