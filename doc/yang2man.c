@@ -180,9 +180,13 @@ int main(int argc, char **argv)
 	struct ly_ctx *ctx;
 	const struct lys_module *m = NULL;
 	bool config;
+	/* The paths of this build (make passes $(sysconfdir)'s and
+	 * $(datadir)'s), so the page says where this fpmd looks. */
+	const char *conf = argc > 2 ? argv[2] : "/etc/fpmd/fpmd.json";
+	const char *yangdir = argc > 3 ? argv[3] : "/usr/share/yang";
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: yang2man MODULE.yang\n");
+	if (argc < 2 || argc > 4) {
+		fprintf(stderr, "usage: yang2man MODULE.yang [CONFIG-FILE [YANG-DIR]]\n");
 		return 2;
 	}
 	if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY, &ctx) ||
@@ -194,10 +198,10 @@ int main(int argc, char **argv)
 	       ".\\\" Generated from yang/fpmd.yang by doc/yang2man; edit the module.\n"
 	       ".TH FPMD.CONF 5 \"%s\" fpmd \"File formats\"\n"
 	       ".SH NAME\nfpmd.conf \\- configuration of fpmd (YANG module fpmd)\n"
-	       ".SH SYNOPSIS\n/etc/fpmd/fpmd.json, or the file given with "
+	       ".SH SYNOPSIS\n%s, or the file given with "
 	       "\\fBfpmd \\-f\\fR FILE\n"
 	       ".SH DESCRIPTION\n",
-	       m->revision ? m->revision : "");
+	       m->revision ? m->revision : "", conf);
 	text(m->dsc);
 	printf(".PP\nThe document is JSON as in RFC 7951 (top node "
 	       "\\fB\"fpmd:fpmd\"\\fR) or XML (namespace \\fB%s\\fR); fpmd "
@@ -243,10 +247,14 @@ int main(int argc, char **argv)
 	       "    \"behaviour\": { \"keep-forwarding\": true }\n"
 	       "  }\n"
 	       "}\n.fi\n"
-	       ".SH FILES\n/etc/fpmd/fpmd.json (with prefix /usr/local: "
-	       "/usr/local/etc/fpmd/fpmd.json)\n.br\n"
-	       "/usr/share/yang/fpmd.yang, the module\n"
-	       ".SH SEE ALSO\n.BR fpmd (8), .BR fpmctl (8), .BR yanglint (1)\n");
+	       ".SH FILES\n.TP\n.I %s\n"
+	       "The configuration file of this build: /etc/fpmd/fpmd.json in "
+	       "the Debian package (a conffile naming no interface), "
+	       "$sysconfdir/fpmd/fpmd.json in a source install "
+	       "(/usr/local/etc/fpmd/fpmd.json with the default prefix).\n"
+	       ".TP\n.I %s/fpmd.yang\nThe module.\n"
+	       ".SH SEE ALSO\n.BR fpmd (8), .BR fpmctl (8), .BR yanglint (1)\n",
+	       conf, yangdir);
 	ly_ctx_destroy(ctx);
 	return 0;
 }
