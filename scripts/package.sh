@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+#
+# Builds the Debian packages fpmd and fpmd-frr:
+#
+#   scripts/package.sh [OUTDIR]      (default ./build-deb)
+#
+# from a copy of the tree (dpkg-buildpackage writes into the parent of
+# the source and runs autoreconf in it, which must not touch ./build, the
+# test build). The zebra module needs the FRR source of the installed frr:
+# scripts/frr-source.sh prepares it in $FPMD_FRR_SOURCE
+# (/var/cache/fpmd/frr-src), which needs root and apt the first time.
+# Install the result with:
+#   apt-get install ./build-deb/fpmd_*.deb ./build-deb/fpmd-frr_*.deb
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$top/build-deb}
+case $out in /*) ;; *) out=$(pwd)/$out ;; esac
+
+say() { echo "package: $*"; }
+die() { echo "package: error: $*" >&2; exit 1; }
+
+# The package's version is configure.ac's.
+ver=$(sed -n 's/^AC_INIT(\[fpmd\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")
+deb=$(cd "$top" && dpkg-parsechangelog -S Version)
+[ "$ver" = "$deb" ] ||
+	die "configure.ac says $ver, debian/changelog says $deb: add a changelog entry (dch -v $ver)"
+
+work=$(mktemp -d /tmp/fpmd-package.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+src=$work/fpmd-$ver
+mkdir -p "$src"
+# Tracked and new files, as the tree is now; nothing ignored (builds,
+# autotools output).
+if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar --null -T - -cf -) | tar -C "$src" -xf -
+else
+	tar -C "$top" --exclude=./build --exclude='./build-*' \
+		--exclude=./debian/build -cf - . | tar -C "$src" -xf -
+fi
+
+say "building fpmd $ver in $src"
+start=$(date +%s)
+(cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc) ${DEB_BUILD_OPTIONS:-}" \
+	dpkg-buildpackage -b -us -uc >"$work/build.log" 2>&1) || {
+	tail -n 60 "$work/build.log" >&2
+	die "dpkg-buildpackage failed (last lines above)"
+}
+mkdir -p "$out"
+rm -f "$out"/fpmd_*.deb "$out"/fpmd-frr_*.deb "$out"/fpmd*-dbgsym_*.deb \
+	"$out"/fpmd_*.buildinfo "$out"/fpmd_*.changes
+cp "$work"/*.deb "$work"/*.buildinfo "$work"/*.changes "$out"/
+cp "$work/build.log" "$out/build.log"
+say "built in $(($(date +%s) - start)) s:"
+ls -1 "$out"/*.deb | sed 's/^/  /'
+if command -v lintian >/dev/null; then
+	# Advisory: its verdict is in the log, not the exit status.
+	lintian --no-tag-display-limit "$out"/*.changes >"$out/lintian.log" 2>&1 || true
+	say "lintian: $(grep -c '^[EW]:' "$out/lintian.log" || true) errors/warnings ($out/lintian.log)"
+fi
