@@ -3,17 +3,25 @@
 #
 # Builds the Debian packages fpmd and fpmd-frr:
 #
-#   scripts/package.sh [OUTDIR]      (default ./build-deb)
+#   scripts/package.sh [--install] [OUTDIR]      (default ./build-deb)
 #
 # from a copy of the tree (dpkg-buildpackage writes into the parent of
 # the source and runs autoreconf in it, which must not touch ./build, the
 # test build). The zebra module needs the FRR source of the installed frr:
 # scripts/frr-source.sh prepares it in $FPMD_FRR_SOURCE
 # (/var/cache/fpmd/frr-src), which needs root and apt the first time.
-# Install the result with:
+# --install then installs both (again, if the same version is installed:
+# CI runs this on the same machine more than once) without starting
+# fpmd, as
 #   apt-get install ./build-deb/fpmd_*.deb ./build-deb/fpmd-frr_*.deb
+# would, keeping a changed /etc/fpmd/fpmd.json.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
+install=no
+if [ "${1:-}" = --install ]; then
+	install=yes
+	shift
+fi
 out=${1:-$top/build-deb}
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 
@@ -60,3 +68,21 @@ if command -v lintian >/dev/null; then
 	lintian --no-tag-display-limit "$out"/*.changes >"$out/lintian.log" 2>&1 || true
 	say "lintian: $(grep -c '^[EW]:' "$out/lintian.log" || true) errors/warnings ($out/lintian.log)"
 fi
+
+[ "$install" = yes ] || exit 0
+export DEBIAN_FRONTEND=noninteractive
+# Installing must not start fpmd on this machine (the unit is enabled,
+# and started where systemd runs).
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -rf "$work"; rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+say "installing $(cd "$out" && echo fpmd_*.deb fpmd-frr_*.deb)"
+apt-get install -y -q --reinstall --allow-downgrades \
+	-o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+	"$out"/fpmd_*.deb "$out"/fpmd-frr_*.deb >"$out/install.log" 2>&1 || {
+	cat "$out/install.log" >&2
+	die "installing the packages failed"
+}
+say "installed: $(dpkg-query -W -f='${Package} ${Version}  ' fpmd fpmd-frr)"
