@@ -186,7 +186,8 @@ int main(int argc, char **argv)
 	const char *yangdir = argc > 3 ? argv[3] : "/usr/share/yang";
 
 	if (argc < 2 || argc > 4) {
-		fprintf(stderr, "usage: yang2man MODULE.yang [CONFIG-FILE [YANG-DIR]]\n");
+		fprintf(stderr, "usage: yang2man MODULE.yang "
+				"[CONFIG-FILE [YANG-DIR]]\n");
 		return 2;
 	}
 	if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY, &ctx) ||
