@@ -117,6 +117,14 @@ def test_dryrun_reads_etc():
     assert not doc.get("interfaces", {}).get("interface"), doc
 
 
+def test_example_config_valid():
+    ex = "/usr/share/doc/fpmd/examples/fpmd.json"
+    r = subprocess.run([SBIN_FPMD, "-C", "-f", ex], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["fpmd:fpmd"]["interfaces"]["interface"]
+
+
 @pytest.fixture
 def plain_lab():
     lab = FrrLab()
