@@ -155,6 +155,21 @@ def test_guard_flips_marks(lab, server):
     assert fib_offloaded(f) == n0
 
 
+def test_no_ingress_for_a_family(lab, server):
+    """net.ipv4.ip_forward_use_pmtu sends every IPv4 packet to the kernel
+    on every interface: no IPv4 route is offloaded (state ingress-kernel)
+    although its egress forwards; IPv6 stays offloaded."""
+    d, f = start_all(lab)
+    wait_marks(f, {H2_NET: True, CONN1: True})
+    wait_marks(f, {H2_NET6: True}, v6=True)
+    lab.r1.sysctl("net.ipv4.ip_forward_use_pmtu", 1)
+    wait_marks(f, {H2_NET: False, CONN1: False, BH_NET: False})
+    assert fib_offloaded(f) == 0
+    assert zebra_marks(f, True)[H2_NET6] is True
+    lab.r1.sysctl("net.ipv4.ip_forward_use_pmtu", 0)
+    wait_marks(f, {H2_NET: True, CONN1: True, BH_NET: True})
+
+
 def test_fpmd_gone_clears_marks(lab, server):
     d, f = start_all(lab)
     wait_marks(f, {H2_NET: True, MTU_NET: False})
