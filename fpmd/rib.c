@@ -1415,9 +1415,11 @@ static bool ingress_takes(int family)
 			f = iface_map_flags(i);
 			if (!(f & FPMD_IF_F_ENABLED))
 				continue;
-			if ((f & FPMD_IF_F_FWD_V4) && !(f & FPMD_IF_F_KERNEL_V4))
+			if ((f & FPMD_IF_F_FWD_V4) &&
+			    !(f & FPMD_IF_F_KERNEL_V4))
 				st_ingress |= 1;
-			if ((f & FPMD_IF_F_FWD_V6) && !(f & FPMD_IF_F_KERNEL_V6))
+			if ((f & FPMD_IF_F_FWD_V6) &&
+			    !(f & FPMD_IF_F_KERNEL_V6))
 				st_ingress |= 2;
 		}
 	}

@@ -934,6 +934,9 @@ static void fz_status_apply(struct thread *t)
 {
 	int n = 0;
 
+	/* Shutting down: the RIB is being taken apart. */
+	if (atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
+		return;
 	for (;;) {
 		if (fz.st_next == fz.st_main.len) {
 			struct fz_status_q tmp;
@@ -1440,6 +1443,10 @@ static int fz_finish(struct zebra_dplane_provider *prov, bool early)
 	free(fz.st_q.v);
 	memset(&fz.st_q, 0, sizeof(fz.st_q));
 	pthread_mutex_unlock(&fz.st_lock);
+	/* zebra's main loop no longer runs our events. */
+	free(fz.st_main.v);
+	memset(&fz.st_main, 0, sizeof(fz.st_main));
+	fz.st_next = 0;
 	return 0;
 }
 
