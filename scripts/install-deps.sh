@@ -11,6 +11,7 @@ libclang-rt-14-dev
 iproute2 iputils-ping iperf3 ethtool nftables iptables procps
 python3 python3-pytest python3-scapy python3-matplotlib
 frr bird2
+prometheus-frr-exporter
 "
 
 export DEBIAN_FRONTEND=noninteractive
