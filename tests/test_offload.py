@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from lab import wait_for
+from lab import BUILDDIR, wait_for
 from test_frr import routes_of
 from test_plugin import (BH_NET, H2_DST, H2_NET, H2_NET6, h2_loopback,
                          server, sigterm_cleans_up, start_fpmd,
@@ -153,6 +153,22 @@ def test_guard_flips_marks(lab, server):
     wait_marks(f, {H2_NET: True, CONN2: True, CONN1: True})
     print(f"tc egress removed -> zebra marks: {time.monotonic() - t0:.3f} s")
     assert fib_offloaded(f) == n0
+
+
+FOREIGN = os.path.join(BUILDDIR, "tests", "xdp_foreign.bpf.o")
+
+
+def test_xdp_replaced_and_back(lab, server):
+    """Another program takes fpmd's place on r1-eth1: routes leaving by
+    it are no longer offloaded; removed, fpmd re-attaches and they are."""
+    d, f = start_all(lab)
+    wait_marks(f, {H2_NET: True, CONN2: True, CONN1: True})
+    lab.r1.run(f"ip -force link set dev r1-eth1 xdpdrv obj {FOREIGN} "
+               "sec xdp")
+    wait_marks(f, {H2_NET: False, CONN2: False, CONN1: True})
+    assert routes_of(d, "plugin")[H2_NET]["state"] == "egress-kernel"
+    lab.r1.run("ip link set dev r1-eth1 xdp off")
+    wait_marks(f, {H2_NET: True, CONN2: True, CONN1: True})
 
 
 def test_no_ingress_for_a_family(lab, server):
