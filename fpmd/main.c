@@ -999,6 +999,7 @@ static int run(int sfd)
 	struct epoll_event evs[16];
 
 	uint64_t local_due = 0; /* ms, CLOCK_MONOTONIC */
+	bool status_busy = false;
 
 	for (;;) {
 		int timeout = -1, n;
@@ -1008,6 +1009,8 @@ static int run(int sfd)
 
 			timeout = local_due > now ? (int)(local_due - now) : 0;
 		}
+		if (status_busy)
+			timeout = 0;
 		n = epoll_wait(epfd, evs, 16, timeout);
 
 		if (n < 0) {
@@ -1130,6 +1133,9 @@ static int run(int sfd)
 			guard_sysctls();
 		if (recheck)
 			periodic();
+		/* Route status changes, a slice at a time, then to zebra. */
+		status_busy = rib_status_run();
+		plugin_status_flush();
 	}
 }
 

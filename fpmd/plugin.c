@@ -38,6 +38,8 @@ static bool hello_done;
 static uint32_t gen;
 static uint64_t replay_id, hold_deadline_ns;
 static struct feed_status st = { .replay_state = "none" };
+static int status_id = -1; /* our bit of the RIB's route status hook */
+static void status_changed(struct route *r, void *arg);
 
 int plugin_open(const struct sock_cfg *sc)
 {
@@ -67,6 +69,8 @@ int plugin_open(const struct sock_cfg *sc)
 	}
 	listen_fd = fd;
 	st.enabled = true;
+	if (status_id < 0)
+		status_id = rib_status_subscribe(status_changed, NULL);
 	snprintf(st.listen, sizeof(st.listen), "%s", path);
 	log_info("plugin: listening on %s", path);
 	return fd;
@@ -79,6 +83,127 @@ int plugin_open(const struct sock_cfg *sc)
 static struct wire_out out;
 static bool out_failed;
 static void (*watch)(int fd, bool in, bool out);
+
+static void send_msg(const Fpmd__FpmdMsg *m);
+
+/* ---- route status to zebra ----------------------------------------------
+ *
+ * zebra's plugin marks its routes offloaded / offload-failed by the
+ * RouteStatus fpmd sends: one after the Ack of every RouteOp that installs
+ * a prefix (zebra made a new route entry), and one whenever the RIB's
+ * "route status changed" hook reports a plugin route. Those wait here as
+ * prefixes, each queued once (the route's subscriber bit), and go out only
+ * while the replies to zebra are below PLUGIN_STATUS_HIGH: a guard that
+ * diverts 100k routes never stalls the loop nor grows the queue beyond one
+ * entry per route; the status sent is the one current when it is sent.
+ */
+#define PLUGIN_STATUS_HIGH (256u << 10)
+#define PLUGIN_STATUS_BATCH 4096
+
+static struct {
+	struct prefix *p;
+	size_t head, len, cap;
+} sq;
+
+static void status_send(const struct prefix *p, bool offloaded,
+			const char *state)
+{
+	Fpmd__FpmdMsg m = FPMD__FPMD_MSG__INIT;
+	Fpmd__RouteStatus rs = FPMD__ROUTE_STATUS__INIT;
+	Fpmd__Prefix pp = FPMD__PREFIX__INIT;
+
+	pp.addr.data = (uint8_t *)p->addr;
+	pp.addr.len = addr_len(p->family);
+	pp.len = p->len;
+	rs.prefix = &pp;
+	rs.table = RT_TABLE_MAIN;
+	rs.offloaded = offloaded;
+	rs.state = (char *)state;
+	m.msg_case = FPMD__FPMD_MSG__MSG_ROUTE_STATUS;
+	m.route_status = &rs;
+	send_msg(&m);
+}
+
+/* The current status of the plugin's route for p, sent now. */
+static void status_send_route(const struct prefix *p)
+{
+	struct route *r = rib_route_find(p);
+	const char *state = "refused";
+	bool off = false;
+
+	if (r) {
+		rib_status_take(r, status_id);
+		if (r->e[SRC_PLUGIN].present)
+			state = rib_route_status(r, SRC_PLUGIN, &off);
+	}
+	status_send(p, off, state);
+}
+
+/* The RIB's hook: a route's status changed. */
+static void status_changed(struct route *r, void *arg)
+{
+	(void)arg;
+	if (conn_fd < 0 || !hello_done || !r->e[SRC_PLUGIN].present ||
+	    !rib_status_queue(r, status_id))
+		return;
+	if (sq.len == sq.cap) {
+		size_t cap = sq.cap ? sq.cap * 2 : 1024;
+		struct prefix *v = malloc(cap * sizeof(*v));
+
+		if (!v) {
+			rib_status_take(r, status_id);
+			log_err("plugin: out of memory: the status of route "
+				"changes is not sent to zebra");
+			return;
+		}
+		for (size_t k = 0; k < sq.len; k++)
+			v[k] = sq.p[(sq.head + k) % sq.cap];
+		free(sq.p);
+		sq.p = v;
+		sq.head = 0;
+		sq.cap = cap;
+	}
+	sq.p[(sq.head + sq.len++) % sq.cap] = r->p;
+}
+
+/* Forget what waits (the connection is gone: the next one's replay sends
+ * every status again); clear the routes' bits so they queue again. */
+static void status_queue_clear(void)
+{
+	for (size_t k = 0; k < sq.len; k++) {
+		struct route *r = rib_route_find(&sq.p[(sq.head + k) % sq.cap]);
+
+		if (r)
+			rib_status_take(r, status_id);
+	}
+	free(sq.p);
+	memset(&sq, 0, sizeof(sq));
+}
+
+/* Move queued statuses to the replies while zebra takes them. */
+static void status_queue_flush(void)
+{
+	int n = 0;
+
+	while (sq.len && conn_fd >= 0 &&
+	       wire_out_pending(&out) < PLUGIN_STATUS_HIGH) {
+		struct prefix p = sq.p[sq.head];
+		struct route *r;
+
+		sq.head = (sq.head + 1) % sq.cap;
+		sq.len--;
+		r = rib_route_find(&p);
+		/* Gone, or sent since (after an Ack): nothing to say. */
+		if (!r || !rib_status_take(r, status_id) ||
+		    !r->e[SRC_PLUGIN].present)
+			continue;
+		status_send_route(&p);
+		if (++n >= PLUGIN_STATUS_BATCH)
+			break;
+	}
+	if (!sq.len)
+		sq.head = 0;
+}
 
 void plugin_set_watch(void (*fn)(int fd, bool in, bool out))
 {
@@ -106,6 +231,7 @@ static void conn_close(const char *why)
 	conn_fd = -1;
 	wire_buf_free(&in);
 	wire_out_free(&out);
+	status_queue_clear();
 	out_failed = false;
 	hello_done = false;
 	st.connected = false;
@@ -139,6 +265,7 @@ void plugin_close(void)
 	conn_fd = timer_fd = -1;
 	wire_buf_free(&in);
 	wire_out_free(&out);
+	status_queue_clear();
 }
 
 int plugin_accept(void)
@@ -154,6 +281,7 @@ int plugin_accept(void)
 	}
 	/* The old connection's replies are not this one's. */
 	wire_out_free(&out);
+	status_queue_clear();
 	out_failed = false;
 	conn_fd = fd;
 	hello_done = false;
@@ -328,6 +456,23 @@ static int nexthop_op(const Fpmd__NexthopOp *n, const char **err)
 			       n->unsupported, gen, err);
 }
 
+/* After the Ack of an install: zebra has a new route entry to mark. */
+static void route_op_status(const Fpmd__RouteOp *r)
+{
+	const Fpmd__Prefix *pp = r->prefix;
+	struct prefix p = { 0 };
+
+	if (r->del || !pp || (pp->addr.len != 4 && pp->addr.len != 16) ||
+	    pp->len > pp->addr.len * 8u ||
+	    (r->table && r->table != RT_TABLE_MAIN))
+		return;
+	p.family = pp->addr.len == 4 ? AF_INET : AF_INET6;
+	p.len = (uint8_t)pp->len;
+	memcpy(p.addr, pp->addr.data, pp->addr.len);
+	prefix_mask(&p);
+	status_send_route(&p);
+}
+
 static void ack(uint64_t seq, int ret, const char *err)
 {
 	Fpmd__FpmdMsg m = FPMD__FPMD_MSG__INIT;
@@ -417,6 +562,7 @@ static int handle(const uint8_t *buf, size_t len)
 		ret = route_op(m->route, &err);
 		ack(m->route->seq, ret, err);
 		ret = 0;
+		route_op_status(m->route);
 		break;
 	case FPMD__PLUGIN_MSG__MSG_NEXTHOP:
 		st.nexthop_msgs++;
@@ -520,6 +666,7 @@ int plugin_io(void)
 		}
 		got = true;
 	}
+	status_queue_flush();
 	if (!flush_out())
 		return -EPIPE;
 	/* Read only while replies are taken; wake on EPOLLOUT while some
@@ -537,6 +684,18 @@ int plugin_io(void)
 			st.last_map_write_ns = now;
 	}
 	return 0;
+}
+
+void plugin_status_flush(void)
+{
+	if (conn_fd < 0 || !sq.len)
+		return;
+	status_queue_flush();
+	if (!flush_out())
+		return;
+	if (watch)
+		watch(conn_fd, wire_out_pending(&out) < PLUGIN_OUT_HIGH,
+		      wire_out_pending(&out) > 0);
 }
 
 void plugin_get_status(struct feed_status *out)

@@ -27,5 +27,8 @@ void plugin_set_watch(void (*fn)(int fd, bool in, bool out));
 int plugin_timer_fd(void);
 void plugin_timer(void);
 void plugin_get_status(struct feed_status *st);
+/* Send zebra the route status changes that wait, while it takes them
+ * (the event loop calls it after every batch of events). */
+void plugin_status_flush(void);
 
 #endif

@@ -286,6 +286,9 @@ static void nh_write_logged(struct nexthop *nh)
 {
 	int ret = nh_write(nh);
 
+	/* What the fast path does with every route using it may change. */
+	rib_status_changed_all();
+
 	if (ret) {
 		rib_stats.map_errors++;
 		log_err("maps: %s %u (slot %u): write failed: %s",
@@ -834,7 +837,26 @@ struct nexthop *rib_nexthop_slot(struct nexthop *nh)
 	return slot_of(nh);
 }
 
+/* Nonzero while a slice of the route status scan runs: nothing changes
+ * meanwhile, so each nexthop's state is worked out once per scan. */
+static uint32_t st_scan_gen;
+
+static const char *nexthop_state_now(const struct nexthop *cnh);
+
 const char *nexthop_state(const struct nexthop *cnh)
+{
+	struct nexthop *nh = (struct nexthop *)cnh;
+
+	if (!st_scan_gen)
+		return nexthop_state_now(cnh);
+	if (nh->st_gen != st_scan_gen) {
+		nh->st_cache = nexthop_state_now(cnh);
+		nh->st_gen = st_scan_gen;
+	}
+	return nh->st_cache;
+}
+
+static const char *nexthop_state_now(const struct nexthop *cnh)
 {
 	struct nexthop *nh = slot_of((struct nexthop *)cnh);
 	uint8_t mac[6];
@@ -967,8 +989,17 @@ void rib_trim(void)
  * that is already right. Frees r when no source has it any more.
  */
 static const char *route_full_error(int family);
+static void status_check(struct route *r);
+static bool route_program_map(struct route *r);
 
 static void route_program(struct route *r)
+{
+	if (route_program_map(r))
+		status_check(r);
+}
+
+/* False when r was freed. */
+static bool route_program_map(struct route *r)
 {
 	char pb[PREFIX_STRLEN];
 	int sel = route_selected(r);
@@ -987,12 +1018,12 @@ static void route_program(struct route *r)
 		}
 		ht_remove(&rib_routes, &r->node);
 		free(r);
-		return;
+		return false;
 	}
 	r->selected = (int8_t)sel;
 	val = route_value(&r->e[sel], sel);
 	if (r->programmed && val == r->val)
-		return;
+		return true;
 	rib_stats.route_writes++;
 	log_debug("maps: route %s (%s): %08x -> %08x", fmt_prefix(&r->p, pb),
 		  rib_source_name(sel), r->programmed ? r->val : 0, val);
@@ -1001,7 +1032,7 @@ static void route_program(struct route *r)
 		r->programmed = true;
 		r->val = val;
 		r->state = RS_FORWARDING;
-		return;
+		return true;
 	}
 	/* The old value may still be in the map: take it out rather than
 	 * leave a stale nexthop forwarding. */
@@ -1021,6 +1052,7 @@ static void route_program(struct route *r)
 		log_err("maps: route %s: write failed: %s",
 			fmt_prefix(&r->p, pb), strerror(-ret));
 	}
+	return true;
 }
 
 static uint32_t pending_routes;
@@ -1348,6 +1380,139 @@ const char *route_entry_state(const struct route *r, int src)
 	}
 }
 
+/* ---- route status: does the fast path take a route's packets? ---------- */
+
+#define STATUS_MAX_SUBS 8
+/* Routes per slice of the scan: a few ms, the loop stays responsive. */
+#define STATUS_SLICE 20000
+
+static struct {
+	rib_status_fn fn;
+	void *arg;
+} st_subs[STATUS_MAX_SUBS];
+static int st_nsubs;
+
+static struct {
+	bool dirty, running;
+	uint32_t gen;
+	size_t bucket, nbuckets;
+} st_scan;
+
+/* Families some attached interface takes into the fast path (bit 0 IPv4,
+ * bit 1 IPv6); -1: to be worked out again. */
+static int st_ingress = -1;
+
+static bool ingress_takes(int family)
+{
+	if (st_ingress < 0) {
+		st_ingress = 0;
+		for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+			const struct iface *i = &iface_tab[s];
+			uint32_t f;
+
+			if (!i->used || !i->ifindex || !i->attached)
+				continue;
+			f = iface_map_flags(i);
+			if (!(f & FPMD_IF_F_ENABLED))
+				continue;
+			if ((f & FPMD_IF_F_FWD_V4) &&
+			    !(f & FPMD_IF_F_KERNEL_V4))
+				st_ingress |= 1;
+			if ((f & FPMD_IF_F_FWD_V6) &&
+			    !(f & FPMD_IF_F_KERNEL_V6))
+				st_ingress |= 2;
+		}
+	}
+	return st_ingress & (family == AF_INET ? 1 : 2);
+}
+
+const char *rib_route_status(const struct route *r, int src, bool *offloaded)
+{
+	const char *st;
+
+	*offloaded = false;
+	if (src < 0 || src >= SRC_MAX || !r->e[src].present)
+		return "absent";
+	st = route_entry_state(r, src);
+	if (strcmp(st, "forwarding") && strcmp(st, "blackhole"))
+		return st;
+	if (!ingress_takes(r->p.family))
+		return "ingress-kernel";
+	*offloaded = true;
+	return st;
+}
+
+int rib_status_subscribe(rib_status_fn fn, void *arg)
+{
+	if (st_nsubs == STATUS_MAX_SUBS)
+		return -1;
+	st_subs[st_nsubs].fn = fn;
+	st_subs[st_nsubs].arg = arg;
+	/* Routes already here were never reported: scan them once. */
+	rib_status_changed_all();
+	return st_nsubs++;
+}
+
+void rib_status_changed_all(void)
+{
+	st_ingress = -1;
+	st_scan.dirty = true;
+}
+
+/* Tell the subscribers if r's status is not what they heard last. */
+static void status_check(struct route *r)
+{
+	int sel = r->selected;
+	bool off;
+	const char *st;
+
+	if (!st_nsubs)
+		return;
+	st = sel >= 0 ? rib_route_status(r, sel, &off) : "absent";
+	if (st == r->st_state && sel == r->st_sel)
+		return;
+	r->st_state = st;
+	r->st_sel = (int8_t)sel;
+	for (int k = 0; k < st_nsubs; k++)
+		st_subs[k].fn(r, st_subs[k].arg);
+}
+
+bool rib_status_run(void)
+{
+	size_t n = 0;
+
+	if (!st_nsubs)
+		return false;
+	if (!st_scan.running) {
+		if (!st_scan.dirty)
+			return false;
+		st_scan.dirty = false;
+		st_scan.running = true;
+		st_scan.bucket = 0;
+		st_scan.nbuckets = rib_routes.nbuckets;
+		if (!++st_scan.gen)
+			st_scan.gen++;
+	}
+	/* The table grew or shrank between slices: buckets moved. */
+	if (st_scan.nbuckets != rib_routes.nbuckets) {
+		st_scan.bucket = 0;
+		st_scan.nbuckets = rib_routes.nbuckets;
+		if (!++st_scan.gen)
+			st_scan.gen++;
+	}
+	st_scan_gen = st_scan.gen;
+	while (st_scan.bucket < st_scan.nbuckets && n < STATUS_SLICE) {
+		struct hnode *hn = rib_routes.b[st_scan.bucket++];
+
+		for (; hn; hn = hn->next, n++)
+			status_check(container_of(hn, struct route, node));
+	}
+	st_scan_gen = 0;
+	if (st_scan.bucket >= st_scan.nbuckets)
+		st_scan.running = false;
+	return st_scan.running || st_scan.dirty;
+}
+
 /* ---- other tables ---------------------------------------------------------- */
 
 static struct other_route *other_find(enum rib_source src,
@@ -1547,6 +1712,8 @@ void rib_iface_changed(uint32_t ifindex)
 	struct hnode *n, *tmp;
 	size_t i;
 
+	/* Also as an ingress: attached, suspended, forwarding, guards. */
+	rib_status_changed_all();
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
 	{
 		struct nexthop *nh = container_of(n, struct nexthop, key_node);

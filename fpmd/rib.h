@@ -77,6 +77,9 @@ struct nexthop {
 	struct nexthop *alias;
 	uint32_t nbuckets;    /* groups: buckets in use */
 	uint32_t gen;         /* replay generation that last refreshed it */
+	/* nexthop_state() cached for one route status scan (st_gen). */
+	const char *st_cache;
+	uint32_t st_gen;
 };
 
 struct route_entry {
@@ -102,6 +105,11 @@ struct route {
 	bool programmed;
 	uint8_t state;     /* enum route_state */
 	uint32_t val;      /* the value in the map when programmed */
+	/* Route status last reported to subscribers (rib_status_subscribe):
+	 * the selected source and its state (a string constant). */
+	int8_t st_sel;
+	uint8_t st_queued; /* subscriber bits: queued, not yet taken */
+	const char *st_state;
 };
 
 /* Routes of other tables: counted and shown, never programmed. */
@@ -230,5 +238,56 @@ const char *route_entry_state(const struct route *r, int src);
 const char *nexthop_state(const struct nexthop *nh);
 /* The object whose map slot forwards for nh (a feed's id shares one). */
 struct nexthop *rib_nexthop_slot(struct nexthop *nh);
+
+/*
+ * Route status: does the fast path take a route's packets now?
+ *
+ * A source's entry is offloaded when it is the selected one, programmed,
+ * and its state is "forwarding" (nexthop or group in the maps, an egress
+ * that is attached, up and a tx port, the gateway's neighbor resolved) or
+ * "blackhole" (XDP drops, as the kernel would), and at least one attached
+ * interface takes the route's family into the fast path (not suspended by
+ * netfilter, forwarding on, no policy rules / xfrm / tc ingress sending
+ * the family to the kernel): else its state is "ingress-kernel". Every
+ * other state (unresolved, egress-kernel, egress-down, map-full,
+ * mtu-metric, unreachable, ...) means the kernel path. Returns the state.
+ */
+const char *rib_route_status(const struct route *r, int src, bool *offloaded);
+
+/*
+ * The "route status changed" hook. fn hears of every route whose status
+ * (selected source, or that source's state) changed since it was last
+ * reported: at once when the route itself is written, and after
+ * rib_status_changed_all() from a deferred scan of every route, run in
+ * slices by rib_status_run(). The route may be gone by the time the
+ * subscriber looks again: keep its prefix, not the pointer. Each
+ * subscriber gets one bit of route.st_queued for its own use
+ * (rib_status_queue / rib_status_take). Returns the id, or -1 (at most 8).
+ */
+typedef void (*rib_status_fn)(struct route *r, void *arg);
+int rib_status_subscribe(rib_status_fn fn, void *arg);
+/* Something that may change many routes' status changed (an interface, a
+ * guard, a neighbor, a nexthop): scan every route soon. */
+void rib_status_changed_all(void);
+/* One slice of the deferred scan; true while more work is waiting. */
+bool rib_status_run(void);
+
+/* Subscriber id's queued bit: set it, false if it was set already. */
+static inline bool rib_status_queue(struct route *r, int id)
+{
+	bool was = r->st_queued & (1u << id);
+
+	r->st_queued |= (uint8_t)(1u << id);
+	return !was;
+}
+
+/* Clear it; true if it was set. */
+static inline bool rib_status_take(struct route *r, int id)
+{
+	bool was = r->st_queued & (1u << id);
+
+	r->st_queued &= (uint8_t)~(1u << id);
+	return was;
+}
 
 #endif

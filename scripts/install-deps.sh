@@ -12,6 +12,7 @@ iproute2 iputils-ping iperf3 ethtool nftables iptables procps
 python3 python3-pytest python3-scapy python3-matplotlib
 frr bird2
 debhelper dpkg-dev libsystemd-dev libmicrohttpd-dev systemd man-db
+prometheus-frr-exporter
 "
 
 export DEBIAN_FRONTEND=noninteractive

@@ -104,14 +104,23 @@ class Client:
         self.s.settimeout(3)
         self.s.connect(d.plugin_sock)
 
+        self.statuses = []  # RouteStatus messages, set aside by recv
+
     def send(self, *msgs):
         self.s.sendall(b"".join(frame(m) for m in msgs))
 
     def recv(self):
-        hdr = self._exact(4)
-        if hdr is None:
-            return None
-        return decode(self._exact(struct.unpack(">I", hdr)[0]))
+        """The next FpmdMsg that is not a RouteStatus (field 4: fpmd
+        sends one after each install's Ack; tests/test_offload.py covers
+        them)."""
+        while True:
+            hdr = self._exact(4)
+            if hdr is None:
+                return None
+            m = decode(self._exact(struct.unpack(">I", hdr)[0]))
+            if 4 not in m:
+                return m
+            self.statuses.append(decode(m[4][0]))
 
     def _exact(self, n):
         b = b""
@@ -171,6 +180,16 @@ def test_plugin_replay_is_exact_and_acked(lab):
     done = c.recv()
     assert 3 in done, done  # replay_done echoes the end marker
     assert plugin_routes(d) == {"10.77.0.0/16", "10.78.0.0/16"}
+    # Each install's Ack is followed by the route's RouteStatus: prefix,
+    # table, offloaded, fpmd's state; a refused one is not offloaded.
+    sts = {}
+    for m in c.statuses:
+        p = decode(m[1][0])
+        sts[(socket.inet_ntoa(p[1][0]), p[2][0])] = (
+            m.get(3, [0])[0], m[4][0].decode(), m[2][0])
+    assert sts[("10.79.0.0", 16)] == (0, "refused", 254), sts
+    assert sts[("10.77.0.0", 16)][1:] in (("forwarding", 254),
+                                          ("unresolved", 254)), sts
     st = d.show("plugin")
     assert st["replayState"] == "complete" and st["ignored"] == 1, st
 

@@ -109,8 +109,32 @@ struct fz_ring {
 	size_t head, count, cap;
 };
 
+/*
+ * A RouteStatus from fpmd (or, prefix family 0, "clear every mark": fpmd
+ * is gone), waiting for zebra's main pthread, where the RIB lives.
+ */
+struct fz_status {
+	uint8_t family;
+	uint8_t plen;
+	bool offloaded;
+	uint8_t addr[16];
+};
+
+struct fz_status_q {
+	struct fz_status *v;
+	size_t len, cap;
+};
+
+/* Statuses applied per event on the main pthread before yielding. */
+#define FZ_STATUS_SLICE 5000
+/* Beyond this many waiting (zebra's main pthread stuck), statuses are
+ * dropped and counted: the next one for the prefix corrects it. */
+#define FZ_STATUS_MAX (4u << 20)
+
 struct fz_counters {
 	_Atomic uint64_t connections, connect_failures, disconnects;
+	_Atomic uint64_t status_received, status_dropped, status_no_route;
+	_Atomic uint64_t marked_offloaded, marked_failed, clears;
 	_Atomic uint64_t route_ops, nexthop_ops, bytes_sent;
 	_Atomic uint64_t acks_ok, acks_failed, acks_unmatched;
 	_Atomic uint64_t skipped_down, skipped_other, unsupported;
@@ -161,6 +185,14 @@ static struct fpmd_zebra {
 		struct thread *t;
 	} walk;
 
+	/* Route statuses: filled on the plugin's pthread under st_lock,
+	 * applied on zebra's main pthread (st_main, st_next: its own). */
+	pthread_mutex_t st_lock;
+	struct fz_status_q st_q;
+	struct fz_status_q st_main;
+	size_t st_next;
+	struct thread *t_status;
+
 	struct fz_counters c;
 } fz = { .fd = -1 };
 
@@ -172,6 +204,7 @@ static void fz_read(struct thread *t);
 static void fz_flush(struct thread *t);
 static void fz_walk_start(struct thread *t);
 static void fz_walk_routes(struct thread *t);
+static void fz_status_apply(struct thread *t);
 
 /* ---- buffers --------------------------------------------------------- */
 
@@ -777,6 +810,181 @@ static void fz_walk_routes(struct thread *t)
 	}
 }
 
+/* ---- offload status in zebra's RIB ----------------------------------- */
+
+/*
+ * FRR 8.4 has no dataplane API to set a route's offload flags (a provider
+ * can only fail a route, and then zebra keeps it out of the kernel too;
+ * DPLANE_OP_ROUTE_NOTIFY updates nexthop FIB flags only). So the flags
+ * are set here, on zebra's main pthread, as zebra's own netlink code sets
+ * them from a kernel notification: ZEBRA_FLAG_OFFLOADED or
+ * ZEBRA_FLAG_OFFLOAD_FAILED on the prefix's selected FIB entry
+ * (dest->selected_fib), both cleared on its other entries. zebra sets
+ * selected_fib in rib_install_kernel() before it queues the context that
+ * reaches fpmd, and the dataplane result (rib_process_result) leaves
+ * re->flags alone, so whichever comes first, the status lands on the entry
+ * fpmd answered for (or a newer one, whose own status follows).
+ */
+
+/* Any pthread: queue one status for the main pthread. */
+static void fz_status_push(const struct fz_status *s)
+{
+	bool sched;
+
+	pthread_mutex_lock(&fz.st_lock);
+	if (fz.st_q.len >= FZ_STATUS_MAX) {
+		pthread_mutex_unlock(&fz.st_lock);
+		CNT_INC(status_dropped);
+		return;
+	}
+	if (fz.st_q.len == fz.st_q.cap) {
+		size_t cap = fz.st_q.cap ? fz.st_q.cap * 2 : 1024;
+		struct fz_status *v = realloc(fz.st_q.v, cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&fz.st_lock);
+			CNT_INC(status_dropped);
+			return;
+		}
+		fz.st_q.v = v;
+		fz.st_q.cap = cap;
+	}
+	fz.st_q.v[fz.st_q.len++] = *s;
+	sched = fz.st_q.len == 1;
+	pthread_mutex_unlock(&fz.st_lock);
+	/* thread_add_event is safe from any pthread; one pending is enough. */
+	if (sched && !atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
+		thread_add_event(zrouter.master, fz_status_apply, NULL, 0,
+				 &fz.t_status);
+}
+
+static void fz_re_mark(struct route_entry *re, bool offloaded)
+{
+	if (offloaded) {
+		SET_FLAG(re->flags, ZEBRA_FLAG_OFFLOADED);
+		UNSET_FLAG(re->flags, ZEBRA_FLAG_OFFLOAD_FAILED);
+	} else {
+		SET_FLAG(re->flags, ZEBRA_FLAG_OFFLOAD_FAILED);
+		UNSET_FLAG(re->flags, ZEBRA_FLAG_OFFLOADED);
+	}
+}
+
+static void fz_re_unmark(struct route_entry *re)
+{
+	UNSET_FLAG(re->flags, ZEBRA_FLAG_OFFLOADED | ZEBRA_FLAG_OFFLOAD_FAILED);
+}
+
+/* Main pthread: one status onto the RIB. */
+static void fz_status_one(const struct fz_status *s)
+{
+	struct prefix p = { .family = s->family, .prefixlen = s->plen };
+	struct route_table *table;
+	struct route_entry *re, *sel;
+	struct route_node *rn;
+	rib_dest_t *dest;
+
+	memcpy(&p.u.prefix, s->addr, s->family == AF_INET ? 4 : 16);
+	table = zebra_vrf_table(s->family == AF_INET ? AFI_IP : AFI_IP6,
+				SAFI_UNICAST, VRF_DEFAULT);
+	rn = table ? srcdest_rnode_lookup(table, &p, NULL) : NULL;
+	if (!rn) {
+		CNT_INC(status_no_route);
+		return;
+	}
+	dest = rib_dest_from_rnode(rn);
+	sel = dest ? dest->selected_fib : NULL;
+	if (sel && CHECK_FLAG(sel->status, ROUTE_ENTRY_REMOVED))
+		sel = NULL;
+	if (!sel)
+		CNT_INC(status_no_route);
+	RNODE_FOREACH_RE (rn, re) {
+		if (re != sel) {
+			/* An entry fpmd no longer answers for. */
+			fz_re_unmark(re);
+			continue;
+		}
+		fz_re_mark(re, s->offloaded);
+		if (s->offloaded)
+			CNT_INC(marked_offloaded);
+		else
+			CNT_INC(marked_failed);
+	}
+	route_unlock_node(rn);
+}
+
+/* Main pthread: fpmd is gone, nobody says what XDP does: no marks. */
+static void fz_status_clear_all(void)
+{
+	for (afi_t afi = AFI_IP; afi <= AFI_IP6; afi++) {
+		struct route_table *table =
+		    zebra_vrf_table(afi, SAFI_UNICAST, VRF_DEFAULT);
+		struct route_entry *re;
+		struct route_node *rn;
+
+		if (!table)
+			continue;
+		for (rn = route_top(table); rn; rn = srcdest_route_next(rn))
+			RNODE_FOREACH_RE (rn, re)
+				fz_re_unmark(re);
+	}
+	CNT_INC(clears);
+}
+
+static void fz_status_apply(struct thread *t)
+{
+	int n = 0;
+
+	/* Shutting down: the RIB is being taken apart. */
+	if (atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
+		return;
+	for (;;) {
+		if (fz.st_next == fz.st_main.len) {
+			struct fz_status_q tmp;
+
+			fz.st_main.len = fz.st_next = 0;
+			pthread_mutex_lock(&fz.st_lock);
+			tmp = fz.st_q;
+			fz.st_q = fz.st_main;
+			fz.st_main = tmp;
+			pthread_mutex_unlock(&fz.st_lock);
+			if (!fz.st_main.len)
+				return;
+		}
+		while (fz.st_next < fz.st_main.len) {
+			const struct fz_status *s = &fz.st_main.v[fz.st_next++];
+
+			if (!s->family)
+				fz_status_clear_all();
+			else
+				fz_status_one(s);
+			if (++n >= FZ_STATUS_SLICE) {
+				/* Let zebra breathe; the rest next turn. */
+				thread_add_event(zrouter.master,
+						 fz_status_apply, NULL, 0,
+						 &fz.t_status);
+				return;
+			}
+		}
+	}
+}
+
+/* The plugin's pthread: a RouteStatus from fpmd. */
+static void fz_route_status(const Fpmd__RouteStatus *rs)
+{
+	const Fpmd__Prefix *pp = rs->prefix;
+	struct fz_status s = { .offloaded = rs->offloaded };
+
+	CNT_INC(status_received);
+	if (!pp || (pp->addr.len != 4 && pp->addr.len != 16) ||
+	    pp->len > pp->addr.len * 8u ||
+	    (rs->table && rs->table != FZ_TABLE_MAIN))
+		return;
+	s.family = pp->addr.len == 4 ? AF_INET : AF_INET6;
+	s.plen = (uint8_t)pp->len;
+	memcpy(s.addr, pp->addr.data, pp->addr.len);
+	fz_status_push(&s);
+}
+
 /* ---- the connection (the plugin's pthread) --------------------------- */
 
 static void fz_schedule_connect(void)
@@ -814,6 +1022,13 @@ static void fz_disconnect(bool quiet, const char *fmt, ...)
 	atomic_store_explicit(&fz.w_left, 0, memory_order_relaxed);
 	wire_buf_free(&fz.in);
 	CNT_INC(disconnects);
+	{
+		/* Queued after the last status of this connection, before
+		 * any of the next one's. */
+		struct fz_status clear = { .family = 0 };
+
+		fz_status_push(&clear);
+	}
 	if (monotime(NULL) - fz.connected_at < FZ_FLAP_S)
 		fz.flaps++;
 	else
@@ -1058,6 +1273,9 @@ static bool fz_handle(const uint8_t *buf, size_t len)
 	case FPMD__FPMD_MSG__MSG_ACK:
 		fz_ack(m->ack);
 		break;
+	case FPMD__FPMD_MSG__MSG_ROUTE_STATUS:
+		fz_route_status(m->route_status);
+		break;
 	case FPMD__FPMD_MSG__MSG_REPLAY_DONE:
 		CNT_INC(replays_done);
 		zlog_info(FZ_LOG "fpmd completed replay %" PRIu64 " (%" PRIu64
@@ -1146,6 +1364,12 @@ DEFUN(show_fpmd_plugin, show_fpmd_plugin_cmd, "show fpmd plugin [json]",
 	json_object_int_add(jo, "replaysSent", CNT_GET(replays_sent));
 	json_object_int_add(jo, "replaysDone", CNT_GET(replays_done));
 	json_object_int_add(jo, "overruns", CNT_GET(overruns));
+	json_object_int_add(jo, "statusReceived", CNT_GET(status_received));
+	json_object_int_add(jo, "statusDropped", CNT_GET(status_dropped));
+	json_object_int_add(jo, "statusNoRoute", CNT_GET(status_no_route));
+	json_object_int_add(jo, "markedOffloaded", CNT_GET(marked_offloaded));
+	json_object_int_add(jo, "markedOffloadFailed", CNT_GET(marked_failed));
+	json_object_int_add(jo, "marksCleared", CNT_GET(clears));
 	json_object_string_add(jo, "lastError", err);
 	if (uj)
 		return vty_json(vty, jo);
@@ -1170,6 +1394,13 @@ DEFUN(show_fpmd_plugin, show_fpmd_plugin_cmd, "show fpmd plugin [json]",
 		"; bytes sent %" PRIu64 ", queued %" PRIu64 "\n",
 		CNT_GET(acks_ok), CNT_GET(acks_failed), CNT_GET(bytes_sent),
 		backlog);
+	vty_out(vty,
+		"  route status from fpmd %" PRIu64 ": marked offloaded %" PRIu64
+		", offload-failed %" PRIu64 ", no such route %" PRIu64
+		", dropped %" PRIu64 ", all marks cleared %" PRIu64 " times\n",
+		CNT_GET(status_received), CNT_GET(marked_offloaded),
+		CNT_GET(marked_failed), CNT_GET(status_no_route),
+		CNT_GET(status_dropped), CNT_GET(clears));
 	if (*err)
 		vty_out(vty, "  last error: %s\n", err);
 	json_object_free(jo);
@@ -1208,6 +1439,14 @@ static int fz_finish(struct zebra_dplane_provider *prov, bool early)
 	fz_buf_free(&fz.w);
 	fz_ring_clear(&fz.pending);
 	wire_buf_free(&fz.in);
+	pthread_mutex_lock(&fz.st_lock);
+	free(fz.st_q.v);
+	memset(&fz.st_q, 0, sizeof(fz.st_q));
+	pthread_mutex_unlock(&fz.st_lock);
+	/* zebra's main loop no longer runs our events. */
+	free(fz.st_main.v);
+	memset(&fz.st_main, 0, sizeof(fz.st_main));
+	fz.st_next = 0;
 	return 0;
 }
 
@@ -1216,6 +1455,7 @@ static int fz_early_fini(void)
 {
 	atomic_store_explicit(&fz.shutdown, true, memory_order_relaxed);
 	THREAD_OFF(fz.t_walk_start);
+	THREAD_OFF(fz.t_status);
 	fz_walk_stop();
 	return 0;
 }
@@ -1236,6 +1476,7 @@ static int fz_late_init(struct thread_master *tm)
 		strlcpy(fz.path, FZ_DEFAULT_SOCKET, sizeof(fz.path));
 	}
 	pthread_mutex_init(&fz.lock, NULL);
+	pthread_mutex_init(&fz.st_lock, NULL);
 	ret = dplane_provider_register(FZ_NAME, DPLANE_PRIO_POSTPROCESS,
 				       DPLANE_PROV_FLAG_THREADED, fz_start,
 				       fz_process, fz_finish, NULL, &fz.prov);
