@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The documentation points at things that exist: every relative link in
 README.md and doc/*.md (and the plugin's README) names a file of the
-repository, and an anchor a heading of it; every repository path in the
-README's code blocks exists (or is built from a source of that name), a
-script run directly is executable, and the commands can be run in order
+repository, and an anchor a heading of it; every repository path in their
+code blocks exists (or is built from a source of that name), a script run
+directly is executable, and the commands can be run in order
 on one machine (no `mkdir` that fails because an earlier step made the
 directory); the README opens with the demo and the test command, and
 its configuration examples are valid fpmd configurations."""
@@ -12,6 +12,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -132,22 +133,23 @@ def repo_path_exists(path):
     return any(os.path.exists(stem + ext) for ext in BUILT_FROM)
 
 
-def test_readme_code_blocks_name_existing_files():
-    _, blocks = split_fences(read("README.md"))
+@pytest.mark.parametrize("doc", DOCS)
+def test_code_blocks_name_existing_files(doc):
+    _, blocks = split_fences(read(doc))
     bad = []
     for block in blocks:
         for n, line in block:
             for m in PATH_WORD.finditer(line):
                 path = m.group(1)
                 if not repo_path_exists(path):
-                    bad.append(f"README.md:{n}: {path}: not in the repository "
+                    bad.append(f"{doc}:{n}: {path}: not in the repository "
                                "and not built from a source of that name")
             # A script run directly must be executable.
             cmd = re.match(r"^\s*(?:\w+=\S+\s+)*(?:\./)?((?:%s)/\S+)" %
                            "|".join(re.escape(d) for d in TOPDIRS), line)
             if cmd and os.path.isfile(os.path.join(REPO, cmd.group(1))) and \
                     not os.access(os.path.join(REPO, cmd.group(1)), os.X_OK):
-                bad.append(f"README.md:{n}: {cmd.group(1)} is run directly "
+                bad.append(f"{doc}:{n}: {cmd.group(1)} is run directly "
                            "but is not executable")
     assert not bad, "\n".join(bad)
 
@@ -211,3 +213,46 @@ def test_readme_configuration_examples_are_valid():
                          r.stderr.strip() or r.stdout.strip())
             bad.append(f"README.md:{n}: fpmd -C refuses this example: {msg}")
     assert not bad, "\n".join(bad)
+
+
+# The checks above pass vacuously if the parsing goes wrong: the parsing,
+# on inputs whose answer is known.
+LINK_CASES = [
+    ("[a](doc/x.md)", ["doc/x.md"]),
+    ("[a](doc/x.md#sec) and ![img](p.png \"title\")", ["doc/x.md#sec", "p.png"]),
+    ("`[not](a link)` in code", []),
+    ("[ref]: doc/y.md", ["doc/y.md"]),
+]
+PROBLEM_CASES = [
+    ("../shared/DESIGN.md", "points outside the repository"),
+    ("doc/no-such-file.md", "no such file"),
+    ("doc/design.md#no-such-heading", "no heading with anchor"),
+    ("doc/design.md#the-picture", None),
+    ("https://example.org/x", None),
+]
+SLUG_CASES = [
+    ("What XDP would bypass, and what fpmd does", "what-xdp-would-bypass-and-what-fpmd-does"),
+    ("FRR: the FPM feed", "frr-the-fpm-feed"),
+    ("The `fpmctl` tool", "the-fpmctl-tool"),
+]
+
+
+@pytest.mark.parametrize("line,want", LINK_CASES)
+def test_link_parsing(line, want, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys.modules[__name__], "REPO", str(tmp_path))
+    (tmp_path / "x.md").write_text(line + "\n")
+    assert [t for _, t in links("x.md")] == want
+
+
+@pytest.mark.parametrize("target,want", PROBLEM_CASES)
+def test_link_problems(target, want):
+    why = link_problem("README.md", target)
+    if want is None:
+        assert why is None, f"{target}: {why}"
+    else:
+        assert why and why.startswith(want), f"{target}: {why!r}, want {want!r}"
+
+
+@pytest.mark.parametrize("heading,want", SLUG_CASES)
+def test_heading_anchor(heading, want):
+    assert slug(heading) == want
