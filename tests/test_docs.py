@@ -32,8 +32,10 @@ TOPDIRS = ("scripts", "tests", "doc", "yang", "proto", "fpmd", "bpf",
 BUILT_FROM = (".c", ".in", ".bpf.c")
 
 FENCE = re.compile(r"^(```|~~~)")
-INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+INLINE_LINK = re.compile(
+    r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 REF_LINK = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)")
+MKDIR = re.compile(r"(?:^|[;&|(]\s*)mkdir((?:\s+-\S+)*)\s")
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 PATH_WORD = re.compile(
     r"(?<![\w./-])(?:\./)?((?:%s)/[\w.+/-]*[\w/])" %
@@ -163,7 +165,7 @@ def test_readme_commands_run_in_order():
     for block in blocks:
         for n, line in block:
             code = line.split("#", 1)[0]
-            for m in re.finditer(r"(?:^|[;&|(]\s*)mkdir((?:\s+-\S+)*)\s", code):
+            for m in MKDIR.finditer(code):
                 if "p" not in m.group(1):
                     bad.append(f"README.md:{n}: `mkdir` without -p: "
                                f"{line.strip()}")
@@ -192,7 +194,8 @@ def test_readme_configuration_examples_are_valid():
     _, blocks = split_fences(read("README.md"), with_info=True)
     examples = [(lines[0][0], "\n".join(line for _, line in lines))
                 for info, lines in blocks
-                if info == "json" and "fpmd:fpmd" in " ".join(l for _, l in lines)]
+                if info == "json" and
+                "fpmd:fpmd" in " ".join(l for _, l in lines)]
     assert examples, "README.md: no fpmd configuration example found"
     bad = []
     for n, text in examples:
@@ -219,7 +222,8 @@ def test_readme_configuration_examples_are_valid():
 # on inputs whose answer is known.
 LINK_CASES = [
     ("[a](doc/x.md)", ["doc/x.md"]),
-    ("[a](doc/x.md#sec) and ![img](p.png \"title\")", ["doc/x.md#sec", "p.png"]),
+    ("[a](doc/x.md#sec) and ![img](p.png \"title\")",
+     ["doc/x.md#sec", "p.png"]),
     ("`[not](a link)` in code", []),
     ("[ref]: doc/y.md", ["doc/y.md"]),
 ]
@@ -231,7 +235,8 @@ PROBLEM_CASES = [
     ("https://example.org/x", None),
 ]
 SLUG_CASES = [
-    ("What XDP would bypass, and what fpmd does", "what-xdp-would-bypass-and-what-fpmd-does"),
+    ("What XDP would bypass, and what fpmd does",
+     "what-xdp-would-bypass-and-what-fpmd-does"),
     ("FRR: the FPM feed", "frr-the-fpm-feed"),
     ("The `fpmctl` tool", "the-fpmctl-tool"),
 ]
@@ -250,7 +255,8 @@ def test_link_problems(target, want):
     if want is None:
         assert why is None, f"{target}: {why}"
     else:
-        assert why and why.startswith(want), f"{target}: {why!r}, want {want!r}"
+        assert why and why.startswith(want), \
+            f"{target}: {why!r}, want {want!r}"
 
 
 @pytest.mark.parametrize("heading,want", SLUG_CASES)
