@@ -290,6 +290,24 @@ def daemon_args(lab, name="fpmd", pin=None, log=True):
     return args
 
 
+def stop_leftover(lab, path):
+    """Every exit path: stop a daemon of this lab still holding the lock
+    (pid) file at path (the lab stops the test's own children)."""
+    try:
+        with open(path) as f:
+            pid = int(f.readline())
+        with open(f"/proc/{pid}/cmdline") as f:
+            ours = lab.tmp in f.read()
+        with open(f"/proc/{pid}/status") as f:
+            ppid = int(re.search(r"PPid:\s+(\d+)", f.read()).group(1))
+    except (OSError, ValueError, AttributeError):
+        return
+    if ppid == os.getpid():
+        return
+    if ours:
+        stop_pid(pid)
+
+
 def stop_pid(pid, timeout=15):
     os.kill(pid, signal.SIGTERM)
     deadline = time.time() + timeout
@@ -302,13 +320,13 @@ def test_daemon_returns_once_ready_with_pid_file(lab, notify):
     env = {**os.environ, **notify.env()}
     r = subprocess.run(daemon_args(lab), capture_output=True, text=True,
                        timeout=60, env=env, stdin=subprocess.DEVNULL)
-    assert r.returncode == 0, r.stderr
-    # The parent returned: the daemon is ready already, with no waiting.
-    assert attached_now(lab) == ["r1-eth0", "r1-eth1"]
-    with open(lock_file(lab.pin)) as f:
-        pid_s, pin = f.read().split("\n")[:2]
-    pid = int(pid_s)
     try:
+        assert r.returncode == 0, r.stderr
+        # The parent returned: the daemon is ready already, no waiting.
+        assert attached_now(lab) == ["r1-eth0", "r1-eth1"]
+        with open(lock_file(lab.pin)) as f:
+            pid_s, pin = f.read().split("\n")[:2]
+        pid = int(pid_s)
         assert pin == lab.pin
         assert pid_alive(pid)
         status = open(f"/proc/{pid}/status").read()
@@ -325,16 +343,20 @@ def test_daemon_returns_once_ready_with_pid_file(lab, notify):
                               "show", "summary"], capture_output=True,
                              text=True, timeout=30)
         assert ctl.returncode == 0, ctl.stderr
-    finally:
         stop_pid(pid)
-    assert not os.path.exists(lock_file(lab.pin)), "pid file left behind"
+        assert not os.path.exists(lock_file(lab.pin)), "pid file left behind"
+    finally:
+        stop_leftover(lab, lock_file(lab.pin))
 
 
 def test_daemon_start_failure_reported_by_parent(lab):
     d = lab.fpmd()
     # Same bpffs-dir: the daemon refuses after forking; the parent says why.
-    r = subprocess.run(daemon_args(lab, "second"), capture_output=True,
-                       text=True, timeout=60, stdin=subprocess.DEVNULL)
+    try:
+        r = subprocess.run(daemon_args(lab, "second"), capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+    finally:
+        stop_leftover(lab, lock_file(lab.pin))
     assert r.returncode != 0, r.stderr
     assert "in use by a running fpmd" in r.stderr, r.stderr
     assert f"pid {d.proc.pid}" in r.stderr, r.stderr
@@ -352,17 +374,20 @@ def test_default_instance_pid_file(lab):
     r = subprocess.run(args + ["--no-fpm", "--no-plugin"],
                        capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
-    assert r.returncode == 0, r.stderr
     try:
+        assert r.returncode == 0, r.stderr
+        assert not os.path.exists(lock_file("/sys/fs/bpf/fpmd"))
         with open("/run/fpmd/fpmd.pid") as f:
             pid_s, pin = f.read().split("\n")[:2]
         assert pin == "/sys/fs/bpf/fpmd"
         assert pid_alive(int(pid_s))
         assert "fpmd" in open(f"/proc/{pid_s}/comm").read()
-    finally:
         stop_pid(int(pid_s))
-    assert not os.path.exists("/run/fpmd/fpmd.pid")
-    assert not os.path.exists("/sys/fs/bpf/fpmd")
+        assert not os.path.exists("/run/fpmd/fpmd.pid")
+        assert not os.path.exists("/sys/fs/bpf/fpmd")
+    finally:
+        for path in ("/run/fpmd/fpmd.pid", lock_file("/sys/fs/bpf/fpmd")):
+            stop_leftover(lab, path)
 
 
 # ---- the log target under systemd and with -d ----------------------------------
@@ -463,6 +488,7 @@ def test_log_target_follows_how_fpmd_runs(lab, how):
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
             p.wait(15)
+        stop_leftover(lab, lock_file(lab.pin))
         sl.close()
         errf.close()
 
