@@ -21,7 +21,9 @@ import pytest
 
 from lab import FPMCTL, FPMD, Lab, ping_result, ping_stream, sh, wait_for
 from test_e2e import (fwd4, stats_key, stats_map_packets, xdp_attached)
+from frr import FrrLab
 from test_frr import FpmClient, fpm_frame, route_msg
+from test_plugin import PLUGIN, start_frr, wait_replayed
 
 PINS = ("meta", "routes_v4", "nexthops", "stats")
 
@@ -170,6 +172,31 @@ def test_status_follows_the_fpm_replay(lab, notify):
     st = [m["STATUS"] for m in notify.msgs
           if "STATUS" in m and "READY" not in m]
     assert all(a != b for a, b in zip(st, st[1:])), st
+
+
+def test_status_follows_a_real_zebra_over_the_plugin():
+    if not os.path.exists(PLUGIN):
+        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
+    lab = FrrLab()
+    n = Notify(lab.tmp)
+    try:
+        d = lab.fpmd(env=n.env(), extra=("--no-fpm",), wait=False)
+        assert n.ready()["STATUS"] == (
+            "forwarding on 2 interfaces; waiting for zebra (plugin "
+            f"{d.plugin_sock})")
+        start_frr(lab)
+        wait_replayed(d)
+        line = n.until(lambda m: "replay settled" in m.get("STATUS", ""),
+                       what="the replay-settled STATUS")["STATUS"]
+        m = re.fullmatch(r"forwarding on 2 interfaces; zebra connected over "
+                         r"the plugin; replay settled: (\d+) routes "
+                         r"\(at \d\d:\d\d:\d\d\)", line)
+        assert m, line
+        assert int(m.group(1)) == d.show("plugin")["replayRefreshed"] > 0, \
+            (line, d.show("plugin"))
+    finally:
+        n.close()
+        lab.cleanup()
 
 
 def test_reload_and_stop_notifications(lab, notify):
