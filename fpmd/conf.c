@@ -310,6 +310,7 @@ static void extract(struct fpmd_config *c)
 {
 	const struct lyd_node *t = c->tree;
 	struct ly_set *set = NULL;
+	const struct lyd_node *n;
 
 	c->netns = get(t, "netns");
 	c->pin_dir = get(t, "bpffs-dir");
@@ -370,6 +371,8 @@ static void extract(struct fpmd_config *c)
 	c->allow_nf_bypass = get_bool(t, "behaviour/allow-netfilter-bypass");
 	c->guard_interval_ms = get_u32(t, "behaviour/guard-interval");
 	c->log_target = get(t, "logging/target");
+	n = find(t, "logging/target");
+	c->log_target_default = !n || (n->flags & LYD_DEFAULT);
 	c->log_file = get(t, "logging/file");
 	c->debug = !strcmp(get(t, "logging/level"), "debug");
 }

@@ -61,6 +61,7 @@ struct fpmd_config {
 	bool allow_nf_bypass;   /* attach despite netfilter forward rules */
 	unsigned int guard_interval_ms;
 	const char *log_target; /* stderr, syslog, file */
+	bool log_target_default; /* not set: main.c picks by how fpmd runs */
 	const char *log_file;
 	bool debug;
 };

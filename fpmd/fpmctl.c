@@ -775,23 +775,30 @@ static int print_document(Fpmd__Response *rsp)
 
 static int run_show(int argc, char **argv)
 {
+	/* The singular is accepted too ("show route", as vtysh's "show ip
+	 * route"). */
 	static const struct {
-		const char *name;
+		const char *name, *alias;
 		Fpmd__Show what;
 		int (*print)(Fpmd__Response *);
 	} shows[] = {
-		{ "routes", FPMD__SHOW__SHOW_ROUTES, print_routes },
-		{ "nexthops", FPMD__SHOW__SHOW_NEXTHOPS, print_nexthops },
-		{ "groups", FPMD__SHOW__SHOW_NEXTHOPS, print_nexthops },
-		{ "neighbors", FPMD__SHOW__SHOW_NEIGHBORS, print_neighbors },
-		{ "interfaces", FPMD__SHOW__SHOW_INTERFACES, print_interfaces },
-		{ "counters", FPMD__SHOW__SHOW_COUNTERS, print_counters },
-		{ "guards", FPMD__SHOW__SHOW_GUARDS, print_guards },
-		{ "fpm", FPMD__SHOW__SHOW_FPM, print_fpm },
-		{ "summary", FPMD__SHOW__SHOW_SUMMARY, print_summary },
-		{ "plugin", FPMD__SHOW__SHOW_PLUGIN, print_plugin },
-		{ "state", FPMD__SHOW__SHOW_STATE, print_document },
-		{ "config", FPMD__SHOW__SHOW_CONFIG, print_document },
+		{ "routes", "route", FPMD__SHOW__SHOW_ROUTES, print_routes },
+		{ "nexthops", "nexthop", FPMD__SHOW__SHOW_NEXTHOPS,
+		  print_nexthops },
+		{ "groups", "group", FPMD__SHOW__SHOW_NEXTHOPS,
+		  print_nexthops },
+		{ "neighbors", "neighbor", FPMD__SHOW__SHOW_NEIGHBORS,
+		  print_neighbors },
+		{ "interfaces", "interface", FPMD__SHOW__SHOW_INTERFACES,
+		  print_interfaces },
+		{ "counters", "counter", FPMD__SHOW__SHOW_COUNTERS,
+		  print_counters },
+		{ "guards", "guard", FPMD__SHOW__SHOW_GUARDS, print_guards },
+		{ "fpm", NULL, FPMD__SHOW__SHOW_FPM, print_fpm },
+		{ "summary", NULL, FPMD__SHOW__SHOW_SUMMARY, print_summary },
+		{ "plugin", NULL, FPMD__SHOW__SHOW_PLUGIN, print_plugin },
+		{ "state", NULL, FPMD__SHOW__SHOW_STATE, print_document },
+		{ "config", NULL, FPMD__SHOW__SHOW_CONFIG, print_document },
 	};
 	uint8_t store[16];
 
@@ -804,9 +811,10 @@ static int run_show(int argc, char **argv)
 		Fpmd__Response *rsp;
 		int ret;
 
-		if (strcmp(argv[0], shows[i].name))
+		if (strcmp(argv[0], shows[i].name) &&
+		    (!shows[i].alias || strcmp(argv[0], shows[i].alias)))
 			continue;
-		only_groups = !strcmp(argv[0], "groups");
+		only_groups = !strcmp(shows[i].name, "groups");
 		if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_ROUTES)
 			p = prefix_arg(argv[1], store);
 		else if (argc > 1 && shows[i].what == FPMD__SHOW__SHOW_COUNTERS &&

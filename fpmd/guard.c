@@ -651,10 +651,12 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		return;
 	}
 	i->tx_port = false;
+	/* Say how to fix it: what a real receiver (a NIC) does anyway. */
 	snprintf(i->tx_reason, sizeof(i->tx_reason),
 		 "veth peer %s has neither XDP nor GRO: redirected frames "
-		 "would be dropped",
-		 peer.name);
+		 "would be dropped; to fix, run `ethtool -K %s gro on` in its "
+		 "namespace or attach an XDP program to it",
+		 peer.name, peer.name);
 	appendf(peer_detail, plen, "%s%s: %s", peer_detail[0] ? "; " : "",
 		i->name, i->tx_reason);
 }

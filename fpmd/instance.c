@@ -3,7 +3,9 @@
  * One fpmd per bpffs directory and per interface.
  *
  * The lock file FPMD_RUN_DIR/<escaped bpffs-dir>.pid is flock()ed for the
- * life of the process and holds its pid and bpffs-dir: a second fpmd with
+ * life of the process and holds its pid and bpffs-dir (the default
+ * instance's, for /sys/fs/bpf/fpmd, is the conventional
+ * FPMD_RUN_DIR/fpmd.pid, the pid file): a second fpmd with
  * the same directory is refused before it touches anything, while a
  * SIGKILLed one leaves an unlocked file and its successor adopts the maps.
  *
@@ -86,6 +88,12 @@ int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
 
 	*holder = 0;
 	escape_path(pin_dir, name, sizeof(name));
+	/* The default instance's lock file is the conventional pid file;
+	 * "/fpmd", the one other directory escaped to "fpmd", gets "-fpmd". */
+	if (!strcmp(name, "sys-fs-bpf-fpmd"))
+		snprintf(name, sizeof(name), "fpmd");
+	else if (!strcmp(name, "fpmd"))
+		snprintf(name, sizeof(name), "-fpmd");
 	snprintf(path, plen, "%s/%s.pid", FPMD_RUN_DIR, name);
 	if (mkdir(FPMD_RUN_DIR, 0755) && errno != EEXIST)
 		return -errno;

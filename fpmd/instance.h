@@ -12,7 +12,8 @@
 #define FPMD_RUN_DIR "/run/fpmd"
 
 /*
- * Take the lock file of pin_dir (FPMD_RUN_DIR/<escaped pin dir>.pid, an
+ * Take the lock file of pin_dir (FPMD_RUN_DIR/<escaped pin dir>.pid, or
+ * FPMD_RUN_DIR/fpmd.pid for the default /sys/fs/bpf/fpmd: the pid file; an
  * flock()ed file holding "pid\nbpffs-dir\n"). 0 when taken; -EBUSY when a
  * live fpmd holds it (*holder its pid, 0 if unknown); -errno otherwise.
  * The path is written to path either way.

@@ -2,15 +2,34 @@
 /* Logging to stderr, syslog or a file, with FRR-like level words. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "log.h"
 
 static FILE *log_file;
 static bool log_syslog;
 static bool log_debug_on;
+static void (*error_hook)(const char *msg);
+
+void log_set_error_hook(void (*fn)(const char *msg))
+{
+	error_hook = fn;
+}
+
+bool log_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st))
+		return false;
+	return st.st_dev == dev && st.st_ino == ino;
+}
 
 int log_open(const char *target, const char *file, bool debug)
 {
@@ -49,6 +68,14 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 
 	if (lvl == LOG_LVL_DEBUG && !log_debug_on)
 		return;
+	if (lvl == LOG_LVL_ERR && error_hook) {
+		char msg[1024];
+
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		error_hook(msg);
+	}
 	va_start(ap, fmt);
 	if (log_syslog) {
 		vsyslog(prio[lvl], fmt, ap);

@@ -11,6 +11,13 @@ enum log_level { LOG_LVL_ERR, LOG_LVL_WARN, LOG_LVL_INFO, LOG_LVL_DEBUG };
 int log_open(const char *target, const char *file, bool debug);
 void log_msg(enum log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Also hand every error message to fn (NULL: stop). */
+void log_set_error_hook(void (*fn)(const char *msg));
+/*
+ * stderr is the journal's stream ($JOURNAL_STREAM names its device and
+ * inode, as systemd sets it for a service): fpmd runs under systemd.
+ */
+bool log_stderr_is_journal(void);
 
 #define log_err(...) log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "log.h"
 #include "maps.h"
 #include "nl.h"
+#include "notify.h"
 #include "plugin.h"
 #include "rib.h"
 #include "xdp.h"
@@ -43,7 +45,7 @@ bool fpmd_adopted;
 
 static const char *config_file; /* -f; NULL: the default file if any */
 static struct cli_sets cli;     /* the command line, re-applied on reload */
-static bool dryrun;
+static bool dryrun, daemon_mode;
 
 enum {
 	OPT_KEEP = 256,
@@ -162,9 +164,14 @@ static const struct opt_doc opts[] = {
 	  "no zebra plugin feed",
 	  .path = "plugin/enabled", .value = "false" },
 	{ { "log", required_argument, NULL, 'l' }, 'l', "TARGET",
-	  "stderr (default), syslog or file:PATH",
+	  "stderr (default; syslog under systemd or with -d), syslog or "
+	  "file:PATH",
 	  .path = "logging/target" },
-	{ { "debug", no_argument, NULL, 'd' }, 'd', NULL,
+	{ { "daemon", no_argument, NULL, 'd' }, 'd', NULL,
+	  "run in the background once started (as FRR's daemons); logs to "
+	  "syslog unless a log file is configured",
+	  .path = NULL },
+	{ { "debug", no_argument, NULL, 'D' }, 'D', NULL,
 	  "debug logging (every route map write)",
 	  .path = "logging/level", .value = "debug" },
 	{ { "version", no_argument, NULL, 'v' }, 'v', NULL,
@@ -272,6 +279,9 @@ static int parse_args(int argc, char **argv)
 		switch (c) {
 		case 'f': config_file = optarg; continue;
 		case 'C': dryrun = true; continue;
+		case 'd':
+			daemon_mode = true;
+			continue;
 		case OPT_SHOW_DEFAULT:
 			exit(config_print_default(stdout) ? 1 : 0);
 		case 'v':
@@ -564,6 +574,7 @@ enum ev_kind {
 	EV_PLUGIN_CONN,
 	EV_PLUGIN_TIMER,
 	EV_WATCH,
+	EV_WATCHDOG,
 };
 
 static void addr_event(void *arg)
@@ -717,6 +728,139 @@ static void periodic(void)
 		local_last = mono_ms();
 		local_routes_refresh();
 	}
+}
+
+/* ---- what the service manager shows (notify.c) -----------------------------
+ */
+
+static bool under_journal; /* stderr was the journal's stream at start */
+
+/*
+ * Left to its default, the log goes where the service manager collects
+ * it, as FRR's daemons do: syslog under systemd (journald takes syslog
+ * with its levels, and forwards it to a syslog daemon if there is one)
+ * and with -d (stderr is /dev/null); stderr otherwise.
+ */
+static void log_target_resolve(struct fpmd_config *c)
+{
+	if (c->log_target_default && (daemon_mode || under_journal))
+		c->log_target = "syslog";
+}
+
+static void __attribute__((format(printf, 3, 4)))
+appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t n = strlen(buf);
+	va_list ap;
+
+	if (n >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + n, len - n, fmt, ap);
+	va_end(ap);
+}
+
+/* Per feed: the last replay state seen, and when it settled. */
+struct feed_seen {
+	const char *state;
+	char at[16];
+};
+
+static void feed_line(char *buf, size_t len, const char *name,
+		      const struct feed_status *f, struct feed_seen *seen)
+{
+	bool done = f->replay_state && (!strcmp(f->replay_state, "settled") ||
+					!strcmp(f->replay_state, "complete"));
+
+	if (done && (!seen->state || strcmp(seen->state, f->replay_state))) {
+		time_t now = time(NULL);
+		struct tm tm;
+
+		localtime_r(&now, &tm);
+		strftime(seen->at, sizeof(seen->at), "%H:%M:%S", &tm);
+	}
+	seen->state = f->replay_state;
+	if (!f->connected)
+		return;
+	appendf(buf, len, "%szebra connected over %s", buf[0] ? "; " : "",
+		name);
+	if (done)
+		appendf(buf, len, "; replay settled: %llu routes (at %s)",
+			(unsigned long long)f->replay_refreshed, seen->at);
+	else if (f->replay_state && !strcmp(f->replay_state, "in-progress"))
+		appendf(buf, len, "; replay in progress");
+}
+
+/* One line, rebuilt after every batch of events and sent when it changes:
+ * never per packet or per route. */
+static void status_update(void)
+{
+	static struct feed_seen fpm_seen, plugin_seen;
+	struct feed_status f, p;
+	char feeds[256] = "", guard_s[160] = "";
+	int att = 0, susp = 0, want = 0;
+
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+
+		if (!i->used)
+			continue;
+		want++;
+		att += i->attached;
+		susp += i->attached && i->suspended;
+	}
+	fpm_get_status(&f);
+	plugin_get_status(&p);
+	feed_line(feeds, sizeof(feeds), "the plugin", &p, &plugin_seen);
+	feed_line(feeds, sizeof(feeds), "FPM", &f, &fpm_seen);
+	if (!feeds[0]) {
+		bool held =
+		    (f.replay_state && !strcmp(f.replay_state, "held")) ||
+		    (p.replay_state && !strcmp(p.replay_state, "held"));
+
+		appendf(feeds, sizeof(feeds), "%swaiting for zebra (",
+			held ? "zebra gone, its routes kept for hold-time; "
+			     : "");
+		if (cfg.fpm_enabled && cfg.n_fpm_address)
+			appendf(feeds, sizeof(feeds), "FPM %s%s%s:%u%s",
+				strchr(cfg.fpm_address[0], ':') ? "[" : "",
+				cfg.fpm_address[0],
+				strchr(cfg.fpm_address[0], ':') ? "]" : "",
+				cfg.fpm_port, cfg.plugin_enabled ? ", " : "");
+		if (cfg.plugin_enabled)
+			appendf(feeds, sizeof(feeds), "plugin %s",
+				cfg.plugin_sock.path);
+		if (!cfg.plugin_enabled &&
+		    !(cfg.fpm_enabled && cfg.n_fpm_address))
+			appendf(feeds, sizeof(feeds), "no feed configured");
+		appendf(feeds, sizeof(feeds), ")");
+	}
+	/* Guards that take traffic off the fast path (rp_filter is checked
+	 * in it, a netfilter bypass is allowed by the configuration, and
+	 * send-redirects only concerns IPv4 hairpins, which the kernel
+	 * answers with a redirect). */
+	for (int g = 0; g < GUARD_MAX; g++)
+		if (g != GUARD_SEND_REDIRECTS &&
+		    (!strcmp(guards[g].state, "kernel-path") ||
+		     !strcmp(guards[g].state, "refused")))
+			appendf(guard_s, sizeof(guard_s), "%s%s",
+				guard_s[0] ? ", " : "; kernel path: guard ",
+				guards[g].name);
+	if (att > susp && att - susp < want)
+		notify_status("forwarding on %d of %d interfaces; %s%s",
+			      att - susp, want, feeds, guard_s);
+	else if (att > susp)
+		notify_status("forwarding on %d interface%s; %s%s", att - susp,
+			      att - susp == 1 ? "" : "s", feeds, guard_s);
+	else if (att)
+		notify_status("XDP attached on %d interface%s, all traffic on "
+			      "the kernel path; %s%s",
+			      att, att == 1 ? "" : "s", feeds, guard_s);
+	else
+		notify_status("not forwarding: %s; %s%s",
+			      want ? "no interface attached"
+				   : "no interface configured",
+			      feeds, guard_s);
 }
 
 /* ---- configuration: listeners and interfaces, at start and on reload ---- */
@@ -961,11 +1105,15 @@ int fpmd_reload(char *err, size_t elen)
 	struct fpmd_config nc, old;
 	char notes[4096];
 
+	notify_reloading();
 	if (config_load(config_file, &cli, &nc, err, elen, notes,
 			sizeof(notes))) {
 		log_err("reload: %s; keeping the running configuration", err);
+		status_update();
+		notify_ready();
 		return -1;
 	}
+	log_target_resolve(&nc);
 	log_info("reload: configuration from %s", nc.source);
 	log_notes(notes);
 	keep_str("bpffs-dir", cfg.pin_dir, &nc.pin_dir);
@@ -991,8 +1139,13 @@ int fpmd_reload(char *err, size_t elen)
 	periodic();
 	local_routes_refresh();
 	neigh_resync();
+	status_update();
+	notify_ready();
 	return 0;
 }
+
+/* SIGUSR2: the service manager restarts fpmd; leave forwarding in place. */
+static bool stop_keep;
 
 static int run(int sfd)
 {
@@ -1034,6 +1187,15 @@ static int run(int sfd)
 
 					fpmd_reload(err, sizeof(err));
 					break;
+				}
+				if (si.ssi_signo == SIGUSR2) {
+					log_info(
+					    "SIGUSR2: stopping for a restart: "
+					    "XDP stays attached and maps "
+					    "pinned; the next fpmd adopts "
+					    "them");
+					stop_keep = true;
+					return 0;
 				}
 				log_info("%s: stopping",
 					 strsignal((int)si.ssi_signo));
@@ -1080,6 +1242,15 @@ static int run(int sfd)
 			case EV_WATCH:
 				watch_read(fd);
 				break;
+			case EV_WATCHDOG: {
+				uint64_t exp;
+
+				/* From the loop itself: a stuck loop stops
+				 * the pings and systemd restarts fpmd. */
+				if (read(fd, &exp, sizeof(exp)) == sizeof(exp))
+					notify_watchdog();
+				break;
+			}
 			case EV_FPM_LISTEN: {
 				int cfd = fpm_accept(fd);
 
@@ -1136,11 +1307,14 @@ static int run(int sfd)
 		/* Route status changes, a slice at a time, then to zebra. */
 		status_busy = rib_status_run();
 		plugin_status_flush();
+		status_update();
 	}
 }
 
 static void stop(void)
 {
+	bool keep = cfg.keep_forwarding || stop_keep;
+
 	ctl_close();
 	fpm_close();
 	plugin_close();
@@ -1149,13 +1323,13 @@ static void stop(void)
 
 		if (!i->used || !i->attached)
 			continue;
-		if (cfg.keep_forwarding)
-			log_info("iface %s: XDP left attached (--keep-forwarding)",
-				 i->name);
+		if (keep)
+			log_info("iface %s: XDP left attached (%s)", i->name,
+				 stop_keep ? "SIGUSR2" : "--keep-forwarding");
 		else
 			iface_detach(i);
 	}
-	if (cfg.keep_forwarding)
+	if (keep)
 		log_info("bpffs: maps stay pinned in %s; a new fpmd adopts them",
 			 cfg.pin_dir);
 	else
@@ -1239,12 +1413,26 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 0;
 	}
+	under_journal = log_stderr_is_journal();
+	log_target_resolve(&cfg);
 	if (log_open(cfg.log_target, cfg.log_file, cfg.debug)) {
 		fprintf(stderr, "fpmd: %s: cannot open the log file %s: %s\n",
 			cfg.source, cfg.log_file, strerror(errno));
 		return 2;
 	}
+	if (daemon_mode) {
+		if (cfg.log_target_default)
+			fprintf(stderr,
+				"fpmd: running in the background, logging "
+				"to syslog (logging/target or --log to "
+				"change)\n");
+		daemonize();
+	}
 	log_info("config: from %s", cfg.source);
+	if (cfg.log_target_default && !strcmp(cfg.log_target, "syslog"))
+		log_info("log: to syslog (%s; logging/target or --log to "
+			 "change)",
+			 daemon_mode ? "-d" : "started by systemd");
 	log_notes(notes);
 	/* Fixed for the life of the process (a reload says so). */
 	snprintf(run_pin_dir, sizeof(run_pin_dir), "%s", cfg.pin_dir);
@@ -1265,6 +1453,7 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -1281,6 +1470,15 @@ int main(int argc, char **argv)
 	fpmd_fib4_algo = cfg.fib4_algo;
 	fpmd_fib6_algo = cfg.fib6_algo;
 	fpmd_tbl8_groups = cfg.tbl8_groups;
+	{
+		char meta[PATH_MAX];
+
+		snprintf(meta, sizeof(meta), "%s/meta", cfg.pin_dir);
+		notify_status("%s maps in %s",
+			      access(meta, F_OK) ? "creating"
+						 : "adopting pinned",
+			      cfg.pin_dir);
+	}
 	if (xdp_load(&adopted))
 		return 1;
 	fpmd_adopted = adopted;
@@ -1332,6 +1530,8 @@ int main(int argc, char **argv)
 	}
 	nl_dump_links(link_learn, NULL);
 	guard_check();
+	notify_status("attaching %d interface%s", cfg.n_ifaces,
+		      cfg.n_ifaces == 1 ? "" : "s");
 	for (int s = 0; s < FPMD_MAX_IFACES; s++)
 		if (iface_tab[s].used)
 			iface_bring_up(&iface_tab[s]);
@@ -1360,10 +1560,30 @@ int main(int argc, char **argv)
 		stop();
 		return 1;
 	}
+	if (notify_watchdog_usec()) {
+		/* Half the interval, as sd_watchdog_enabled(3) advises. */
+		uint64_t half = notify_watchdog_usec() / 2;
+		struct itimerspec its = { 0 };
+		int wfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+		its.it_interval.tv_sec = (time_t)(half / 1000000);
+		its.it_interval.tv_nsec = (long)(half % 1000000) * 1000;
+		its.it_value = its.it_interval;
+		if (wfd < 0 || timerfd_settime(wfd, 0, &its, NULL) ||
+		    ev_add(wfd, EV_WATCHDOG))
+			log_warn("systemd: cannot arm the watchdog timer: %s",
+				 strerror(errno));
+		else
+			log_info("systemd: watchdog every %llu ms",
+				 (unsigned long long)half / 1000);
+	}
 	log_info("fpmd %s started: %d interface(s), control socket %s%s",
 		 PACKAGE_VERSION, cfg.n_ifaces, cfg.ctl_sock.path,
 		 adopted ? ", maps adopted" : "");
+	status_update();
+	notify_ready();
 	ret = run(sfd);
+	notify_stopping();
 	stop();
 	config_free(&cfg);
 	return ret ? 1 : 0;

@@ -89,10 +89,11 @@ class Fpmd:
     """One fpmd process running inside a namespace (via --netns)."""
 
     def __init__(self, lab, ns, ifnames, extra=(), config=None,
-                 binary=FPMD):
+                 binary=FPMD, env=None):
         """config: a configuration file (see Lab.config_doc) instead of
         the command line; then only --netns and -f are given. binary:
-        another build of fpmd (tests/fpmd-nosan)."""
+        another build of fpmd (tests/fpmd-nosan). env: variables added to
+        the environment (NOTIFY_SOCKET, ...)."""
         self.lab = lab
         self.ns = ns
         self.sock = os.path.join(lab.tmp, "fpmd.sock")
@@ -104,7 +105,7 @@ class Fpmd:
         else:
             args = [binary, "--netns", ns.name, "-b", self.pin, "-s",
                     self.sock, "--plugin-socket", self.plugin_sock,
-                    "--log", "file:" + self.log, "-d", "--guard-interval",
+                    "--log", "file:" + self.log, "-D", "--guard-interval",
                     "200"]
             for i in ifnames:
                 args += ["-i", i]
@@ -114,7 +115,8 @@ class Fpmd:
         self.log_start = os.path.getsize(self.log) if os.path.exists(
             self.log) else 0
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, text=True)
+                                     stderr=subprocess.STDOUT, text=True,
+                                     env={**os.environ, **(env or {})})
 
     def wait_ready(self, timeout=10):
         deadline = time.time() + timeout
@@ -234,8 +236,8 @@ class Lab:
         b.run(f"ip link set {bname} up")
 
     def fpmd(self, ifnames=("r1-eth0", "r1-eth1"), extra=(), ns=None,
-             wait=True, config=None, binary=FPMD):
-        d = Fpmd(self, ns or self.r1, ifnames, extra, config, binary)
+             wait=True, config=None, binary=FPMD, env=None):
+        d = Fpmd(self, ns or self.r1, ifnames, extra, config, binary, env)
         self.daemons.append(d)
         return d.wait_ready() if wait else d
 

@@ -84,7 +84,7 @@ def other_fpmd(lab, name, pin, ifnames, **kw):
     args = [FPMD, "--netns", lab.r1.name, "-b", pin, "-s",
             os.path.join(lab.tmp, name + ".sock"), "--plugin-socket",
             os.path.join(lab.tmp, name + "-plugin.sock"), "--fpm-port",
-            "2621", "--log", "file:" + log, "-d", "--guard-interval", "200"]
+            "2621", "--log", "file:" + log, "-D", "--guard-interval", "200"]
     for i in ifnames:
         args += ["-i", i]
     p = subprocess.Popen(args, stdout=subprocess.PIPE,

@@ -162,7 +162,7 @@ CASES = [
      '\n  <fpm><address>::1</address><port>2621</port></fpm>\n</fpmd>\n',
      (), None),
     ("options only", "-", None,
-     ("-i", "eth0", "--no-fpm", "--log", "file:/tmp/x.log", "-d"), None),
+     ("-i", "eth0", "--no-fpm", "--log", "file:/tmp/x.log", "-D"), None),
 ]
 
 
