@@ -1106,7 +1106,8 @@ static void route_status_reply(const struct nlmsghdr *nlh)
 	rs.rtm_scope = rtm->rtm_scope;
 	rs.has_table = a.tb[RTA_TABLE];
 	rs.table = table;
-	if (a.tb[RTA_PRIORITY] && mnl_attr_get_payload_len(a.tb[RTA_PRIORITY]) == 4) {
+	if (a.tb[RTA_PRIORITY] &&
+	    mnl_attr_get_payload_len(a.tb[RTA_PRIORITY]) == 4) {
 		rs.has_priority = true;
 		rs.priority = mnl_attr_get_u32(a.tb[RTA_PRIORITY]);
 	}

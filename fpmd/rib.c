@@ -109,7 +109,7 @@ const char *rib_source_name(int src)
 	return src >= 0 && src < SRC_MAX ? n[src] : "none";
 }
 
-/* ---- protocols ------------------------------------------------------------ */
+/* ---- protocols ----------------------------------------------------------- */
 
 /* Interned protocol names: an entry holds a byte, and a 1M-route replay
  * of a handful of protocols costs a short scan per route, no memory. */
