@@ -12,6 +12,7 @@ import json
 import socket
 import struct
 import subprocess
+import tempfile
 
 PY = "/usr/bin/python3"
 
@@ -115,26 +116,32 @@ def decode(data):
 # Runs in the namespace: sends the frames given on stdin (JSON: hex
 # strings), reads what comes back until `expect` frames are in, then 0.5 s
 # more (anything extra shows), or until `wait` seconds passed; prints it as
-# hex and whether the server kept the connection open.
+# hex and whether the server kept the connection open. With "go", a small
+# receive buffer and nothing read until the file "go" exists (a zebra that
+# does not read); it holds the number of frames to expect.
 CLIENT = r"""
-import json, socket, struct, sys, time
+import json, os, socket, struct, sys, time
 a = json.loads(sys.stdin.read())
-s = socket.create_connection(("127.0.0.1", a["port"]), timeout=5)
-for f in a["frames"]:
-    s.sendall(bytes.fromhex(f))
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+if a.get("go"):
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.settimeout(60)
+s.connect(("127.0.0.1", a["port"]))
+s.sendall(b"".join(bytes.fromhex(f) for f in a["frames"]))
+while a.get("go") and not os.path.exists(a["go"]):
+    time.sleep(0.05)
+if a.get("go"):
+    a["expect"] = int(open(a["go"]).read())
 got, deadline, extra, closed = b"", time.time() + a["wait"], None, False
-
-def nframes(b):
-    n = o = 0
-    while len(b) - o >= 4:
-        ln = struct.unpack_from(">H", b, o + 2)[0]
-        if ln < 4 or len(b) - o < ln:
-            break
-        n, o = n + 1, o + ln
-    return n
+n = o = 0
 
 while time.time() < (extra or deadline):
-    if extra is None and nframes(got) >= a["expect"]:
+    while len(got) - o >= 4:   # whole frames so far
+        ln = struct.unpack_from(">H", got, o + 2)[0]
+        if ln < 4 or len(got) - o < ln:
+            break
+        n, o = n + 1, o + ln
+    if extra is None and n >= a["expect"]:
         extra = time.time() + 0.5
     s.settimeout(max(0.01, (extra or deadline) - time.time()))
     try:
@@ -149,14 +156,34 @@ print(json.dumps({"data": got.hex(), "closed": closed}))
 """
 
 
+def client(ns, frames, expect, wait=10, port=2620, go=None):
+    """Start the raw client: sends frames to fpmd's FPM server in ns (and,
+    with go, reads nothing until the file go exists; it holds the number
+    of frames to expect)."""
+    with tempfile.TemporaryFile("w+") as args:
+        json.dump({"frames": [f.hex() for f in frames], "expect": expect,
+                   "wait": wait, "port": port, "go": go}, args)
+        args.seek(0)
+        return subprocess.Popen(["ip", "netns", "exec", ns.name, PY, "-c",
+                                 CLIENT], stdin=args, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+
+def client_result(p, timeout=60):
+    """(decoded frames received, closed by fpmd?) of a client()."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, err
+    out = json.loads(out)
+    return decode(bytes.fromhex(out["data"])), out["closed"]
+
+
 def exchange(ns, frames, expect, wait=10, port=2620):
     """Send frames to fpmd's FPM server in ns; returns (decoded frames
     received, closed by fpmd?)."""
-    r = subprocess.run(["ip", "netns", "exec", ns.name, PY, "-c", CLIENT],
-                       input=json.dumps({"frames": [f.hex() for f in frames],
-                                         "expect": expect, "wait": wait,
-                                         "port": port}),
-                       capture_output=True, text=True, timeout=wait + 30)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    return decode(bytes.fromhex(out["data"])), out["closed"]
+    return client_result(client(ns, frames, expect, wait, port),
+                         timeout=wait + 30)

@@ -28,8 +28,8 @@ from fpmwire import (RT_SCOPE_LINK, RTA_DST, RTA_ENCAP, RTA_ENCAP_TYPE,
                      RTA_METRICS, RTA_PRIORITY, RTA_TABLE, RTAX_MTU,
                      RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED, RTM_NEWROUTE,
                      RTN_BLACKHOLE, RTN_UNREACHABLE, RTPROT_BGP,
-                     RTPROT_KERNEL, RTPROT_OSPF, RTPROT_ZSTATIC, ZEBRA_METRIC,
-                     exchange, frame, nexthop, nla, route)
+                     RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC, client,
+                     client_result, exchange, frame, nexthop, nla, route)
 from frr import FRR_RUN, FrrLab
 from lab import FPMD, wait_for
 
@@ -198,6 +198,44 @@ def test_switch_off_sends_nothing(lab, setting):
     # The routes were taken all the same.
     assert fpmd_state(d, "10.99.0.0/24") == "forwarding"
     assert d.show("fpm")["routeStatusSent"] == 0
+
+
+# ---- a zebra that does not read ---------------------------------------------
+
+# More notifications than fpmd queues (8 MiB at 48 bytes each, plus the
+# socket buffers, kept small here).
+FLOOD = 200000
+
+
+def test_unread_notifications_never_block(lab):
+    """A peer that does not read: fpmd keeps taking routes and answering
+    fpmctl, queues up to its cap, drops and counts the rest, logs it once,
+    and delivers everything it queued once the peer reads."""
+    lab.r1.sysctl("net.ipv4.tcp_wmem", "'4096 16384 65536'")
+    d = start_fpmd(lab, True)
+    frames = [frame(route(f"{11 + i // 65536}.{i // 256 % 256}."
+                          f"{i % 256}.0/24", i + 1, rtype=RTN_BLACKHOLE))
+              for i in range(FLOOD)]
+    go = os.path.join(lab.tmp, "go")
+    c = client(lab.r1, frames, expect=0, wait=60, go=go)
+    s = {"routeStatusSent": 0}
+    try:
+        s = wait_for(lambda: (lambda s: s if s["routes"] == FLOOD and
+                              s["routeStatusDropped"] else None)
+                     (d.show("fpm")), timeout=120, interval=0.5,
+                     what=f"{FLOOD} routes taken, notifications dropped")
+    finally:
+        with open(go, "w") as f:
+            f.write(str(s["routeStatusSent"]))
+    got, closed = client_result(c, timeout=120)
+    assert not closed
+    assert s["routeStatusSent"] + s["routeStatusDropped"] == FLOOD, s
+    # Everything queued arrived, whole frames, in order.
+    assert len(got) == s["routeStatusSent"], (len(got), s)
+    seqs = [f["msgs"][0]["seq"] for f in got]
+    assert seqs == sorted(seqs) and all(
+        f["msgs"][0]["rtm_flags"] == RTM_F_OFFLOAD for f in got)
+    assert d.logtext().count("zebra is not reading route status") == 1
 
 
 # ---- Debian's zebra 8.4.4 reads and discards them ----------------------------
