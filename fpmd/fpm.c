@@ -47,8 +47,9 @@
 #define FPM_TYPE_NETLINK 1
 #define FPM_HDR 4
 #define FPM_RCVBUF (1u << 20)
-/* Route status notifications zebra has not read yet: about 70 bytes each,
- * so a whole 100k-route replay; past it they are dropped and counted. */
+/* Route status notifications zebra has not read yet: 48 (IPv4) to 60
+ * bytes each, so some 150k routes of a replay; past it they are dropped
+ * and counted. A zebra that reads keeps this near empty. */
 #define FPM_OUT_MAX (8u << 20)
 
 #ifndef RTA_NH_ID
