@@ -83,6 +83,9 @@ static uint64_t frames_at_connect;
 static struct feed_status st = { .replay_state = "none" };
 static struct wire_out out; /* route status notifications to send */
 static bool out_drop_logged;
+/* The frame being applied: its routes are answered once it is in. */
+static const struct nlmsghdr *const *cur_msgs;
+static size_t cur_n;
 static void (*watch)(int fd, bool in, bool out);
 
 void fpm_set_watch(void (*fn)(int fd, bool in, bool out))
@@ -1083,6 +1086,20 @@ void fpm_route_changed(const struct route *r)
 
 	if (!e->present || !cfg.fpm_route_status || conn_fd < 0)
 		return;
+	/* A route the frame being applied adds gets its reply at the end of
+	 * the frame: one, with the frame's fields. */
+	for (size_t i = 0; i < cur_n; i++) {
+		struct prefix p;
+		uint32_t table;
+		struct attrs a;
+
+		if (cur_msgs[i]->nlmsg_type != RTM_NEWROUTE ||
+		    !route_family_ok(cur_msgs[i]))
+			continue;
+		route_key(cur_msgs[i], &p, &table, &a);
+		if (table == RT_TABLE_MAIN && !memcmp(&p, &r->p, sizeof(p)))
+			return;
+	}
 	fpm_route_status_send(&rs);
 	/* Outside fpm_io (a neighbor, a guard): send now. */
 	out_flush();
@@ -1146,6 +1163,8 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			       NLMSG_ALIGN(nlh->nlmsg_len) :
 			       left;
 	}
+	cur_msgs = msgs;
+	cur_n = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct nlmsghdr *nlh = msgs[i];
 
@@ -1167,6 +1186,8 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			break;
 		}
 	}
+	cur_msgs = NULL;
+	cur_n = 0;
 	/* Once the whole frame is in (a nexthop may come before its route):
 	 * one notification per route added. Deletes get none. */
 	for (size_t i = 0; cfg.fpm_route_status && conn_fd >= 0 && i < n; i++)

@@ -48,8 +48,10 @@ struct fpm_route_status {
 /* Queue it for zebra (never blocks): 0, -ENOTCONN (no zebra, or the
  * switch is off), -ENOBUFS (zebra does not read: dropped, counted). */
 int fpm_route_status_send(const struct fpm_route_status *rs);
-/* r's status may have changed (a neighbor resolved, an egress left the
- * fast path, ...): tell zebra, if FPM gave r. Sends at once. */
+/* r's offload status changed (a neighbor resolved, an egress left the
+ * fast path, ...): tell zebra, if FPM gave r and fpm/route-status is on.
+ * Sends at once. A route of the frame being applied is left to that
+ * frame's own reply. */
 void fpm_route_changed(const struct route *r);
 
 /* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
