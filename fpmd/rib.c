@@ -1858,6 +1858,10 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			r->p = p;
 			e = &r->e[src];
 			e->present = true;
+			/* The maps keep no protocol: a feed's replay gives it. */
+			e->proto = src == SRC_STATIC	   ? RIB_PROTO_FPMCTL :
+				   src == SRC_KERNEL_LOCAL ? RIB_PROTO_LOCAL :
+							     RIB_PROTO_UNKNOWN;
 			switch (type) {
 			case FPMD_RT_NEXTHOP:
 			case FPMD_RT_GROUP:
