@@ -1071,18 +1071,7 @@ void fpm_route_changed(const struct route *r)
 		[RT_LOCAL] = RTN_LOCAL,		    [RT_KERNEL] = RTN_UNICAST,
 	};
 	const struct route_entry *e = &r->e[SRC_FPM];
-	/* As zebra's frame for it was (netlink_route_multipath_msg_encode):
-	 * only main-table routes are in fpmd's table. */
-	struct fpm_route_status rs = {
-		.p = r->p,
-		.rtproto = e->rtproto,
-		.rtm_type = rtn[e->type],
-		.rtm_table = RT_TABLE_MAIN,
-		.rtm_scope = RT_SCOPE_UNIVERSE,
-		.has_priority = true,
-		.priority = ZEBRA_ROUTE_METRIC,
-		.offloaded = prefix_offloaded(&r->p),
-	};
+	struct fpm_route_status rs;
 
 	if (!e->present || !cfg.fpm_route_status || conn_fd < 0)
 		return;
@@ -1100,6 +1089,18 @@ void fpm_route_changed(const struct route *r)
 		if (table == RT_TABLE_MAIN && !memcmp(&p, &r->p, sizeof(p)))
 			return;
 	}
+	/* As zebra's frame for it was (netlink_route_multipath_msg_encode):
+	 * only main-table routes are in fpmd's table. */
+	rs = (struct fpm_route_status){
+		.p = r->p,
+		.rtproto = e->rtproto,
+		.rtm_type = rtn[e->type],
+		.rtm_table = RT_TABLE_MAIN,
+		.rtm_scope = RT_SCOPE_UNIVERSE,
+		.has_priority = true,
+		.priority = ZEBRA_ROUTE_METRIC,
+		.offloaded = prefix_offloaded(&r->p),
+	};
 	fpm_route_status_send(&rs);
 	/* Outside fpm_io (a neighbor, a guard): send now. */
 	out_flush();
