@@ -354,6 +354,7 @@ static void extract(struct fpmd_config *c)
 	}
 	c->fpm_settle_ms = get_u32(t, "fpm/settle-time");
 	c->fpm_hold_s = get_u32(t, "fpm/hold-time");
+	c->fpm_route_status = get_bool(t, "fpm/route-status");
 	c->plugin_enabled = get_bool(t, "plugin/enabled");
 	sock_of(t, "plugin/socket", &c->plugin_sock);
 	sock_of(t, "control/socket", &c->ctl_sock);

@@ -51,6 +51,7 @@ struct fpmd_config {
 	int n_fpm_users;
 	unsigned int fpm_settle_ms; /* quiet time that ends a replay */
 	unsigned int fpm_hold_s;    /* keep a lost feed's routes this long */
+	bool fpm_route_status;      /* answer routes with their status */
 	bool plugin_enabled;
 	struct sock_cfg plugin_sock, ctl_sock;
 	uint32_t max_routes_v4, max_routes_v6, max_nexthops, max_groups,

@@ -416,6 +416,7 @@ static Fpmd__Route *show_other(struct arena *a, const struct other_route *r)
 	o->source = source_pb(r->src);
 	o->state = "other-table";
 	o->table = r->table;
+	o->protocol = (char *)rib_protocol_name(r->proto);
 	return o;
 }
 
@@ -447,6 +448,7 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 	o->programmed = o->selected && r->programmed;
 	o->state = arena_str(a, route_entry_state(r, src));
 	o->table = 254;
+	o->protocol = (char *)rib_entry_protocol(r, src);
 	if (e->type == RT_KERNEL && e->kreason == KR_NHID_UNKNOWN)
 		o->nhid = e->pending_nhid;
 	if (e->type == RT_UNICAST && e->nh) {
@@ -874,6 +876,8 @@ static Fpmd__FpmStatus *show_feed(struct arena *a, const struct feed_status *st,
 	o->hold_remaining_ms = st->hold_remaining_ms;
 	o->unknown_nhid = rib_pending_routes();
 	o->refused = st->refused;
+	o->status_sent = st->status_sent;
+	o->status_dropped = st->status_dropped;
 	return o;
 }
 
@@ -921,6 +925,25 @@ static int show_summary(struct arena *a, Fpmd__Response *rsp)
 		return -ENOMEM;
 	for (int s = 0; s < SRC_MAX; s++)
 		o->by_source[o->n_by_source++] = rib_count(s);
+	for (int k = 0; k < RIB_PROTO_MAX; k++) {
+		Fpmd__ProtocolCount *pc;
+
+		if (!c.by_protocol[k])
+			continue;
+		if (!o->by_protocol) {
+			o->by_protocol = arena_alloc(
+				a, RIB_PROTO_MAX * sizeof(*o->by_protocol));
+			if (!o->by_protocol)
+				return -ENOMEM;
+		}
+		pc = arena_alloc(a, sizeof(*pc));
+		if (!pc)
+			return -ENOMEM;
+		fpmd__protocol_count__init(pc);
+		pc->name = (char *)rib_protocol_name((uint8_t)k);
+		pc->count = c.by_protocol[k];
+		o->by_protocol[o->n_by_protocol++] = pc;
+	}
 	o->max_routes_v4 = cfg.max_routes_v4;
 	o->max_routes_v6 = cfg.max_routes_v6;
 	o->max_nexthops = cfg.max_nexthops;
@@ -1142,6 +1165,7 @@ static int do_lookup(struct arena *a, Fpmd__Response *rsp,
 		p->len = r->p.len;
 		o->prefix = p;
 		o->source = source_pb(r->selected);
+		o->protocol = (char *)rib_entry_protocol(r, r->selected);
 		o->state = arena_str(a, route_entry_state(r, r->selected));
 		switch (e->type) {
 		case RT_LOCAL:

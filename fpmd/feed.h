@@ -18,6 +18,7 @@ struct feed_status {
 	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
 	uint64_t hold_remaining_ms;
 	uint64_t refused; /* connections refused: peer's user not allowed */
+	uint64_t status_sent, status_dropped; /* FPM route status replies */
 };
 
 #endif

@@ -12,6 +12,12 @@
  *
  * A frame is validated completely before any of it is applied: malformed
  * input closes the connection and changes nothing.
+ *
+ * With fpm/route-status, every route a frame adds is answered on the same
+ * connection with the status FRR >= 8.5 reads (doc/developer/fpm.rst,
+ * "Route Status Notification from ASIC"): an RTM_NEWROUTE with
+ * RTM_F_OFFLOAD when XDP forwards it, RTM_F_OFFLOAD_FAILED when the kernel
+ * does. FRR 8.4 reads and discards them.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -35,11 +41,16 @@
 #include "nl.h"
 #include "rib.h"
 #include "util.h"
+#include "wire.h"
 
 #define FPM_VERSION 1
 #define FPM_TYPE_NETLINK 1
 #define FPM_HDR 4
 #define FPM_RCVBUF (1u << 20)
+/* Route status notifications zebra has not read yet: 48 (IPv4) to 60
+ * bytes each, so some 150k routes of a replay; past it they are dropped
+ * and counted. A zebra that reads keeps this near empty. */
+#define FPM_OUT_MAX (8u << 20)
 
 #ifndef RTA_NH_ID
 #define RTA_NH_ID 30
@@ -70,6 +81,17 @@ static uint32_t gen;
 static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
 static struct feed_status st = { .replay_state = "none" };
+static struct wire_out out; /* route status notifications to send */
+static bool out_drop_logged;
+/* The frame being applied: its routes are answered once it is in. */
+static const struct nlmsghdr *const *cur_msgs;
+static size_t cur_n;
+static void (*watch)(int fd, bool in, bool out);
+
+void fpm_set_watch(void (*fn)(int fd, bool in, bool out))
+{
+	watch = fn;
+}
 
 static void timer_arm(uint64_t deadline_ns)
 {
@@ -141,6 +163,7 @@ static void conn_close(const char *why)
 	close(conn_fd);
 	conn_fd = -1;
 	rlen = 0;
+	wire_out_free(&out);
 	st.connected = false;
 	hold_deadline_ns = now_ns(CLOCK_MONOTONIC) +
 			   (uint64_t)cfg.fpm_hold_s * 1000000000ull;
@@ -237,6 +260,7 @@ void fpm_close(void)
 	if (timer_fd >= 0)
 		close(timer_fd);
 	conn_fd = timer_fd = -1;
+	wire_out_free(&out);
 	free(rbuf);
 	rbuf = NULL;
 	rlen = rcap = 0;
@@ -374,6 +398,7 @@ int fpm_accept(int listen_fd)
 	st.first_message_ns = 0;
 	st.replay_refreshed = st.replay_swept = 0;
 	st.replay_state = "in-progress";
+	out_drop_logged = false;
 	hold_deadline_ns = 0;
 	frames_at_connect = st.frames;
 	gen++;
@@ -612,6 +637,44 @@ static void route_key(const struct nlmsghdr *nlh, struct prefix *p,
 				    rtm->rtm_table;
 }
 
+/*
+ * FRR's name of a route's rtm_protocol: zebra2proto() in zebra's
+ * rt_netlink.c gives the number, zebra_route_string() of proto2zebra()
+ * the name. Connected and kernel routes both come as RTPROT_KERNEL (only
+ * the plugin feed tells them apart); a number FRR has no name for stays
+ * a number.
+ */
+static uint8_t proto_id(uint8_t rtproto, int family)
+{
+	static const struct {
+		uint8_t num;
+		const char *name;
+	} names[] = {
+		{ RTPROT_KERNEL, "kernel" }, { RTPROT_STATIC, "static" },
+		{ RTPROT_ZEBRA, "zebra" },   { 42, "babel" },
+		{ 186, "bgp" },              { 187, "isis" },
+		{ 188, "ospf" },             { 189, "rip" },
+		{ 190, "ripng" },            { 191, "nhrp" },
+		{ 192, "eigrp" },            { 193, "ldp" },
+		{ 194, "sharp" },            { 195, "pbr" },
+		{ 196, "static" },           { 197, "openfabric" },
+		{ 198, "srte" },
+	};
+	static uint16_t cache[2][256]; /* [ipv6][rtproto]: id + 1; 0: not yet */
+	int v6 = family == AF_INET6;
+	char num[8];
+
+	if (cache[v6][rtproto])
+		return (uint8_t)(cache[v6][rtproto] - 1);
+	snprintf(num, sizeof(num), "%u", rtproto);
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (names[k].num == rtproto)
+			snprintf(num, sizeof(num), "%s",
+				 rtproto == 188 && v6 ? "ospf6" : names[k].name);
+	cache[v6][rtproto] = (uint16_t)(rib_protocol_id(num) + 1);
+	return (uint8_t)(cache[v6][rtproto] - 1);
+}
+
 static void path_from(struct rib_path *path, int family, const void *gw,
 		      size_t gwlen, uint32_t oif, uint32_t weight)
 {
@@ -689,9 +752,11 @@ static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 		return;
 	}
 	route_key(nlh, &rq.p, &table, &a);
+	rq.rtproto = rtm->rtm_protocol;
+	rq.proto = proto_id(rtm->rtm_protocol, rtm->rtm_family);
 	if (table != RT_TABLE_MAIN) {
 		if (nlh->nlmsg_type == RTM_NEWROUTE)
-			rib_other_add(SRC_FPM, &rq.p, table, gen);
+			rib_other_add(SRC_FPM, &rq.p, table, gen, rq.proto);
 		else
 			rib_other_del(SRC_FPM, &rq.p, table);
 		return;
@@ -886,6 +951,190 @@ static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
 	return ta == tb && !memcmp(&pa, &pb, sizeof(pa));
 }
 
+/* ---- route status notifications ------------------------------------------ */
+
+/* zebra's RTA_PRIORITY on every route it sends (NL_DEFAULT_ROUTE_METRIC). */
+#define ZEBRA_ROUTE_METRIC 20
+
+/* Does XDP finish packets to p itself (forwards, or drops a blackhole)? */
+static bool prefix_offloaded(const struct prefix *p)
+{
+	const struct route *r = rib_route_find(p);
+	const char *state;
+
+	if (!r || r->selected < 0)
+		return false;
+	state = route_entry_state(r, r->selected);
+	return !strcmp(state, "forwarding") || !strcmp(state, "blackhole");
+}
+
+/* Queue one FPM frame for zebra; never blocks, never grows past
+ * FPM_OUT_MAX: what zebra does not read is dropped and counted. */
+static int out_put(const uint8_t *frame, size_t len)
+{
+	struct wire_buf *b = &out.b;
+
+	if (out.off && out.off == b->len)
+		b->len = out.off = 0;
+	if (wire_out_pending(&out) + len > FPM_OUT_MAX) {
+		st.status_dropped++;
+		if (!out_drop_logged)
+			log_warn("fpm: %s: zebra is not reading route status "
+				 "notifications (%zu bytes wait): dropping them "
+				 "until it does (counted in 'fpmctl show fpm')",
+				 st.peer, wire_out_pending(&out));
+		out_drop_logged = true;
+		return -ENOBUFS;
+	}
+	if (b->len + len > b->cap && out.off) {
+		memmove(b->data, b->data + out.off, b->len - out.off);
+		b->len -= out.off;
+		out.off = 0;
+	}
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 65536;
+		uint8_t *d;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		d = realloc(b->data, cap);
+		if (!d) {
+			st.status_dropped++;
+			return -ENOMEM;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, frame, len);
+	b->len += len;
+	st.status_sent++;
+	return 0;
+}
+
+/* Send what zebra takes now; wake on EPOLLOUT for the rest. A write
+ * error is left to the read side, which sees the connection go. */
+static void out_flush(void)
+{
+	int ret;
+
+	if (conn_fd < 0)
+		return;
+	ret = wire_flush(conn_fd, &out);
+	if (ret && ret != -EAGAIN)
+		wire_out_free(&out);
+	if (watch)
+		watch(conn_fd, true, wire_out_pending(&out) > 0);
+}
+
+int fpm_route_status_send(const struct fpm_route_status *rs)
+{
+	uint8_t buf[FPM_HDR + 128] __attribute__((aligned(4)));
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+	size_t len;
+
+	if (!cfg.fpm_route_status || conn_fd < 0)
+		return -ENOTCONN;
+	nlh = mnl_nlmsg_put_header(buf + FPM_HDR);
+	nlh->nlmsg_type = RTM_NEWROUTE;
+	nlh->nlmsg_flags = NLM_F_REQUEST; /* FRR skips anything else */
+	nlh->nlmsg_seq = rs->seq;
+	rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+	rtm->rtm_family = rs->p.family;
+	rtm->rtm_dst_len = rs->p.len;
+	rtm->rtm_table = rs->rtm_table;
+	rtm->rtm_protocol = rs->rtproto;
+	rtm->rtm_scope = rs->rtm_scope;
+	rtm->rtm_type = rs->rtm_type;
+	rtm->rtm_flags = rs->offloaded ? RTM_F_OFFLOAD : RTM_F_OFFLOAD_FAILED;
+	/* What FRR matches the RIB entry by: table, destination, the type
+	 * (from the protocol), the metric for kernel routes. No nexthops:
+	 * netlink_route_notify_read_ctx() reads none. */
+	mnl_attr_put(nlh, RTA_DST, addr_len(rs->p.family), rs->p.addr);
+	if (rs->has_table)
+		mnl_attr_put_u32(nlh, RTA_TABLE, rs->table);
+	if (rs->has_priority)
+		mnl_attr_put_u32(nlh, RTA_PRIORITY, rs->priority);
+	len = FPM_HDR + nlh->nlmsg_len;
+	buf[0] = FPM_VERSION;
+	buf[1] = FPM_TYPE_NETLINK;
+	buf[2] = (uint8_t)(len >> 8);
+	buf[3] = (uint8_t)len;
+	return out_put(buf, len);
+}
+
+void fpm_route_changed(const struct route *r)
+{
+	static const uint8_t rtn[] = {
+		[RT_UNICAST] = RTN_UNICAST,	    [RT_BLACKHOLE] = RTN_BLACKHOLE,
+		[RT_UNREACHABLE] = RTN_UNREACHABLE, [RT_PROHIBIT] = RTN_PROHIBIT,
+		[RT_LOCAL] = RTN_LOCAL,		    [RT_KERNEL] = RTN_UNICAST,
+	};
+	const struct route_entry *e = &r->e[SRC_FPM];
+	struct fpm_route_status rs;
+
+	if (!e->present || !cfg.fpm_route_status || conn_fd < 0)
+		return;
+	/* A route the frame being applied adds gets its reply at the end of
+	 * the frame: one, with the frame's fields. */
+	for (size_t i = 0; i < cur_n; i++) {
+		struct prefix p;
+		uint32_t table;
+		struct attrs a;
+
+		if (cur_msgs[i]->nlmsg_type != RTM_NEWROUTE ||
+		    !route_family_ok(cur_msgs[i]))
+			continue;
+		route_key(cur_msgs[i], &p, &table, &a);
+		if (table == RT_TABLE_MAIN && !memcmp(&p, &r->p, sizeof(p)))
+			return;
+	}
+	/* As zebra's frame for it was (netlink_route_multipath_msg_encode):
+	 * only main-table routes are in fpmd's table. */
+	rs = (struct fpm_route_status){
+		.p = r->p,
+		.rtproto = e->rtproto,
+		.rtm_type = rtn[e->type],
+		.rtm_table = RT_TABLE_MAIN,
+		.rtm_scope = RT_SCOPE_UNIVERSE,
+		.has_priority = true,
+		.priority = ZEBRA_ROUTE_METRIC,
+		.offloaded = prefix_offloaded(&r->p),
+	};
+	fpm_route_status_send(&rs);
+	/* Outside fpm_io (a neighbor, a guard): send now. */
+	out_flush();
+}
+
+/* The status of the route one RTM_NEWROUTE of a frame added, as the
+ * frame named it. */
+static void route_status_reply(const struct nlmsghdr *nlh)
+{
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct fpm_route_status rs = { 0 };
+	uint32_t table;
+	struct attrs a;
+
+	if (!route_family_ok(nlh))
+		return;
+	route_key(nlh, &rs.p, &table, &a);
+	rs.seq = nlh->nlmsg_seq;
+	rs.rtproto = rtm->rtm_protocol;
+	rs.rtm_type = rtm->rtm_type;
+	rs.rtm_table = rtm->rtm_table;
+	rs.rtm_scope = rtm->rtm_scope;
+	rs.has_table = a.tb[RTA_TABLE];
+	rs.table = table;
+	if (a.tb[RTA_PRIORITY] &&
+	    mnl_attr_get_payload_len(a.tb[RTA_PRIORITY]) == 4) {
+		rs.has_priority = true;
+		rs.priority = mnl_attr_get_u32(a.tb[RTA_PRIORITY]);
+	}
+	/* Other tables are never in the fast path. */
+	rs.offloaded = table == RT_TABLE_MAIN && prefix_offloaded(&rs.p);
+	fpm_route_status_send(&rs);
+}
+
 /* Validate one frame's netlink messages, then apply them. */
 static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 {
@@ -915,6 +1164,8 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			       NLMSG_ALIGN(nlh->nlmsg_len) :
 			       left;
 	}
+	cur_msgs = msgs;
+	cur_n = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct nlmsghdr *nlh = msgs[i];
 
@@ -936,6 +1187,13 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			break;
 		}
 	}
+	cur_msgs = NULL;
+	cur_n = 0;
+	/* Once the whole frame is in (a nexthop may come before its route):
+	 * one notification per route added. Deletes get none. */
+	for (size_t i = 0; cfg.fpm_route_status && conn_fd >= 0 && i < n; i++)
+		if (msgs[i]->nlmsg_type == RTM_NEWROUTE)
+			route_status_reply(msgs[i]);
 	return 0;
 }
 
@@ -1047,6 +1305,7 @@ int fpm_io(void)
 		memmove(rbuf, rbuf + used, rlen - (size_t)used);
 		rlen -= (size_t)used;
 	}
+	out_flush();
 	if (got) {
 		if (rib_stats.route_writes != writes)
 			st.last_map_write_ns = now_ns(CLOCK_REALTIME);

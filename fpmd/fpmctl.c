@@ -263,11 +263,15 @@ static int print_routes(Fpmd__Response *rsp)
 			strcpy(prev, pb);
 			printf("\n    {\"prefix\": ");
 			jstr(pb);
-			printf(", \"prefixLen\": %u, \"protocol\": \"%s\", "
+			/* protocol as FRR's JSON names it; source: which feed */
+			printf(", \"prefixLen\": %u, \"protocol\": ",
+			       r->prefix->len);
+			jstr(r->protocol);
+			printf(", \"source\": \"%s\", "
 			       "\"type\": \"%s\", \"selected\": %s, "
 			       "\"installed\": %s, \"state\": ",
-			       r->prefix->len, source_name(r->source),
-			       rtype_name(r->type), r->selected ? "true" : "false",
+			       source_name(r->source), rtype_name(r->type),
+			       r->selected ? "true" : "false",
 			       r->programmed ? "true" : "false");
 			jstr(r->state);
 			printf(", \"table\": %u", r->table);
@@ -306,8 +310,8 @@ static int print_routes(Fpmd__Response *rsp)
 			w = l;
 	}
 	if (!started)
-		printf("%-*s %-7s %-11s %-3s %-16s %s\n", w, "Prefix", "Source",
-		       "Type", "Sel", "State", "Nexthop");
+		printf("%-*s %-7s %-10s %-11s %-3s %-16s %s\n", w, "Prefix",
+		       "Source", "Protocol", "Type", "Sel", "State", "Nexthop");
 	started = true;
 	for (size_t i = 0; i < rsp->n_routes; i++) {
 		Fpmd__Route *r = rsp->routes[i];
@@ -337,9 +341,10 @@ static int print_routes(Fpmd__Response *rsp)
 		} else if (r->is_group) {
 			snprintf(nh, sizeof(nh), "group %u", r->nhid);
 		}
-		printf("%-*s %-7s %-11s %-3s %-16s %s\n", w,
+		printf("%-*s %-7s %-10s %-11s %-3s %-16s %s\n", w,
 		       bin_prefix(r->prefix, pb), source_name(r->source),
-		       rtype_name(r->type), r->selected ? "*" : "", r->state, nh);
+		       r->protocol, rtype_name(r->type), r->selected ? "*" : "",
+		       r->state, nh);
 	}
 	return 0;
 }
@@ -669,6 +674,10 @@ static int print_feed(const Fpmd__FpmStatus *f, const char *name)
 		{ "replaySwept", "last replay: stale removed", f ? f->replay_swept : 0 },
 		{ "mapWrites", "route map writes (all sources)", f ? f->map_writes : 0 },
 		{ "holdRemainingMs", "hold remaining (ms)", f ? f->hold_remaining_ms : 0 },
+		{ "routeStatusSent", "route status notifications sent",
+		  f ? f->status_sent : 0 },
+		{ "routeStatusDropped", "route status dropped (zebra not reading)",
+		  f ? f->status_dropped : 0 },
 		{ "firstMessageNs", NULL, f ? f->first_message_ns : 0 },
 		{ "lastMessageNs", NULL, f ? f->last_message_ns : 0 },
 		{ "lastMapWriteNs", NULL, f ? f->last_map_write_ns : 0 },
@@ -751,6 +760,13 @@ static int print_summary(Fpmd__Response *rsp)
 		for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 			printf("%s\"%s\": %llu", i ? ", " : "", src[i],
 			       (unsigned long long)m->by_source[i]);
+		printf("}, \"routesByProtocol\": {");
+		for (size_t i = 0; i < m->n_by_protocol; i++) {
+			printf("%s", i ? ", " : "");
+			jstr(m->by_protocol[i]->name);
+			printf(": %llu",
+			       (unsigned long long)m->by_protocol[i]->count);
+		}
 		printf("}}\n");
 		return 0;
 	}
@@ -759,6 +775,10 @@ static int print_summary(Fpmd__Response *rsp)
 	for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 		printf("routes from %-26s %llu\n", src[i],
 		       (unsigned long long)m->by_source[i]);
+	for (size_t i = 0; i < m->n_by_protocol; i++)
+		printf("routes by protocol %-19s %llu\n",
+		       m->by_protocol[i]->name,
+		       (unsigned long long)m->by_protocol[i]->count);
 	return 0;
 }
 
@@ -1013,7 +1033,9 @@ static int run_lookup(int argc, char **argv)
 		if (o->prefix) {
 			printf(", \"prefix\": ");
 			jstr(bin_prefix(o->prefix, pb));
-			printf(", \"protocol\": \"%s\", \"type\": \"%s\", "
+			printf(", \"protocol\": ");
+			jstr(o->protocol);
+			printf(", \"source\": \"%s\", \"type\": \"%s\", "
 			       "\"state\": ",
 			       source_name(o->source), rtype_name(o->type));
 			jstr(o->state);
@@ -1048,9 +1070,9 @@ static int run_lookup(int argc, char **argv)
 		printf("]}\n");
 	} else {
 		if (o->prefix)
-			printf("%s: route %s (%s, %s, %s)\n", argv[0],
+			printf("%s: route %s (%s, %s %s, %s)\n", argv[0],
 			       bin_prefix(o->prefix, pb), source_name(o->source),
-			       rtype_name(o->type), o->state);
+			       o->protocol, rtype_name(o->type), o->state);
 		else
 			printf("%s: no route in the fast path\n", argv[0]);
 		printf("  %s: %s\n", o->verdict, o->reason);

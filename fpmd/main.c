@@ -63,6 +63,7 @@ enum {
 	OPT_NO_FPM,
 	OPT_FPM_SETTLE,
 	OPT_FPM_HOLD,
+	OPT_FPM_STATUS,
 	OPT_PLUGIN_SOCK,
 	OPT_NO_PLUGIN,
 	OPT_SHOW_DEFAULT,
@@ -157,6 +158,9 @@ static const struct opt_doc opts[] = {
 	{ { "fpm-hold", required_argument, NULL, OPT_FPM_HOLD }, 0, "SEC",
 	  "keep forwarding a lost feed's routes SEC seconds (300)",
 	  .path = "fpm/hold-time" },
+	{ { "fpm-route-status", no_argument, NULL, OPT_FPM_STATUS }, 0, NULL,
+	  "answer each FPM route with its offload status (FRR >= 8.5 reads it)",
+	  .path = "fpm/route-status", .value = "true" },
 	{ { "plugin-socket", required_argument, NULL, OPT_PLUGIN_SOCK }, 0, "PATH",
 	  "zebra plugin feed socket (default /run/fpmd/plugin.sock)",
 	  .path = "plugin/socket/path" },
@@ -708,6 +712,15 @@ static void plugin_watch(int fd, bool in, bool out)
 	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &e);
 }
 
+static void fpm_watch(int fd, bool in, bool out)
+{
+	struct epoll_event e = { .events = (in ? EPOLLIN : 0) |
+					   (out ? EPOLLOUT : 0) };
+
+	e.data.u64 = ((uint64_t)EV_FPM_CONN << 32) | (uint32_t)fd;
+	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &e);
+}
+
 static void periodic(void)
 {
 	static uint64_t local_last;
@@ -881,6 +894,7 @@ static int fpm_listen(void)
 {
 	int failed = 0;
 
+	fpm_set_watch(fpm_watch);
 	if (!cfg.fpm_enabled)
 		return 0;
 	for (int k = 0; k < cfg.n_fpm_address; k++) {

@@ -368,11 +368,21 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 	rq.p.len = (uint8_t)p->len;
 	memcpy(rq.p.addr, p->addr.data, p->addr.len);
 	prefix_mask(&rq.p);
+	if (!r->del && r->protocol && r->protocol[0]) {
+		/* zebra_route_string(): "static", "ospf", "connected", ... */
+		int id = rib_protocol_id(r->protocol);
+
+		if (id < 0) {
+			*err = "bad protocol name (1 to 15 of a-z, 0-9, _ and -)";
+			return -EINVAL;
+		}
+		rq.proto = (uint8_t)id;
+	}
 	if (r->table && r->table != RT_TABLE_MAIN) {
 		if (r->del)
 			rib_other_del(SRC_PLUGIN, &rq.p, r->table);
 		else
-			rib_other_add(SRC_PLUGIN, &rq.p, r->table, gen);
+			rib_other_add(SRC_PLUGIN, &rq.p, r->table, gen, rq.proto);
 		return 0;
 	}
 	if (r->del) {

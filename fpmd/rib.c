@@ -109,6 +109,46 @@ const char *rib_source_name(int src)
 	return src >= 0 && src < SRC_MAX ? n[src] : "none";
 }
 
+/* ---- protocols ----------------------------------------------------------- */
+
+/* Interned protocol names: an entry holds a byte, and a 1M-route replay
+ * of a handful of protocols costs a short scan per route, no memory. */
+static char proto_names[RIB_PROTO_MAX][16] = {
+	[RIB_PROTO_UNKNOWN] = "unknown",
+	[RIB_PROTO_FPMCTL] = "fpmctl",
+	[RIB_PROTO_LOCAL] = "local",
+	[RIB_PROTO_OTHER] = "other",
+};
+static int n_proto_names = RIB_PROTO_LOCAL + 1, last_proto_id;
+
+int rib_protocol_id(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (!len || len >= sizeof(proto_names[0]) ||
+	    strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_-") != len)
+		return -EINVAL;
+	if (!strcmp(proto_names[last_proto_id], name))
+		return last_proto_id;
+	for (int k = 0; k < n_proto_names; k++)
+		if (!strcmp(proto_names[k], name))
+			return last_proto_id = k;
+	if (n_proto_names == RIB_PROTO_OTHER)
+		return RIB_PROTO_OTHER;
+	memcpy(proto_names[n_proto_names], name, len + 1);
+	return last_proto_id = n_proto_names++;
+}
+
+const char *rib_protocol_name(uint8_t id)
+{
+	return proto_names[id];
+}
+
+const char *rib_entry_protocol(const struct route *r, int src)
+{
+	return proto_names[r->e[src].proto];
+}
+
 const char *rib_rtype_name(enum rib_rtype t)
 {
 	static const char *const n[] = { "unicast",  "blackhole", "unreachable",
@@ -1079,12 +1119,17 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 {
 	struct nexthop *nh = NULL, *old_nh;
 	struct route_entry ne = { .present = true, .type = (uint8_t)rq->type,
-				  .gen = rq->gen };
+				  .gen = rq->gen, .proto = rq->proto,
+				  .rtproto = rq->rtproto };
 	struct route *r;
 	struct prefix m = rq->p;
 	bool was_present;
 
 	prefix_mask(&m);
+	if (!ne.proto && rq->src == SRC_STATIC)
+		ne.proto = RIB_PROTO_FPMCTL;
+	else if (!ne.proto && rq->src == SRC_KERNEL_LOCAL)
+		ne.proto = RIB_PROTO_LOCAL;
 	if (rq->type == RT_UNICAST && rq->nhid) {
 		nh = rib_nexthop_find(rq->src, rq->nhid);
 		if (!nh && rq->src == SRC_STATIC) {
@@ -1348,6 +1393,12 @@ void rib_summary(struct rib_counts *c)
 			c->programmed++;
 		else
 			c->not_programmed++;
+		for (int s = 0; s < SRC_MAX; s++)
+			if (s == r->selected ||
+			    (r->selected < 0 && r->e[s].present)) {
+				c->by_protocol[r->e[s].proto]++;
+				break;
+			}
 	}
 	rib_nexthop_walk(count_nexthop, c);
 	c->neighbors = (uint32_t)rib_neigh.count;
@@ -1537,7 +1588,7 @@ const struct other_route *rib_other_find(enum rib_source src,
 }
 
 void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
-		   uint32_t gen)
+		   uint32_t gen, uint8_t proto)
 {
 	uint32_t h = prefix_hash(p) ^ table;
 	struct other_route *o;
@@ -1547,12 +1598,14 @@ void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
 	o = other_find(src, p, table, h);
 	if (o) {
 		o->gen = gen;
+		o->proto = proto;
 		return;
 	}
 	o = calloc(1, sizeof(*o));
 	if (!o)
 		return;
 	o->gen = gen;
+	o->proto = proto;
 	o->p = *p;
 	o->table = table;
 	o->src = (uint8_t)src;
@@ -1972,6 +2025,10 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			r->p = p;
 			e = &r->e[src];
 			e->present = true;
+			/* The maps keep no protocol: a feed's replay gives it. */
+			e->proto = src == SRC_STATIC	   ? RIB_PROTO_FPMCTL :
+				   src == SRC_KERNEL_LOCAL ? RIB_PROTO_LOCAL :
+							     RIB_PROTO_UNKNOWN;
 			switch (type) {
 			case FPMD_RT_NEXTHOP:
 			case FPMD_RT_GROUP:

@@ -86,6 +86,8 @@ struct route_entry {
 	bool present;
 	uint8_t type;   /* enum rib_rtype */
 	uint8_t kreason; /* enum kernel_reason, RT_KERNEL only */
+	uint8_t proto;   /* protocol id (rib_protocol_id), RIB_PROTO_UNKNOWN */
+	uint8_t rtproto; /* FPM: the frame's rtm_protocol (for status replies) */
 	struct nexthop *nh; /* RT_UNICAST only */
 	uint32_t pending_nhid; /* KR_NHID_UNKNOWN: the id we wait for */
 	uint32_t gen;   /* replay generation that last refreshed it */
@@ -119,6 +121,7 @@ struct other_route {
 	uint32_t table;
 	uint32_t gen; /* replay generation that last refreshed it */
 	uint8_t src;
+	uint8_t proto; /* protocol id, as in route_entry */
 };
 
 struct neighbor {
@@ -155,6 +158,8 @@ struct rib_route_req {
 	int npaths;
 	enum kernel_reason kreason; /* RT_KERNEL */
 	uint32_t gen;
+	uint8_t proto;   /* rib_protocol_id(); 0: by source (fpmctl, local) */
+	uint8_t rtproto; /* FPM: rtm_protocol of the frame */
 };
 
 extern struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_grp_by_key,
@@ -182,7 +187,7 @@ int rib_route_del(enum rib_source src, const struct prefix *p,
 struct route *rib_route_find(const struct prefix *p);
 
 void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
-		   uint32_t gen);
+		   uint32_t gen, uint8_t proto);
 void rib_other_del(enum rib_source src, const struct prefix *p,
 		   uint32_t table);
 const struct other_route *
@@ -212,12 +217,32 @@ uint32_t rib_pending_routes(void);
 /* Routes of src present now. */
 uint32_t rib_count(enum rib_source src);
 
+/*
+ * The protocol that gave a route, named as FRR names it ("static",
+ * "ospf", "connected", "bgp", ...): feeds give a name (the plugin) or an
+ * rtm_protocol number (FPM, named by fpm.c). Names are interned in a
+ * table of at most RIB_PROTO_MAX, so a route entry holds one byte.
+ */
+#define RIB_PROTO_MAX 256
+#define RIB_PROTO_UNKNOWN 0 /* not given (adopted maps before the replay) */
+#define RIB_PROTO_FPMCTL 1  /* entered by hand */
+#define RIB_PROTO_LOCAL 2   /* the router's own addresses */
+#define RIB_PROTO_OTHER 255 /* the table is full */
+/* The id of name (interned on first use); -EINVAL if it is not a short
+ * lowercase word (1..15 of [a-z0-9_-]). */
+int rib_protocol_id(const char *name);
+const char *rib_protocol_name(uint8_t id);
+/* The protocol of r's entry from src, by name. */
+const char *rib_entry_protocol(const struct route *r, int src);
+
 /* The table sizes 'show summary' and 'show state' report. */
 struct rib_counts {
 	uint32_t routes_v4, routes_v6;
 	uint32_t programmed, not_programmed;
 	uint32_t nexthops, groups; /* as rib_nexthop_walk visits them */
 	uint32_t neighbors, other_table;
+	/* Routes by the protocol of their selected entry, by protocol id. */
+	uint32_t by_protocol[RIB_PROTO_MAX];
 };
 
 void rib_summary(struct rib_counts *c);

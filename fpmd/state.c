@@ -116,6 +116,11 @@ static void routes(struct doc *d, const struct rib_counts *c)
 		put_u64(d, states.count[k],
 			ST "/routes/route-state[name='%s']/count%s",
 			states.name[k], "");
+	for (int k = 0; k < RIB_PROTO_MAX; k++)
+		if (c->by_protocol[k])
+			put_u64(d, c->by_protocol[k],
+				ST "/routes/protocol[name='%s']/count%s",
+				rib_protocol_name((uint8_t)k), "");
 }
 
 static void tally_nexthop(const struct nexthop *nh, void *arg)
@@ -159,6 +164,11 @@ static void feed(struct doc *d, const char *name, const struct feed_status *s)
 	put(d, s->replay_state, "%s/last-replay/state", base);
 	put_u64(d, s->replay_refreshed, "%s/last-replay/refreshed%s", base, "");
 	put_u64(d, s->replay_swept, "%s/last-replay/swept%s", base, "");
+	if (!strcmp(name, "fpm")) {
+		put_u64(d, s->status_sent, "%s/route-status-sent%s", base, "");
+		put_u64(d, s->status_dropped, "%s/route-status-dropped%s", base,
+			"");
+	}
 	if (!strcmp(s->replay_state, "held"))
 		put_u64(d, s->hold_remaining_ms,
 			"%s/last-replay/hold-remaining%s", base, "");

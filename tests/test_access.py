@@ -81,7 +81,7 @@ def fpm(d):
 
 def fpm_routes(d):
     return {p for p, rs in d.show("routes").items()
-            if any(r["protocol"] == "fpm" for r in rs)}
+            if any(r["source"] == "fpm" for r in rs)}
 
 
 def refused(lab, d, as_user, who):

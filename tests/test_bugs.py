@@ -205,7 +205,7 @@ def show_routes_checks(d):
     assert r.returncode == 0, r.stderr
     js = json.loads(r.stdout)
     assert sum(p.startswith("20.") for p in js) == N_ROUTES
-    assert js["20.0.0.5/32"][0]["protocol"] == "fpm"
+    assert js["20.0.0.5/32"][0]["source"] == "fpm"
     # A prefix filter still answers one route, and unknown is an error.
     r = d.ctl("show", "routes", "20.0.0.7/32")
     assert "20.0.0.7/32" in r.stdout and len(r.stdout.splitlines()) == 2

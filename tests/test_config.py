@@ -237,7 +237,7 @@ def test_default_config_validates_and_is_complete(tmp_path):
     assert "interfaces" not in top
     assert top["fpm"] == {"enabled": True, "address": ["127.0.0.1"],
                           "port": 2620, "settle-time": 3000,
-                          "hold-time": 300,
+                          "hold-time": 300, "route-status": False,
                           "allowed-users": ["root", "frr"]}
     assert top["control"]["socket"] == {"path": "/run/fpmd/fpmd.sock",
                                         "owner": "root", "group": "frr",

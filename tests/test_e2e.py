@@ -77,7 +77,7 @@ def nexthops_json(d):
 
 def static_routes(routes):
     return {p: e for p, e in routes.items()
-            if any(x["protocol"] != "kernel" for x in e)}
+            if any(x["source"] != "kernel" for x in e)}
 
 
 def add_h2_loopback(lab, *addrs):
@@ -213,7 +213,7 @@ def configured(d):
     """What the operator entered: routes, nexthops and neighbors that are
     not the kernel's (its local routes and neighbors come and go)."""
     routes = {p: e for p, e in routes_json(d).items()
-              if any(x["protocol"] != "kernel" for x in e)}
+              if any(x["source"] != "kernel" for x in e)}
     neighs = sorted(json.dumps(n) for n in d.show("neighbors")
                     if n["source"] != "kernel")
     return routes, nexthops_json(d), neighs
@@ -769,7 +769,8 @@ def test_lookup_says_which_path_or_why_kernel(lab):
     # Exactly what a user reads, for a forwarded host on a connected net.
     assert lookup(d, lab.H2_V4) == {
         "address": lab.H2_V4, "prefix": "172.16.102.0/24",
-        "protocol": "static", "type": "unicast", "state": "forwarding",
+        "protocol": "fpmctl", "source": "static", "type": "unicast",
+        "state": "forwarding",
         "fastPath": True, "verdict": "forwarded",
         "reason": f"connected on r1-eth1, to {h2mac}",
         "nexthops": [{"id": 0, "interfaceName": "r1-eth1", "resolved": True,
@@ -796,7 +797,8 @@ def test_lookup_says_which_path_or_why_kernel(lab):
     assert un["verdict"] == "kernel" and "pass-unreachable" in un["reason"]
     own = lookup(d, lab.R1_V4_1)
     assert own["prefix"] == f"{lab.R1_V4_1}/32" and \
-        own["protocol"] == "kernel" and "pass-local" in own["reason"], own
+        own["source"] == "kernel" and own["protocol"] == "local" and \
+        "pass-local" in own["reason"], own
     mc = lookup(d, "224.0.0.5")
     assert "pass-multicast" in mc["reason"] and "prefix" not in mc, mc
     none = lookup(d, "198.51.100.1")

@@ -161,7 +161,7 @@ def routes_of(d, protocol):
     out = {}
     for p, entries in d.show("routes").items():
         for e in entries:
-            if e.get("protocol") == protocol:
+            if e.get("source") == protocol:
                 out[p] = e
     return out
 

@@ -432,7 +432,7 @@ def test_own_address_as_source_is_martian(lab):
         d, f"own source: h2 got {got}, pass-martian +{mart}, forwarded +{fwd}")
     # An address added later is learned too.
     lab.r1.run("ip addr add 172.16.102.77/24 dev r1-eth1")
-    wait_until(d, lambda: any(r["protocol"] == "kernel" for r in
+    wait_until(d, lambda: any(r["source"] == "kernel" for r in
                               d.show("routes").get("172.16.102.77/32", [])),
                "172.16.102.77 learned as a local address")
     got, b, a = udp_through(lab, d, "172.16.102.77")
@@ -441,7 +441,7 @@ def test_own_address_as_source_is_martian(lab):
     # Removed again: no longer ours, so forwarded, by XDP (local_v4 and
     # its filter both forget it), while the first address stays martian.
     lab.r1.run("ip addr del 172.16.102.77/24 dev r1-eth1")
-    wait_until(d, lambda: not any(r["protocol"] == "kernel" for r in
+    wait_until(d, lambda: not any(r["source"] == "kernel" for r in
                                   d.show("routes").get("172.16.102.77/32",
                                                        [])),
                "172.16.102.77 forgotten as a local address")

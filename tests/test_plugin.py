@@ -385,7 +385,7 @@ def test_d_fpmd_late_plugin_catches_up(lab, server):
 
 def local_routes(d):
     return {p for p, e in d.show("routes").items()
-            if any(x["protocol"] == "kernel" for x in e)}
+            if any(x["source"] == "kernel" for x in e)}
 
 
 def test_e_fpmd_restart_exact_resync(lab, server):

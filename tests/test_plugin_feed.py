@@ -147,7 +147,7 @@ class Client:
 
 def plugin_routes(d):
     return {p for p, e in d.show("routes").items()
-            if any(x["protocol"] == "plugin" for x in e)}
+            if any(x["source"] == "plugin" for x in e)}
 
 
 def acks(c, n):
@@ -282,7 +282,7 @@ def test_plugin_wider_ecmp_than_fpmd_takes_kernel_path(lab):
     assert all(status == 0 for _, status, _ in got), \
         [a for a in got if a[1]]
     for p in ("10.77.0.0/16", "10.78.0.0/16"):
-        e = [x for x in d.show("routes")[p] if x["protocol"] == "plugin"]
+        e = [x for x in d.show("routes")[p] if x["source"] == "plugin"]
         assert e and e[0]["state"] == "unsupported-nexthop", (p, e)
         look = d.ctl("lookup", p.split("/")[0].replace(".0.0", ".0.1"))
         assert "kernel: unsupported nexthop" in look.stdout, (p, look.stdout)

@@ -434,7 +434,7 @@ static bool fz_route_wanted(const struct prefix *p, const struct prefix *src_p,
  * before. The paths are always sent too, so the route never depends on a
  * NexthopOp.
  */
-static bool fz_send_route(bool del, const struct prefix *p,
+static bool fz_send_route(bool del, int type, const struct prefix *p,
 			  const struct nexthop_group *ng, uint32_t nhg_id,
 			  uint32_t mtu, uint32_t gen, bool *sent_unsupported)
 {
@@ -459,6 +459,7 @@ static bool fz_send_route(bool del, const struct prefix *p,
 	op.del = del;
 	op.type = FPMD__ROUTE_TYPE__RT_UNICAST;
 	op.mtu = del ? 0 : mtu;
+	op.protocol = (char *)zebra_route_string(type); /* "static", "ospf" */
 
 	nh = (!del && ng) ? ng->nexthop : NULL;
 	if (nh && CHECK_FLAG(nh->flags, NEXTHOP_FLAG_RECURSIVE) && nh->resolved)
@@ -559,7 +560,8 @@ static void fz_ctx_route(struct zebra_dplane_ctx *ctx, bool del)
 		CNT_INC(skipped_other);
 		return;
 	}
-	if (fz_send_route(del, dplane_ctx_get_dest(ctx), dplane_ctx_get_ng(ctx),
+	if (fz_send_route(del, dplane_ctx_get_type(ctx),
+			  dplane_ctx_get_dest(ctx), dplane_ctx_get_ng(ctx),
 			  dplane_ctx_get_nhe_id(ctx),
 			  fz_mtu(dplane_ctx_get_mtu(ctx),
 				 dplane_ctx_get_nh_mtu(ctx)),
@@ -747,7 +749,8 @@ static bool fz_walk_node(struct route_node *rn)
 	    CHECK_FLAG(nhe->flags,
 		       NEXTHOP_GROUP_INSTALLED | NEXTHOP_GROUP_QUEUED))
 		nhg_id = nhe->id;
-	if (!fz_send_route(false, p, re->nhe ? &re->nhe->nhg : NULL, nhg_id,
+	if (!fz_send_route(false, re->type, p,
+			   re->nhe ? &re->nhe->nhg : NULL, nhg_id,
 			   fz_mtu(re->mtu, re->nexthop_mtu), fz.walk.gen,
 			   &unsup))
 		return false;

@@ -1,0 +1,327 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Route status notifications on the FPM connection (fpm/route-status).
+
+What a user relies on: with the switch on, every route zebra sends is
+answered with exactly one RTM_NEWROUTE that FRR >= 8.5 understands
+(zebra/dplane_fpm_nl.c fpm_read -> netlink_route_notify_read_ctx: an FPM
+frame of version 1, type 1; NLM_F_REQUEST; the route's family,
+destination, prefix length, protocol and table; RTM_F_OFFLOAD when XDP
+forwards the route or drops it, RTM_F_OFFLOAD_FAILED when the kernel path
+takes it), deletes are not answered, and with the switch off nothing ever
+comes back. Debian's zebra 8.4.4 reads and discards the notifications: its
+FPM connection stays up and routes keep flowing both ways.
+
+The wire tests speak FPM with a raw client (tests/fpmwire.py decodes the
+replies from the kernel's netlink headers); the last test runs the real
+zebra. Run:
+  /usr/bin/python3 -m pytest -v tests/test_fpm_status.py
+"""
+import json
+import os
+import signal
+import socket
+import struct
+
+import pytest
+
+from fpmwire import (RT_SCOPE_LINK, RTA_DST, RTA_ENCAP, RTA_ENCAP_TYPE,
+                     RTA_METRICS, RTA_PRIORITY, RTA_TABLE, RTAX_MTU,
+                     RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED, RTM_NEWROUTE,
+                     RTN_BLACKHOLE, RTN_UNREACHABLE, RTPROT_BGP,
+                     RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC, client,
+                     client_result, exchange, frame, nexthop, nla, route)
+from frr import FRR_RUN, FrrLab
+from lab import FPMD, wait_for
+
+NLM_F_REQUEST = 0x1
+AF = {4: socket.AF_INET, 6: socket.AF_INET6}
+UNRESOLVED_GW = "172.16.102.9"        # on h2's subnet, nobody answers
+
+
+def frames_cases(lab):
+    """(what, one frame's messages, expected reply or None). A reply names
+    the seq of the RTM_NEWROUTE it answers, the flag, and the state fpmd
+    shows for the route (the flag's reason)."""
+    eth0, eth1 = lab.r1.ifindex("r1-eth0"), lab.r1.ifindex("r1-eth1")
+    h2, h2v6 = lab.H2_V4, lab.H2_V6
+    mtu = nla(RTA_METRICS, nla(RTAX_MTU, struct.pack("=I", 1400)))
+    encap = nla(RTA_ENCAP_TYPE, struct.pack("=H", 1)) + \
+        nla(RTA_ENCAP, nla(1, struct.pack("=I", 100 << 12)))
+    ok, failed = True, False
+    return [
+        ("connected route", [route("172.16.101.0/24", 1, oif=eth0,
+                                   proto=RTPROT_KERNEL, scope=RT_SCOPE_LINK)],
+         dict(seq=1, offloaded=ok, state="forwarding")),
+        ("static route via a resolved neighbor",
+         [route("10.99.0.0/24", 2, gw=h2, oif=eth1)],
+         dict(seq=2, offloaded=ok, state="forwarding")),
+        ("bgp IPv6 route", [route("2001:db8:99::/64", 3, gw=h2v6, oif=eth1,
+                                  proto=RTPROT_BGP)],
+         dict(seq=3, offloaded=ok, state="forwarding")),
+        ("blackhole: dropped in XDP",
+         [route("10.98.0.0/24", 4, rtype=RTN_BLACKHOLE)],
+         dict(seq=4, offloaded=ok, state="blackhole")),
+        ("mtu metric: the kernel path",
+         [route("10.93.0.0/24", 5, gw=h2, oif=eth1, attrs=mtu)],
+         dict(seq=5, offloaded=failed, state="mtu-metric")),
+        ("encap: unsupported nexthop",
+         [route("10.92.0.0/24", 6, gw=h2, oif=eth1, attrs=encap)],
+         dict(seq=6, offloaded=failed, state="unsupported-nexthop")),
+        ("gateway not resolved yet",
+         [route("10.95.0.0/24", 7, gw=UNRESOLVED_GW, oif=eth1)],
+         dict(seq=7, offloaded=failed, state="unresolved")),
+        ("unreachable route", [route("10.91.0.0/24", 8,
+                                     rtype=RTN_UNREACHABLE)],
+         dict(seq=8, offloaded=failed, state="kernel-path")),
+        ("another table (RTA_TABLE 1000)",
+         [route("10.90.0.0/24", 9, gw=h2, oif=eth1, table=1000,
+                proto=RTPROT_OSPF)],
+         dict(seq=9, offloaded=failed, state="other-table")),
+        ("main table named by RTA_TABLE too",
+         [route("10.89.0.0/24", 10, gw=h2, oif=eth1, table_attr=True)],
+         dict(seq=10, offloaded=ok, state="forwarding")),
+        ("a nexthop alone", [nexthop(7, eth1, h2, 11)], None),
+        ("a route by that nexthop id",
+         [route("10.88.0.0/24", 12, nhid=7)],
+         dict(seq=12, offloaded=ok, state="forwarding")),
+        ("nexthop and route in one frame: the route's status after both",
+         [nexthop(8, eth1, h2, 13), route("10.87.0.0/24", 14, nhid=8)],
+         dict(seq=14, offloaded=ok, state="forwarding")),
+        ("a delete", [route("10.95.0.0/24", 15, delete=True)], None),
+        ("zebra's replace (DELROUTE + NEWROUTE): one reply",
+         [route("10.99.0.0/24", 16, delete=True),
+          route("10.99.0.0/24", 17, gw=h2, oif=eth1)],
+         dict(seq=17, offloaded=ok, state="forwarding")),
+    ]
+
+
+def fpmd_state(d, prefix):
+    """The state fpmd shows for prefix (its selected entry)."""
+    es = d.show("routes").get(prefix, [])
+    sel = [e for e in es if e.get("selected")] or es
+    return sel[0]["state"] if sel else None
+
+
+def start_fpmd(lab, route_status):
+    """route_status: the YANG leaf through a configuration file (True /
+    False), or None for the default."""
+    fpm = {} if route_status is None else {"route-status": route_status}
+    path = lab.write_config(lab.config_doc(fpm={**fpm, "settle-time": 300}))
+    d = lab.fpmd(config=path)
+    lab.warm_kernel_neighbors()
+    # The neighbors the replies depend on, learned from the kernel.
+    wait_for(lambda: len(d.show("neighbors")) >= 4, timeout=10,
+             what="h1/h2 neighbors in fpmd")
+    return d
+
+
+def test_every_route_frame_gets_exactly_one_status(lab):
+    d = start_fpmd(lab, True)
+    cases = frames_cases(lab)
+    sent = [frame(b"".join(m)) for _, m, _ in cases]
+    want = [(what, e) for what, _, e in cases if e]
+    got, closed = exchange(lab.r1, sent, expect=len(want))
+    assert not closed, "fpmd closed the connection"
+    by_seq = {}
+    for f in got:
+        # One netlink message per FPM frame: FRR reads only the first.
+        assert f["version"] == 1 and f["type"] == 1 and len(f["msgs"]) == 1 \
+            and f["length"] == 4 + f["msgs"][0]["len"], f
+        m = f["msgs"][0]
+        assert m["seq"] not in by_seq, f"two replies to seq {m['seq']}"
+        by_seq[m["seq"]] = m
+    assert sorted(by_seq) == sorted(e["seq"] for _, e in want), \
+        f"replies to seqs {sorted(by_seq)}, expected " \
+        f"{sorted(e['seq'] for _, e in want)}"
+
+    sent_msgs = {}
+    for _, msgs, _ in cases:
+        for raw in msgs:
+            t, seq = struct.unpack_from("=xxxxHxxI", raw)
+            if t == RTM_NEWROUTE:
+                sent_msgs[seq] = raw
+    for what, e in want:
+        m, raw = by_seq[e["seq"]], sent_msgs[e["seq"]]
+        fam, dlen, _, _, table, proto, scope, rtype = \
+            struct.unpack_from("=BBBBBBBB", raw, 16)
+        ours = exchange_attrs(raw)
+        assert m["type"] == RTM_NEWROUTE and m["flags"] == NLM_F_REQUEST, \
+            (what, m)
+        assert (m["family"], m["dst_len"], m["protocol"], m["table"],
+                m["rtype"], m["scope"]) == \
+            (fam, dlen, proto, table, rtype, scope), (what, m)
+        assert m["attrs"].get(RTA_DST) == ours[RTA_DST], (what, m)
+        assert m["attrs"].get(RTA_TABLE) == ours.get(RTA_TABLE), (what, m)
+        assert m["attrs"].get(RTA_PRIORITY) == \
+            struct.pack("=I", ZEBRA_METRIC), (what, m)
+        flag = RTM_F_OFFLOAD if e["offloaded"] else RTM_F_OFFLOAD_FAILED
+        assert m["rtm_flags"] == flag, \
+            f"{what}: rtm_flags {m['rtm_flags']:#x}, expected {flag:#x}"
+    # The flags say what fpmd shows: forwarding in XDP, or why not.
+    for what, e in want:
+        raw = sent_msgs[e["seq"]]
+        if e["state"] == "other-table":
+            continue
+        pfx = prefix_of(raw)
+        if e["seq"] == 7:      # deleted by a later frame
+            continue
+        assert fpmd_state(d, pfx) == e["state"], \
+            f"{what}: fpmd shows {fpmd_state(d, pfx)}"
+    s = d.show("fpm")
+    assert s["routeStatusSent"] == len(want) and \
+        s["routeStatusDropped"] == 0, s
+
+
+def exchange_attrs(raw):
+    attrs, a = {}, 16 + 12
+    ln = struct.unpack_from("=I", raw)[0]
+    while a < ln:
+        alen, at = struct.unpack_from("=HH", raw, a)
+        attrs[at] = bytes(raw[a + 4:a + alen])
+        a += (alen + 3) & ~3
+    return attrs
+
+
+def prefix_of(raw):
+    fam, dlen = struct.unpack_from("=BB", raw, 16)
+    dst = exchange_attrs(raw)[RTA_DST]
+    return f"{socket.inet_ntop(fam, dst)}/{dlen}"
+
+
+@pytest.mark.parametrize("setting", [None, False],
+                         ids=["default", "route-status-false"])
+def test_switch_off_sends_nothing(lab, setting):
+    d = start_fpmd(lab, setting)
+    sent = [frame(b"".join(m)) for _, m, _ in frames_cases(lab)]
+    got, closed = exchange(lab.r1, sent, expect=1, wait=2)
+    assert got == [] and not closed, got
+    # The routes were taken all the same.
+    assert fpmd_state(d, "10.99.0.0/24") == "forwarding"
+    assert d.show("fpm")["routeStatusSent"] == 0
+
+
+# ---- a zebra that does not read ---------------------------------------------
+
+# More notifications than fpmd queues (8 MiB at 48 bytes each, plus the
+# socket buffers, kept small here).
+FLOOD = 200000
+
+
+def test_unread_notifications_never_block(lab):
+    """A peer that does not read: fpmd keeps taking routes and answering
+    fpmctl, queues up to its cap, drops and counts the rest, logs it once,
+    and delivers everything it queued once the peer reads."""
+    lab.r1.sysctl("net.ipv4.tcp_wmem", "'4096 16384 65536'")
+    d = start_fpmd(lab, True)
+    frames = [frame(route(f"{11 + i // 65536}.{i // 256 % 256}."
+                          f"{i % 256}.0/24", i + 1, rtype=RTN_BLACKHOLE))
+              for i in range(FLOOD)]
+    go = os.path.join(lab.tmp, "go")
+    c = client(lab.r1, frames, expect=0, wait=60, go=go)
+    s = {"routeStatusSent": 0}
+    try:
+        s = wait_for(lambda: (lambda s: s if s["routes"] == FLOOD and
+                              s["routeStatusDropped"] else None)
+                     (d.show("fpm")), timeout=120, interval=0.5,
+                     what=f"{FLOOD} routes taken, notifications dropped")
+    finally:
+        with open(go, "w") as f:
+            f.write(str(s["routeStatusSent"]))
+    got, closed = client_result(c, timeout=120)
+    assert not closed
+    assert s["routeStatusSent"] + s["routeStatusDropped"] == FLOOD, s
+    # Everything queued arrived, whole frames, in order.
+    assert len(got) == s["routeStatusSent"], (len(got), s)
+    seqs = [f["msgs"][0]["seq"] for f in got]
+    assert seqs == sorted(seqs) and all(
+        f["msgs"][0]["rtm_flags"] == RTM_F_OFFLOAD for f in got)
+    assert d.logtext().count("zebra is not reading route status") == 1
+
+
+# ---- Debian's zebra 8.4.4 reads and discards them ----------------------------
+
+H2_NET, H2_NET2 = "10.99.0.0/24", "10.97.0.0/24"
+
+
+@pytest.fixture
+def frrlab():
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    lab = FrrLab()
+    try:
+        yield lab
+    finally:
+        for name in sorted(os.listdir(lab.tmp)):
+            if name.endswith(".log"):
+                with open(os.path.join(lab.tmp, name),
+                          errors="replace") as f:
+                    print(f"---- {name} ----\n{f.read()[-8000:]}")
+        lab.cleanup()
+        signal.signal(signal.SIGTERM, old)
+
+
+def zebra_fpm_counters(f):
+    """dplane_fpm_nl's 'show fpm counters json', on zebra's own vty (a
+    module's command vtysh does not know)."""
+    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect(path)
+        for cmd in (b"enable", b"show fpm counters json"):
+            s.sendall(cmd + b"\0")
+            buf = b""
+            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+            assert buf[-1:] == b"\0", (cmd, buf)
+    finally:
+        s.close()
+    return json.loads(buf[:-4].decode())
+
+
+def test_zebra_84_unaffected(frrlab):
+    lab = frrlab
+    lab.h2.run("ip addr add 10.99.0.1/24 dev lo && "
+               "ip addr add 10.97.0.1/24 dev lo")
+    d = lab.fpmd(extra=("--fpm-settle", "300", "--fpm-route-status"))
+    f = lab.frr()
+    lab.warm_kernel_neighbors()
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+
+    def fpm_route(p):
+        return [e for e in d.show("routes").get(p, [])
+                if e["source"] == "fpm" and e["state"] == "forwarding"]
+    wait_for(lambda: fpm_route(H2_NET), timeout=15, what=f"{H2_NET} from zebra")
+    sent = wait_for(lambda: d.show("fpm")["routeStatusSent"], timeout=5,
+                    what="notifications sent")
+    # zebra read them (bytes-read counts what it read and discarded).
+    wait_for(lambda: zebra_fpm_counters(f)["bytes-read"] > 0, timeout=5,
+             what="zebra reading the notifications")
+    read0 = zebra_fpm_counters(f)["bytes-read"]
+
+    # Routes keep flowing both ways after that, on the same connection.
+    f.configure(f"ip route {H2_NET2} {lab.H2_V4}")
+    wait_for(lambda: fpm_route(H2_NET2), timeout=10, what=f"{H2_NET2} added")
+    f.configure(f"no ip route {H2_NET} {lab.H2_V4}")
+    wait_for(lambda: not d.show("routes").get(H2_NET), timeout=10,
+             what=f"{H2_NET} removed")
+    wait_for(lambda: d.show("fpm")["routeStatusSent"] > sent, timeout=5,
+             what="a notification for the new route")
+    wait_for(lambda: zebra_fpm_counters(f)["bytes-read"] > read0,
+             timeout=5, what="zebra reading the new notification")
+    s, z = d.show("fpm"), zebra_fpm_counters(f)
+    assert s["connected"] and s["connections"] == 1 and \
+        s["errors"] == 0 and s["routeStatusDropped"] == 0, s
+    assert z["connection-closes"] == 0 and z["connection-errors"] == 0, z
+    log = f.logtext("zebra")
+    bad = [ln for ln in log.splitlines()
+           if "fpm" in ln.lower() and ("warn" in ln.lower() or
+                                       "err" in ln.lower() or
+                                       "fail" in ln.lower())]
+    assert not bad, bad
+    assert {p for p, es in f.routes().items()
+            if any(e.get("installed") for e in es)} >= {H2_NET2}

@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Each route's protocol, as FRR names it.
+
+What a user relies on: fpmctl names the protocol that gave each route the
+way `show ip route` does ("static", "ospf", "bgp", ...), in `show routes`
+text and JSON ("protocol"; the feed that brought it is "source"), in
+`lookup`, and counts routes per protocol in `show summary` and `show
+state`. FPM carries the kernel's rtm_protocol: zebra sends connected and
+kernel routes both as RTPROT_KERNEL, so they show as "kernel"; the plugin
+feed tells "connected" from "kernel". Numbers FRR has no name for show as
+the number. Routes entered with fpmctl are "fpmctl", the router's own
+addresses "local".
+
+Raw FPM frames cover every protocol number; real zebra and staticd cover
+both feeds. Run:
+  /usr/bin/python3 -m pytest -v tests/test_protocol.py
+"""
+import collections
+import json
+import os
+import signal
+
+import pytest
+
+from fpmwire import RT_SCOPE_LINK, exchange, frame, route
+from frr import FrrLab
+from lab import BUILDDIR, FPMD, wait_for
+
+PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
+
+# (prefix, rtm_protocol, table, the name fpmctl shows): zebra2proto() /
+# proto2zebra() of zebra/rt_netlink.c.
+RAW = [
+    ("10.1.0.0/24", 186, 254, "bgp"),
+    ("10.2.0.0/24", 188, 254, "ospf"),
+    ("2001:db8:2::/64", 188, 254, "ospf6"),
+    ("10.3.0.0/24", 196, 254, "static"),
+    ("10.4.0.0/24", 187, 254, "isis"),
+    ("10.5.0.0/24", 2, 254, "kernel"),
+    ("10.6.0.0/24", 11, 254, "zebra"),
+    ("10.7.0.0/24", 99, 254, "99"),
+    ("10.8.0.0/24", 42, 254, "babel"),
+    ("10.9.0.0/24", 188, 1000, "ospf"),    # another table: shown too
+]
+
+
+def entries(d, source):
+    """{prefix: entry} of one source."""
+    return {p: e for p, es in d.show("routes").items() for e in es
+            if e["source"] == source}
+
+
+def by_protocol(d):
+    """What show routes shows, counted per protocol of the selected entry
+    (main table)."""
+    c = collections.Counter()
+    for es in d.show("routes").values():
+        sel = [e for e in es if e.get("selected")]
+        if sel:
+            c[sel[0]["protocol"]] += 1
+    return dict(c)
+
+
+def summary_counts(d):
+    return d.show("summary")["routesByProtocol"]
+
+
+def state_counts(d):
+    doc = json.loads(d.ctl("show", "state").stdout)
+    return {x["name"]: x["count"]
+            for x in doc["fpmd:fpmd"]["state"]["routes"]["protocol"]}
+
+
+def counts_agree(d):
+    """Per-protocol counts of show summary and show state, once they agree
+    with show routes (the router's own IPv6 addresses may still arrive
+    while they are read)."""
+    def same():
+        a, b, c = by_protocol(d), summary_counts(d), state_counts(d)
+        return a if a == b == c else None
+    return wait_for(same, timeout=10, what="per-protocol counts agree")
+
+
+def test_raw_fpm_protocols_named_as_frr_does(lab):
+    d = lab.fpmd(extra=("--fpm-settle", "300"))
+    oif = lab.r1.ifindex("r1-eth1")
+    msgs = []
+    for pfx, proto, table, _ in RAW:
+        v6 = ":" in pfx
+        msgs.append(route(pfx, gw=lab.H2_V6 if v6 else lab.H2_V4, oif=oif,
+                          proto=proto, table=table))
+    msgs.append(route("172.16.101.0/24", oif=lab.r1.ifindex("r1-eth0"),
+                      proto=2, scope=RT_SCOPE_LINK))
+    got, closed = exchange(lab.r1, [frame(m) for m in msgs], expect=0,
+                           wait=1)
+    assert not closed
+    d.ctl("route", "add", "10.50.0.0/24", "dev", "r1-eth1")
+
+    fpm = wait_for(lambda: (lambda e: e if len(e) == len(RAW) + 1 else None)
+                   (entries(d, "fpm")), timeout=5, what="the raw routes")
+    for pfx, proto, table, name in RAW:
+        e = fpm[pfx]
+        assert e["protocol"] == name and e["table"] == table, \
+            f"rtm_protocol {proto}: {e}"
+    assert fpm["172.16.101.0/24"]["protocol"] == "kernel"
+    assert entries(d, "static")["10.50.0.0/24"]["protocol"] == "fpmctl"
+    own = entries(d, "kernel")
+    assert own and all(e["protocol"] == "local" for e in own.values()), own
+
+    # The text table shows the same names in its Protocol column.
+    text = d.ctl("show", "routes").stdout.splitlines()
+    assert text[0].split()[:3] == ["Prefix", "Source", "Protocol"], text[0]
+    rows = {ln.split()[0]: ln.split() for ln in text[1:] if ln.strip()}
+    for pfx, _, table, name in RAW:
+        if table == 254:
+            assert rows[pfx][1:3] == ["fpm", name], rows[pfx]
+    assert rows["10.50.0.0/24"][1:3] == ["static", "fpmctl"]
+
+    # Counted per protocol, the same in show summary, show state, and what
+    # show routes lists.
+    want = counts_agree(d)
+    assert want["ospf"] == 1 and want["ospf6"] == 1 and \
+        want["kernel"] == 2 and want["99"] == 1 and want["bgp"] == 1 and \
+        want["fpmctl"] == 1, want
+    text = d.ctl("show", "summary").stdout
+    assert "routes by protocol bgp" in text, text
+
+    # lookup names it too.
+    lk = json.loads(d.ctl("--json", "lookup", "10.1.0.9").stdout)
+    assert lk["protocol"] == "bgp" and lk["source"] == "fpm", lk
+
+
+@pytest.fixture
+def frrlab():
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    lab = FrrLab()
+    try:
+        yield lab
+    finally:
+        for name in sorted(os.listdir(lab.tmp)):
+            if name.endswith(".log"):
+                with open(os.path.join(lab.tmp, name),
+                          errors="replace") as f:
+                    print(f"---- {name} ----\n{f.read()[-8000:]}")
+        lab.cleanup()
+        signal.signal(signal.SIGTERM, old)
+
+
+STATIC_NET, STATIC6_NET = "10.99.0.0/24", "2001:db8:99::/64"
+CONNECTED = "172.16.101.0/24"
+
+
+def check_zebra_protocols(lab, d, f, source, connected):
+    f.configure(f"ip route {STATIC_NET} {lab.H2_V4}",
+                f"ipv6 route {STATIC6_NET} {lab.H2_V6}")
+
+    def ready():
+        e = entries(d, source)
+        return e if {STATIC_NET, STATIC6_NET, CONNECTED} <= set(e) else None
+    e = wait_for(ready, timeout=15, what=f"zebra's routes over {source}")
+    assert e[STATIC_NET]["protocol"] == "static", e[STATIC_NET]
+    assert e[STATIC6_NET]["protocol"] == "static", e[STATIC6_NET]
+    assert e[CONNECTED]["protocol"] == connected, e[CONNECTED]
+    counts = counts_agree(d)
+    # Two static routes; the connected ones: both families, both links.
+    assert counts["static"] == 2 and counts[connected] >= 4, counts
+
+
+def test_zebra_over_fpm(frrlab):
+    lab = frrlab
+    d = lab.fpmd(extra=("--fpm-settle", "300"))
+    f = lab.frr()
+    # FPM sends connected routes as RTPROT_KERNEL: "kernel".
+    check_zebra_protocols(lab, d, f, "fpm", "kernel")
+
+
+def test_zebra_over_plugin(frrlab):
+    if not os.path.exists(PLUGIN):
+        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
+    lab = frrlab
+    d = lab.fpmd(extra=("--no-fpm",))
+    f = lab.frr(start=False, fpm=False)
+    f.start_zebra(extra=["-M", f"{PLUGIN}:{d.plugin_sock}"])
+    f.start("staticd")
+    # The plugin has zebra's own route type: "connected".
+    check_zebra_protocols(lab, d, f, "plugin", "connected")
