@@ -82,6 +82,8 @@ static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
 static struct feed_status st = { .replay_state = "none" };
 static struct wire_out out; /* route status notifications to send */
+static int status_id = -1;  /* our rib_status_subscribe() id */
+static void status_changed(struct route *r, void *arg);
 static bool out_drop_logged;
 /* The frame being applied: its routes are answered once it is in. */
 static const struct nlmsghdr *const *cur_msgs;
@@ -123,6 +125,8 @@ int fpm_open(const char *addr, uint16_t port)
 	} else {
 		return -EINVAL;
 	}
+	if (status_id < 0)
+		status_id = rib_status_subscribe(status_changed, NULL);
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -960,12 +964,14 @@ static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
 static bool prefix_offloaded(const struct prefix *p)
 {
 	const struct route *r = rib_route_find(p);
-	const char *state;
+	bool offloaded;
 
 	if (!r || r->selected < 0)
 		return false;
-	state = route_entry_state(r, r->selected);
-	return !strcmp(state, "forwarding") || !strcmp(state, "blackhole");
+	/* The one definition the plugin feed uses too (fpmd.8, OFFLOAD
+	 * STATUS): the state, and an attached interface takes the family. */
+	rib_route_status(r, r->selected, &offloaded);
+	return offloaded;
 }
 
 /* Queue one FPM frame for zebra; never blocks, never grows past
@@ -1102,8 +1108,21 @@ void fpm_route_changed(const struct route *r)
 		.offloaded = prefix_offloaded(&r->p),
 	};
 	fpm_route_status_send(&rs);
-	/* Outside fpm_io (a neighbor, a guard): send now. */
-	out_flush();
+}
+
+/* The RIB's "route status changed" hook: queued here, written by
+ * fpm_status_flush() once per event-loop turn (a guard may change
+ * thousands of routes at once: one write, not one per route). */
+static void status_changed(struct route *r, void *arg)
+{
+	(void)arg;
+	fpm_route_changed(r);
+}
+
+void fpm_status_flush(void)
+{
+	if (conn_fd >= 0)
+		out_flush();
 }
 
 /* The status of the route one RTM_NEWROUTE of a frame added, as the

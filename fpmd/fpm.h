@@ -53,6 +53,8 @@ int fpm_route_status_send(const struct fpm_route_status *rs);
  * Sends at once. A route of the frame being applied is left to that
  * frame's own reply. */
 void fpm_route_changed(const struct route *r);
+/* Write the notifications fpm_route_changed() queued (event loop). */
+void fpm_status_flush(void);
 
 /* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
  * returns bytes consumed, or -1 with why filled on malformed input. */

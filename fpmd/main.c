@@ -1321,6 +1321,7 @@ static int run(int sfd)
 		/* Route status changes, a slice at a time, then to zebra. */
 		status_busy = rib_status_run();
 		plugin_status_flush();
+		fpm_status_flush();
 		status_update();
 	}
 }

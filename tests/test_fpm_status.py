@@ -202,6 +202,44 @@ def test_switch_off_sends_nothing(lab, setting):
 
 # ---- a zebra that does not read ---------------------------------------------
 
+def test_status_change_after_the_frame_is_sent_again(lab):
+    """A route's status changing after its frame was answered (a tc egress
+    filter makes the egress take the kernel path, and removing it gives it
+    back) is sent to zebra again, once per change, from the RIB's status
+    hook (not only as the reply to the route's frame)."""
+    d = start_fpmd(lab, True)
+    eth1 = lab.r1.ifindex("r1-eth1")
+    pfx = "10.99.0.0/24"
+    c = client(lab.r1, [frame(route(pfx, 1, gw=lab.H2_V4, oif=eth1))],
+               expect=3, wait=40)
+    try:
+        wait_for(lambda: fpmd_state(d, pfx) == "forwarding", timeout=15,
+                 what=f"{pfx} forwarding")
+        lab.r1.run("tc qdisc add dev r1-eth1 clsact && tc filter add dev "
+                   "r1-eth1 egress protocol ip pref 10 u32 match u32 0 0")
+        wait_for(lambda: fpmd_state(d, pfx) == "egress-kernel", timeout=15,
+                 what=f"{pfx} on the kernel path")
+        wait_for(lambda: d.show("fpm")["routeStatusSent"] >= 2, timeout=10,
+                 what="a second notification")
+    finally:
+        lab.r1.run("tc qdisc del dev r1-eth1 clsact", check=False)
+    wait_for(lambda: fpmd_state(d, pfx) == "forwarding", timeout=15,
+             what=f"{pfx} forwarding again")
+    got, closed = client_result(c, timeout=70)
+    assert not closed
+    flags = [(prefix_of_reply(f), f["msgs"][0]["rtm_flags"]) for f in got]
+    assert flags == [(pfx, RTM_F_OFFLOAD), (pfx, RTM_F_OFFLOAD_FAILED),
+                     (pfx, RTM_F_OFFLOAD)], flags
+    assert d.show("fpm")["routeStatusSent"] == 3
+
+
+def prefix_of_reply(f):
+    m = f["msgs"][0]
+    fam = socket.AF_INET if m["family"] == socket.AF_INET else \
+        socket.AF_INET6
+    return f"{socket.inet_ntop(fam, m['attrs'][RTA_DST])}/{m['dst_len']}"
+
+
 # More notifications than fpmd queues (8 MiB at 48 bytes each, plus the
 # socket buffers, kept small here).
 FLOOD = 200000
