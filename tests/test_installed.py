@@ -228,7 +228,7 @@ def test_static_route_forwarded_by_xdp(router):
 
     def route():
         for e in d.show("routes").get(H2_NET, []):
-            if e.get("protocol") == "plugin" and e.get("installed") and \
+            if e.get("source") == "plugin" and e.get("protocol") == "static" and e.get("installed") and \
                     e.get("state") == "forwarding":
                 return e
         return None
