@@ -228,8 +228,9 @@ def test_static_route_forwarded_by_xdp(router):
 
     def route():
         for e in d.show("routes").get(H2_NET, []):
-            if e.get("source") == "plugin" and e.get("protocol") == "static" and e.get("installed") and \
-                    e.get("state") == "forwarding":
+            if e.get("source") == "plugin" and \
+                    e.get("protocol") == "static" and \
+                    e.get("installed") and e.get("state") == "forwarding":
                 return e
         return None
     wait_for(route, timeout=15, what=f"{H2_NET} forwarding in fpmctl")
