@@ -25,6 +25,8 @@ import pytest
 
 from frr import FrrLab
 from lab import Fpmd, ping, sh, wait_for
+from test_offload import fib_offloaded, wait_marks
+from test_systemd import Notify
 
 if os.environ.get("FPMD_TEST_INSTALLED") != "1":
     pytest.skip("FPMD_TEST_INSTALLED=1 not set: the installed packages are "
@@ -187,8 +189,9 @@ class InstalledFpmd(Fpmd):
 class Router:
     """What the `router` fixture yields: lab, fpmd (InstalledFpmd), frr."""
 
-    def __init__(self, lab, fpmd, frr):
+    def __init__(self, lab, fpmd, frr, notify):
         self.lab, self.fpmd, self.frr = lab, fpmd, frr
+        self.notify = notify  # the service manager's end of sd_notify
 
 
 @pytest.fixture(scope="module")
@@ -198,7 +201,10 @@ def router():
         lab.h2.run(f"ip addr add {H2_DST}/24 dev lo")
         # FPM off: the module is the feed here.
         conf = lab.write_config(lab.config_doc(fpm={"enabled": False}))
-        d = InstalledFpmd(lab, lab.r1, (), config=conf, binary=SBIN_FPMD)
+        # As systemd runs it (Type=notify): NOTIFY_SOCKET is ours.
+        notify = Notify(lab.tmp)
+        d = InstalledFpmd(lab, lab.r1, (), config=conf, binary=SBIN_FPMD,
+                          env=notify.env())
         lab.daemons.append(d)
         d.wait_ready(20)
         f = lab.frr(start=False, fpm=False)
@@ -209,9 +215,11 @@ def router():
                  timeout=20, what="the module's replay")
         f.configure(f"ip route {H2_NET} {lab.H2_V4}")
         lab.warm_kernel_neighbors()
-        yield Router(lab, d, f)
+        yield Router(lab, d, f, notify)
     finally:
         lab.cleanup()
+        if 'notify' in locals():
+            notify.close()
 
 
 def test_module_loaded_by_name(router):
@@ -253,3 +261,31 @@ def test_version_is_package(router):
     assert out.startswith(f"fpmd {ver} "), (out, ver)
     assert f"fpmd {ver} started:" in router.fpmd.logtext()
     assert os.readlink(f"/proc/{router.fpmd.proc.pid}/exe") == SBIN_FPMD
+
+
+def test_offloaded_in_vtysh(router):
+    """The operator's view: zebra marks the route XDP forwards as
+    offloaded (the installed module, from the installed fpmd's status) and
+    counts it in the summary as fibOffLoaded, as fpmd counts it."""
+    f, d = router.frr, router.fpmd
+    wait_marks(f, {H2_NET: True}, timeout=20)
+    entry = [e for e in f.routes()[H2_NET] if e.get("selected")][0]
+    assert entry["protocol"] == "static" and entry["offloaded"] is True, \
+        entry
+    forwarding = [p for p, es in d.show("routes").items() if ":" not in p
+                  and any(e.get("source") == "plugin" and e.get("selected")
+                          and e.get("state") in ("forwarding", "blackhole")
+                          for e in es)]
+    assert fib_offloaded(f) == len(forwarding) >= 1, \
+        (fib_offloaded(f), forwarding)
+
+
+def test_notify_protocol(router):
+    """The installed fpmd told its NOTIFY_SOCKET READY=1 and a status line
+    that names the interfaces it forwards on and zebra's settled replay."""
+    n = router.notify
+    n.until(lambda m: m.get("READY") == "1", what="READY=1")
+    n.until(lambda m: "replay settled" in m.get("STATUS", ""),
+            what="STATUS ... replay settled")
+    st = n.statuses()[-1]
+    assert "forwarding on 2 interfaces" in st, n.statuses()
