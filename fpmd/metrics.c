@@ -893,8 +893,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	(void)cls;
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
+	/* Refusals go at once (MHD then closes, discarding any body). */
 	if (strcmp(url, "/metrics"))
 		return reply(c, MHD_HTTP_NOT_FOUND,
 			     "not found: fpmd serves GET /metrics\n", NULL);
@@ -902,6 +901,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED,
 			     "method not allowed: fpmd serves GET /metrics\n",
 			     MHD_HTTP_METHOD_GET);
+	/* The answer waits for the whole request: queued from the first
+	 * call, MHD would close the connection, and a scraper could not
+	 * keep it alive. A body sent with GET is read and ignored. */
+	if (!*req_cls) {
+		*req_cls = (void *)handle;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
 	text = metrics_text(&len);
 	if (!text) {
 		log_warn("metrics: out of memory building a scrape");

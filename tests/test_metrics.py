@@ -155,6 +155,8 @@ def test_http_answers(lab):
     assert headers["content-type"] == \
         "text/plain; version=0.0.4; charset=utf-8"
     assert body.startswith("# HELP fpmd_info ")
+    # A scraper may keep its connection for the next scrape.
+    assert headers.get("connection") != "close", headers
     # Only GET /metrics.
     for path in ("/", "/metric", "/metrics/", "/metrics/x", "/api"):
         status, _, body = http(lab.r1, path)
