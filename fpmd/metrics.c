@@ -42,11 +42,14 @@ static double start_time;
 
 /* ---- the text ------------------------------------------------------------ */
 
+struct tables;
+
 struct out {
 	char *buf;
 	size_t len, cap;
 	bool oom;
-	const char *family; /* the family being written */
+	const char *family;	/* the family being written */
+	const struct tables *t; /* the walks of the big tables */
 };
 
 static void put(struct out *o, const char *fmt, ...)
@@ -332,7 +335,7 @@ static void iface_suspended(struct out *o)
 
 /*
  * Routes by label set. A new label (the route's protocol) is one more
- * entry here and its value in routes().
+ * entry here and its value in tables_walk().
  */
 enum { RL_FAMILY, RL_SOURCE, RL_STATE, RL_MAX };
 static const char *const route_labels[RL_MAX] = { "family", "source", "state" };
@@ -343,6 +346,26 @@ struct route_tally {
 		uint64_t n;
 	} row[256];
 	int n;
+};
+
+/* Nexthops or groups per state, as rib_nexthop_walk visits them. */
+struct nh_tally {
+	const char *name[32];
+	uint64_t n[32];
+	int count;
+	uint64_t in_map; /* with a map slot */
+};
+
+/*
+ * What the families need from the route, nexthop and neighbor tables,
+ * from one walk of each per scrape: at a full table a walk costs
+ * milliseconds, and the event loop waits meanwhile.
+ */
+struct tables {
+	struct route_tally routes;
+	uint64_t programmed[2]; /* by family: ipv4, ipv6 */
+	struct nh_tally nh[2];	/* nexthops, groups */
+	uint64_t neigh[2][2];	/* [ipv6][static] */
 };
 
 static void route_tally_add(struct route_tally *t, const char *const *v)
@@ -367,63 +390,12 @@ static void route_tally_add(struct route_tally *t, const char *const *v)
 	t->row[k].n++;
 }
 
-static void routes(struct out *o)
-{
-	struct route_tally *t = calloc(1, sizeof(*t));
-	struct hnode *n, *tmp;
-	size_t i;
-
-	if (!t) {
-		o->oom = true;
-		return;
-	}
-	/* Each route once, by the source programmed and its state: their
-	 * sum is 'show summary's routes. */
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		const struct route *r = container_of(n, struct route, node);
-		const char *v[RL_MAX];
-
-		v[RL_FAMILY] = r->p.family == AF_INET ? "ipv4" : "ipv6";
-		v[RL_SOURCE] = rib_source_name(r->selected);
-		v[RL_STATE] = r->selected < 0
-				  ? "not-selected"
-				  : route_entry_state(r, r->selected);
-		route_tally_add(t, v);
-	}
-	for (int k = 0; k < t->n; k++)
-		sample_a(o, t->row[k].n, route_labels, t->row[k].v, RL_MAX);
-	free(t);
-}
-
-static void route_entries(struct out *o)
-{
-	for (int s = 0; s < SRC_MAX; s++)
-		sample(o, rib_count(s), "source", rib_source_name(s), NULL);
-}
-
-static void other_table(struct out *o)
-{
-	sample(o, rib_other.count, NULL);
-}
-
-/* Nexthops and groups per state, as rib_nexthop_walk visits them. */
-struct nh_tally {
-	const char *name[32];
-	uint64_t n[32];
-	int count;
-	bool groups;
-	uint64_t in_map; /* with a map slot */
-};
-
 static void nh_tally(const struct nexthop *nh, void *arg)
 {
-	struct nh_tally *t = arg;
+	struct nh_tally *t = &((struct tables *)arg)->nh[nh->is_group];
 	const char *st;
 	int k;
 
-	if (nh->is_group != t->groups)
-		return;
 	if (rib_nexthop_slot((struct nexthop *)nh)->index != NO_INDEX &&
 	    !nh->blackhole && !nh->unsupported)
 		t->in_map++;
@@ -439,13 +411,62 @@ static void nh_tally(const struct nexthop *nh, void *arg)
 	t->n[k]++;
 }
 
+static void tables_walk(struct tables *t)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	/* Each route once, by the source programmed and its state: their
+	 * sum is 'show summary's routes. */
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		const struct route *r = container_of(n, struct route, node);
+		const char *v[RL_MAX];
+
+		v[RL_FAMILY] = r->p.family == AF_INET ? "ipv4" : "ipv6";
+		v[RL_SOURCE] = rib_source_name(r->selected);
+		v[RL_STATE] = r->selected < 0
+				  ? "not-selected"
+				  : route_entry_state(r, r->selected);
+		route_tally_add(&t->routes, v);
+		if (r->programmed)
+			t->programmed[r->p.family == AF_INET6]++;
+	}
+	rib_nexthop_walk(nh_tally, t);
+	ht_for_each(&rib_neigh, n, tmp, i)
+	{
+		const struct neighbor *ne =
+		    container_of(n, struct neighbor, node);
+
+		t->neigh[ne->family == AF_INET6][ne->is_static]++;
+	}
+}
+
+static void routes(struct out *o)
+{
+	const struct route_tally *t = &o->t->routes;
+
+	for (int k = 0; k < t->n; k++)
+		sample_a(o, t->row[k].n, route_labels, t->row[k].v, RL_MAX);
+}
+
+static void route_entries(struct out *o)
+{
+	for (int s = 0; s < SRC_MAX; s++)
+		sample(o, rib_count(s), "source", rib_source_name(s), NULL);
+}
+
+static void other_table(struct out *o)
+{
+	sample(o, rib_other.count, NULL);
+}
+
 static void nexthops_of(struct out *o, bool groups)
 {
-	struct nh_tally t = { .groups = groups };
+	const struct nh_tally *t = &o->t->nh[groups];
 
-	rib_nexthop_walk(nh_tally, &t);
-	for (int k = 0; k < t.count; k++)
-		sample(o, t.n[k], "state", t.name[k], NULL);
+	for (int k = 0; k < t->count; k++)
+		sample(o, t->n[k], "state", t->name[k], NULL);
 }
 
 static void nexthops(struct out *o)
@@ -458,30 +479,13 @@ static void groups(struct out *o)
 	nexthops_of(o, true);
 }
 
-static void neighbors_count(uint64_t n[2][2])
-{
-	struct hnode *h, *tmp;
-	size_t i;
-
-	memset(n, 0, sizeof(uint64_t) * 4);
-	ht_for_each(&rib_neigh, h, tmp, i)
-	{
-		const struct neighbor *ne =
-		    container_of(h, struct neighbor, node);
-
-		n[ne->family == AF_INET6][ne->is_static]++;
-	}
-}
-
 static void neighbors(struct out *o)
 {
-	uint64_t n[2][2];
-
-	neighbors_count(n);
 	for (int f = 0; f < 2; f++)
 		for (int s = 0; s < 2; s++)
-			sample(o, n[f][s], "family", f ? "ipv6" : "ipv4",
-			       "source", s ? "static" : "kernel", NULL);
+			sample(o, o->t->neigh[f][s], "family",
+			       f ? "ipv6" : "ipv4", "source",
+			       s ? "static" : "kernel", NULL);
 }
 
 /* The maps whose fill fpmd limits (tables/max-*), by their pinned name. */
@@ -490,40 +494,27 @@ struct map_fill {
 	uint64_t entries, capacity;
 };
 
-static int map_fills(struct map_fill *m)
+static int map_fills(const struct tables *t, struct map_fill *m)
 {
-	struct nh_tally nh = { .groups = false }, grp = { .groups = true };
-	uint64_t v4 = 0, v6 = 0, ne[2][2];
-	struct hnode *n, *tmp;
-	size_t i;
-
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		const struct route *r = container_of(n, struct route, node);
-
-		if (r->programmed && r->p.family == AF_INET)
-			v4++;
-		else if (r->programmed)
-			v6++;
-	}
-	rib_nexthop_walk(nh_tally, &nh);
-	rib_nexthop_walk(nh_tally, &grp);
-	neighbors_count(ne);
-	m[0] = (struct map_fill){ "routes_v4", v4, cfg.max_routes_v4 };
-	m[1] = (struct map_fill){ "routes_v6", v6, cfg.max_routes_v6 };
-	m[2] = (struct map_fill){ "nexthops", nh.in_map, cfg.max_nexthops };
-	m[3] = (struct map_fill){ "nh_groups", grp.in_map, cfg.max_groups };
-	m[4] =
-	    (struct map_fill){ "neigh_v4", ne[0][0] + ne[0][1], cfg.max_neigh };
-	m[5] =
-	    (struct map_fill){ "neigh_v6", ne[1][0] + ne[1][1], cfg.max_neigh };
+	m[0] = (struct map_fill){ "routes_v4", t->programmed[0],
+				  cfg.max_routes_v4 };
+	m[1] = (struct map_fill){ "routes_v6", t->programmed[1],
+				  cfg.max_routes_v6 };
+	m[2] =
+	    (struct map_fill){ "nexthops", t->nh[0].in_map, cfg.max_nexthops };
+	m[3] =
+	    (struct map_fill){ "nh_groups", t->nh[1].in_map, cfg.max_groups };
+	m[4] = (struct map_fill){ "neigh_v4", t->neigh[0][0] + t->neigh[0][1],
+				  cfg.max_neigh };
+	m[5] = (struct map_fill){ "neigh_v6", t->neigh[1][0] + t->neigh[1][1],
+				  cfg.max_neigh };
 	return 6;
 }
 
 static void map_entries(struct out *o)
 {
 	struct map_fill m[8];
-	int n = map_fills(m);
+	int n = map_fills(o->t, m);
 
 	for (int k = 0; k < n; k++)
 		sample(o, m[k].entries, "map", m[k].map, NULL);
@@ -532,7 +523,7 @@ static void map_entries(struct out *o)
 static void map_capacity(struct out *o)
 {
 	struct map_fill m[8];
-	int n = map_fills(m);
+	int n = map_fills(o->t, m);
 
 	for (int k = 0; k < n; k++)
 		sample(o, m[k].capacity, "map", m[k].map, NULL);
@@ -842,8 +833,12 @@ static const struct family {
 
 char *metrics_text(size_t *len)
 {
-	struct out o = { 0 };
+	struct tables *t = calloc(1, sizeof(*t));
+	struct out o = { .t = t };
 
+	if (!t)
+		return NULL;
+	tables_walk(t);
 	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
 		const struct family *f = &families[k];
 
@@ -852,6 +847,7 @@ char *metrics_text(size_t *len)
 		    f->name, f->type);
 		f->write(&o);
 	}
+	free(t);
 	if (o.oom || !o.buf) {
 		free(o.buf);
 		return NULL;
