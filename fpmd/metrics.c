@@ -834,10 +834,15 @@ static const struct family {
 char *metrics_text(size_t *len)
 {
 	struct tables *t = calloc(1, sizeof(*t));
-	struct out o = { .t = t };
+	/* Two interfaces and a few routes take about 16 KiB. */
+	struct out o = { .t = t, .cap = 64 << 10 };
 
-	if (!t)
+	o.buf = malloc(o.cap);
+	if (!t || !o.buf) {
+		free(t);
+		free(o.buf);
 		return NULL;
+	}
 	tables_walk(t);
 	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
 		const struct family *f = &families[k];
