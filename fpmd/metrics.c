@@ -340,12 +340,16 @@ static void iface_suspended(struct out *o)
 enum { RL_FAMILY, RL_SOURCE, RL_STATE, RL_MAX };
 static const char *const route_labels[RL_MAX] = { "family", "source", "state" };
 
+struct route_row {
+	const char *v[RL_MAX];
+	uint64_t n;
+};
+
+/* One row per label set seen; a handful, whatever the table size. */
 struct route_tally {
-	struct {
-		const char *v[RL_MAX];
-		uint64_t n;
-	} row[256];
-	int n;
+	struct route_row *row;
+	int n, cap;
+	bool oom;
 };
 
 /* Nexthops or groups per state, as rib_nexthop_walk visits them. */
@@ -381,8 +385,18 @@ static void route_tally_add(struct route_tally *t, const char *const *v)
 			break;
 	}
 	if (k == t->n) {
-		if (t->n == (int)(sizeof(t->row) / sizeof(t->row[0])))
-			return;
+		if (t->n == t->cap) {
+			int cap = t->cap ? t->cap * 2 : 64;
+			struct route_row *r =
+			    realloc(t->row, (size_t)cap * sizeof(*r));
+
+			if (!r) {
+				t->oom = true;
+				return;
+			}
+			t->row = r;
+			t->cap = cap;
+		}
 		memcpy(t->row[k].v, v, sizeof(t->row[k].v));
 		t->row[k].n = 0;
 		t->n++;
@@ -844,6 +858,7 @@ char *metrics_text(size_t *len)
 		return NULL;
 	}
 	tables_walk(t);
+	o.oom = t->routes.oom;
 	for (size_t k = 0; k < sizeof(families) / sizeof(families[0]); k++) {
 		const struct family *f = &families[k];
 
@@ -852,6 +867,7 @@ char *metrics_text(size_t *len)
 		    f->name, f->type);
 		f->write(&o);
 	}
+	free(t->routes.row);
 	free(t);
 	if (o.oom || !o.buf) {
 		free(o.buf);
