@@ -11,6 +11,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,14 @@ static double start_time;
 /* ---- the text ------------------------------------------------------------ */
 
 struct tables;
+struct family;
 
 struct out {
 	char *buf;
 	size_t len, cap;
 	bool oom;
 	const char *family;	/* the family being written */
+	const struct family *f; /* and its table entry */
 	const struct tables *t; /* the walks of the big tables */
 };
 
@@ -569,124 +572,79 @@ static const struct feed {
 	{ "fpm", fpm_get_status, SRC_FPM },
 	{ "plugin", plugin_get_status, SRC_PLUGIN },
 };
-#define N_FEEDS (sizeof(feeds) / sizeof(feeds[0]))
 
-enum feed_field {
-	FF_ENABLED,
-	FF_CONNECTED,
-	FF_CONNECTIONS,
-	FF_REFUSED,
-	FF_FRAMES,
-	FF_MESSAGES,
-	FF_ROUTE_MSGS,
-	FF_NEXTHOP_MSGS,
-	FF_IGNORED,
-	FF_ERRORS,
-	FF_ROUTES,
-	FF_REPLAY_STATE,
-	FF_REPLAY_START,
-	FF_LAST_MESSAGE,
-	FF_REPLAY_REFRESHED,
-	FF_REPLAY_SWEPT,
-	FF_HOLD,
-};
+/* Each feed, with st filled with its status before the body runs. */
+#define for_each_feed(fd, st)                                                  \
+	for (const struct feed *fd = feeds;                                    \
+	     fd < feeds + sizeof(feeds) / sizeof(feeds[0]) &&                  \
+	     (fd->get(&st), true);                                             \
+	     fd++)
 
-static void feed_field(struct out *o, enum feed_field f)
+static uint64_t feed_field(const struct out *o, const struct feed_status *st);
+
+/* A uint64_t of struct feed_status, named by the family (FEED_U64). */
+static void feed_u64(struct out *o)
 {
-	static const char *const replay[] = { "none",	 "in-progress",
-					      "settled", "complete",
-					      "held",	 NULL };
+	struct feed_status st;
 
-	for (size_t k = 0; k < N_FEEDS; k++) {
-		const char *name = feeds[k].name;
-		struct feed_status st;
-		uint64_t v = 0;
-
-		feeds[k].get(&st);
-		switch (f) {
-		case FF_ENABLED:
-			v = st.enabled;
-			break;
-		case FF_CONNECTED:
-			v = st.connected;
-			break;
-		case FF_CONNECTIONS:
-			v = st.connections;
-			break;
-		case FF_REFUSED:
-			v = st.refused;
-			break;
-		case FF_FRAMES:
-			v = st.frames;
-			break;
-		case FF_MESSAGES:
-			v = st.messages;
-			break;
-		case FF_ROUTE_MSGS:
-			v = st.route_msgs;
-			break;
-		case FF_NEXTHOP_MSGS:
-			v = st.nexthop_msgs;
-			break;
-		case FF_IGNORED:
-			v = st.ignored;
-			break;
-		case FF_ERRORS:
-			v = st.errors;
-			break;
-		case FF_ROUTES:
-			v = rib_count(feeds[k].src);
-			break;
-		case FF_REPLAY_STATE:
-			state_set(o, replay, st.replay_state, "feed", name,
-				  "state");
-			continue;
-		case FF_REPLAY_START:
-			sample_time(o, st.first_message_ns, "feed", name, NULL);
-			continue;
-		case FF_LAST_MESSAGE:
-			sample_time(o, st.last_message_ns, "feed", name, NULL);
-			continue;
-		case FF_REPLAY_REFRESHED:
-			v = st.replay_refreshed;
-			break;
-		case FF_REPLAY_SWEPT:
-			v = st.replay_swept;
-			break;
-		case FF_HOLD:
-			sample_time(o,
-				    !strcmp(st.replay_state, "held")
-					? st.hold_remaining_ms * 1000000ull
-					: 0,
-				    "feed", name, NULL);
-			continue;
-		}
-		sample(o, v, "feed", name, NULL);
-	}
+	for_each_feed(fd, st)
+	    sample(o, feed_field(o, &st), "feed", fd->name, NULL);
 }
 
-#define FEED_FN(fn, field)                                                     \
-	static void fn(struct out *o)                                          \
-	{                                                                      \
-		feed_field(o, field);                                          \
+/* A CLOCK_REALTIME ns of struct feed_status (FEED_TIME), in seconds. */
+static void feed_time(struct out *o)
+{
+	struct feed_status st;
+
+	for_each_feed(fd, st)
+	    sample_time(o, feed_field(o, &st), "feed", fd->name, NULL);
+}
+
+static void feed_enabled(struct out *o)
+{
+	struct feed_status st;
+
+	for_each_feed(fd, st) sample(o, st.enabled, "feed", fd->name, NULL);
+}
+
+static void feed_connected(struct out *o)
+{
+	struct feed_status st;
+
+	for_each_feed(fd, st) sample(o, st.connected, "feed", fd->name, NULL);
+}
+
+static void feed_routes(struct out *o)
+{
+	struct feed_status st;
+
+	for_each_feed(fd, st)
+	    sample(o, rib_count(fd->src), "feed", fd->name, NULL);
+}
+
+static void feed_replay_state(struct out *o)
+{
+	static const char *const states[] = { "none",	 "in-progress",
+					      "settled", "complete",
+					      "held",	 NULL };
+	struct feed_status st;
+
+	for_each_feed(fd, st)
+	    state_set(o, states, st.replay_state, "feed", fd->name, "state");
+}
+
+static void feed_hold(struct out *o)
+{
+	struct feed_status st;
+
+	for_each_feed(fd, st)
+	{
+		bool held = !strcmp(st.replay_state, "held");
+
+		sample_time(o, held ? st.hold_remaining_ms * 1000000ull : 0,
+			    "feed", fd->name, NULL);
 	}
-FEED_FN(feed_enabled, FF_ENABLED)
-FEED_FN(feed_connected, FF_CONNECTED)
-FEED_FN(feed_connections, FF_CONNECTIONS)
-FEED_FN(feed_refused, FF_REFUSED)
-FEED_FN(feed_frames, FF_FRAMES)
-FEED_FN(feed_messages, FF_MESSAGES)
-FEED_FN(feed_route_msgs, FF_ROUTE_MSGS)
-FEED_FN(feed_nexthop_msgs, FF_NEXTHOP_MSGS)
-FEED_FN(feed_ignored, FF_IGNORED)
-FEED_FN(feed_errors, FF_ERRORS)
-FEED_FN(feed_routes, FF_ROUTES)
-FEED_FN(feed_replay_state, FF_REPLAY_STATE)
-FEED_FN(feed_replay_start, FF_REPLAY_START)
-FEED_FN(feed_last_message, FF_LAST_MESSAGE)
-FEED_FN(feed_replay_refreshed, FF_REPLAY_REFRESHED)
-FEED_FN(feed_replay_swept, FF_REPLAY_SWEPT)
-FEED_FN(feed_hold, FF_HOLD)
+}
 
 static void guard_state(struct out *o)
 {
@@ -707,143 +665,166 @@ static void guard_events(struct out *o)
 		sample(o, guards[g].events, "guard", guards[g].name, NULL);
 }
 
+#define FEED_U64(field)                                                        \
+	.write = feed_u64, .feed_off = offsetof(struct feed_status, field)
+#define FEED_TIME(field)                                                       \
+	.write = feed_time, .feed_off = offsetof(struct feed_status, field)
+
 static const struct family {
 	const char *name, *type, *help;
 	void (*write)(struct out *o);
+	size_t feed_off; /* feed_u64, feed_time: the field of feed_status */
 } families[] = {
 	{ "fpmd_info", "gauge", "fpmd's version and BPF map layout (always 1).",
-	  info },
+	  .write = info },
 	{ "fpmd_start_time_seconds", "gauge",
-	  "When fpmd started, in seconds since the epoch.", start_time_f },
+	  "When fpmd started, in seconds since the epoch.",
+	  .write = start_time_f },
 	{ "fpmd_maps_adopted", "gauge",
 	  "1 when fpmd adopted the pinned maps of a previous fpmd at start "
 	  "(forwarding went on across the restart).",
-	  adopted },
+	  .write = adopted },
 	{ "fpmd_packets_total", "counter",
 	  "Packets received on a managed interface, by what XDP did with "
 	  "them: forwarded, drop-* or pass-* (to the kernel); see fpmctl(8) "
 	  "COUNTERS.",
-	  rx_packets },
+	  .write = rx_packets },
 	{ "fpmd_bytes_total", "counter",
 	  "Bytes received on a managed interface, by what XDP did with them "
 	  "(as fpmd_packets_total).",
-	  rx_bytes },
+	  .write = rx_bytes },
 	{ "fpmd_tx_packets_total", "counter",
 	  "Packets XDP forwarded out of this interface (redirected).",
-	  tx_packets },
+	  .write = tx_packets },
 	{ "fpmd_tx_bytes_total", "counter",
 	  "Bytes XDP forwarded out of this interface (after the trim).",
-	  tx_bytes },
+	  .write = tx_bytes },
 	{ "fpmd_tx_redirect_errors_total", "counter",
 	  "Redirects out of this interface that the devmap refused "
 	  "(xdp:xdp_redirect_err).",
-	  tx_redirect_errors },
+	  .write = tx_redirect_errors },
 	{ "fpmd_tx_xmit_drops_total", "counter",
 	  "Redirected frames the driver of this interface dropped "
 	  "(xdp:xdp_devmap_xmit).",
-	  tx_xmit_drops },
+	  .write = tx_xmit_drops },
 	{ "fpmd_interface_xdp_attached", "gauge",
 	  "1 when fpmd's XDP program is attached to the interface, in mode "
 	  "native or generic (none when not attached).",
-	  xdp_attached },
+	  .write = xdp_attached },
 	{ "fpmd_interface_xdp_state", "gauge",
 	  "The interface's XDP state (1 for the current state): attached, "
 	  "detached, detached-foreign (another program is there), absent.",
-	  xdp_state },
+	  .write = xdp_state },
 	{ "fpmd_interface_up", "gauge",
 	  "1 when the interface is present, administratively up and has "
 	  "carrier.",
-	  iface_up },
+	  .write = iface_up },
 	{ "fpmd_interface_tx_port", "gauge",
 	  "1 when XDP may redirect out of the interface; 0 when its egress "
 	  "traffic takes the kernel path (see fpmctl show interfaces).",
-	  iface_tx_port },
+	  .write = iface_tx_port },
 	{ "fpmd_interface_suspended", "gauge",
 	  "1 when netfilter rules appeared and all traffic of the interface "
 	  "goes to the kernel.",
-	  iface_suspended },
+	  .write = iface_suspended },
 	{ "fpmd_routes", "gauge",
 	  "Routes in fpmd's table (main table), each counted once by its "
 	  "family, the source programmed and its state (forwarding, or why "
 	  "not).",
-	  routes },
+	  .write = routes },
 	{ "fpmd_route_entries", "gauge",
 	  "Route entries each source gives (a prefix given by two sources "
 	  "counts in both).",
-	  route_entries },
+	  .write = route_entries },
 	{ "fpmd_routes_other_table", "gauge",
-	  "Routes of other tables: shown, never programmed.", other_table },
-	{ "fpmd_nexthops", "gauge", "Nexthops by state.", nexthops },
-	{ "fpmd_nexthop_groups", "gauge", "Nexthop groups by state.", groups },
+	  "Routes of other tables: shown, never programmed.",
+	  .write = other_table },
+	{ "fpmd_nexthops", "gauge", "Nexthops by state.", .write = nexthops },
+	{ "fpmd_nexthop_groups", "gauge", "Nexthop groups by state.",
+	  .write = groups },
 	{ "fpmd_neighbors", "gauge",
 	  "Neighbors fpmd forwards to, by family and source (the kernel's "
 	  "table, or static by hand).",
-	  neighbors },
+	  .write = neighbors },
 	{ "fpmd_map_entries", "gauge",
 	  "Entries in use in a BPF map fpmd sizes (tables/max-*).",
-	  map_entries },
+	  .write = map_entries },
 	{ "fpmd_map_capacity", "gauge",
-	  "Capacity of a BPF map fpmd sizes (tables/max-*).", map_capacity },
+	  "Capacity of a BPF map fpmd sizes (tables/max-*).",
+	  .write = map_capacity },
 	{ "fpmd_map_full_total", "counter",
 	  "Entries refused because their map was full (map routes: both "
 	  "families).",
-	  map_full },
+	  .write = map_full },
 	{ "fpmd_map_write_errors_total", "counter",
 	  "BPF map writes that failed for another reason than a full map.",
-	  map_errors },
+	  .write = map_errors },
 	{ "fpmd_route_map_writes_total", "counter",
-	  "Route map updates and deletes.", route_writes },
+	  "Route map updates and deletes.", .write = route_writes },
 	{ "fpmd_feed_enabled", "gauge",
-	  "1 when the route feed (fpm, plugin) listens.", feed_enabled },
+	  "1 when the route feed (fpm, plugin) listens.",
+	  .write = feed_enabled },
 	{ "fpmd_feed_connected", "gauge",
-	  "1 when zebra is connected to the route feed.", feed_connected },
+	  "1 when zebra is connected to the route feed.",
+	  .write = feed_connected },
 	{ "fpmd_feed_connections_total", "counter",
-	  "Connections the route feed accepted.", feed_connections },
+	  "Connections the route feed accepted.", FEED_U64(connections) },
 	{ "fpmd_feed_refused_connections_total", "counter",
 	  "Connections refused: the peer's user is not allowed.",
-	  feed_refused },
+	  FEED_U64(refused) },
 	{ "fpmd_feed_frames_total", "counter",
-	  "Frames received on the route feed.", feed_frames },
+	  "Frames received on the route feed.", FEED_U64(frames) },
 	{ "fpmd_feed_messages_total", "counter",
-	  "Messages received on the route feed.", feed_messages },
+	  "Messages received on the route feed.", FEED_U64(messages) },
 	{ "fpmd_feed_route_messages_total", "counter",
-	  "Route messages received on the route feed.", feed_route_msgs },
+	  "Route messages received on the route feed.", FEED_U64(route_msgs) },
 	{ "fpmd_feed_nexthop_messages_total", "counter",
-	  "Nexthop messages received on the route feed.", feed_nexthop_msgs },
+	  "Nexthop messages received on the route feed.",
+	  FEED_U64(nexthop_msgs) },
 	{ "fpmd_feed_ignored_messages_total", "counter",
 	  "Messages ignored (FPM) or operations refused (plugin).",
-	  feed_ignored },
+	  FEED_U64(ignored) },
 	{ "fpmd_feed_errors_total", "counter",
 	  "Malformed input on the route feed (each closes the connection).",
-	  feed_errors },
+	  FEED_U64(errors) },
 	{ "fpmd_feed_routes", "gauge", "Routes the feed gives now.",
-	  feed_routes },
+	  .write = feed_routes },
 	{ "fpmd_feed_replay_state", "gauge",
 	  "The state of the feed's last replay (1 for the current state).",
-	  feed_replay_state },
+	  .write = feed_replay_state },
 	{ "fpmd_feed_last_replay_start_timestamp_seconds", "gauge",
 	  "When the last replay began (its first message), seconds since the "
 	  "epoch; 0 before any.",
-	  feed_replay_start },
+	  FEED_TIME(first_message_ns) },
 	{ "fpmd_feed_last_message_timestamp_seconds", "gauge",
 	  "When the feed's last message arrived, seconds since the epoch; 0 "
 	  "before any.",
-	  feed_last_message },
+	  FEED_TIME(last_message_ns) },
 	{ "fpmd_feed_last_replay_refreshed_routes", "gauge",
-	  "Routes the last finished replay refreshed.", feed_replay_refreshed },
+	  "Routes the last finished replay refreshed.",
+	  FEED_U64(replay_refreshed) },
 	{ "fpmd_feed_last_replay_swept_routes", "gauge",
-	  "Stale routes the last finished replay removed.", feed_replay_swept },
+	  "Stale routes the last finished replay removed.",
+	  FEED_U64(replay_swept) },
 	{ "fpmd_feed_hold_remaining_seconds", "gauge",
 	  "A lost feed's routes keep forwarding this much longer (0 when not "
 	  "held).",
-	  feed_hold },
+	  .write = feed_hold },
 	{ "fpmd_guard_state", "gauge",
 	  "What each guard (netfilter, rp-filter, ...) found (1 for the "
 	  "current state): clear, checked, kernel-path, bypassed, refused.",
-	  guard_state },
+	  .write = guard_state },
 	{ "fpmd_guard_events_total", "counter",
-	  "Change notifications each guard received.", guard_events },
+	  "Change notifications each guard received.", .write = guard_events },
 };
+
+static uint64_t feed_field(const struct out *o, const struct feed_status *st)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)st + o->f->feed_off, sizeof(v));
+	return v;
+}
 
 char *metrics_text(size_t *len)
 {
@@ -863,6 +844,7 @@ char *metrics_text(size_t *len)
 		const struct family *f = &families[k];
 
 		o.family = f->name;
+		o.f = f;
 		put(&o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help,
 		    f->name, f->type);
 		f->write(&o);
