@@ -496,8 +496,10 @@ class Prometheus:
             f">{shquote(self.log)} 2>&1")
 
     def query(self, q):
+        """The value of an instant query; None until Prometheus is ready
+        (it answers 503 while its storage starts)."""
         r = self.ns.run(
-            f"curl -s -m 5 http://127.0.0.1:{self.port}/api/v1/query "
+            f"curl -sf -m 5 http://127.0.0.1:{self.port}/api/v1/query "
             f"--data-urlencode {shquote('query=' + q)}", check=False)
         if r.returncode:
             return None
