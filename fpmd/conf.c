@@ -358,6 +358,9 @@ static void extract(struct fpmd_config *c)
 	c->plugin_enabled = get_bool(t, "plugin/enabled");
 	sock_of(t, "plugin/socket", &c->plugin_sock);
 	sock_of(t, "control/socket", &c->ctl_sock);
+	c->metrics_enabled = get_bool(t, "metrics/enabled");
+	c->metrics_address = get(t, "metrics/address");
+	c->metrics_port = (uint16_t)get_u32(t, "metrics/port");
 	c->max_routes_v4 = get_u32(t, "tables/max-routes-v4");
 	c->max_routes_v6 = get_u32(t, "tables/max-routes-v6");
 	c->max_nexthops = get_u32(t, "tables/max-nexthops");

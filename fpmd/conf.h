@@ -54,6 +54,9 @@ struct fpmd_config {
 	bool fpm_route_status;      /* answer routes with their status */
 	bool plugin_enabled;
 	struct sock_cfg plugin_sock, ctl_sock;
+	bool metrics_enabled; /* metrics/: the Prometheus endpoint */
+	const char *metrics_address;
+	uint16_t metrics_port;
 	uint32_t max_routes_v4, max_routes_v6, max_nexthops, max_groups,
 		max_neigh;
 	int fib4_algo, fib6_algo; /* enum fpmd_fib4_algo / fpmd_fib6_algo */

@@ -34,6 +34,7 @@
 #include "instance.h"
 #include "log.h"
 #include "maps.h"
+#include "metrics.h"
 #include "nl.h"
 #include "notify.h"
 #include "plugin.h"
@@ -69,6 +70,9 @@ enum {
 	OPT_SHOW_DEFAULT,
 	OPT_FIB4,
 	OPT_FIB6,
+	OPT_METRICS,
+	OPT_METRICS_ADDR,
+	OPT_METRICS_PORT,
 };
 
 struct opt_doc {
@@ -79,6 +83,7 @@ struct opt_doc {
 	 * of a flag; path2 is a second leaf set to the same value. */
 	const char *path, *value, *path2;
 	const char *list; /* a list / leaf-list: the first use replaces it */
+	const char *enable; /* a boolean leaf the option also sets true */
 };
 
 /* The single table of options: getopt's, --help's, and their leaves. */
@@ -161,6 +166,15 @@ static const struct opt_doc opts[] = {
 	{ { "fpm-route-status", no_argument, NULL, OPT_FPM_STATUS }, 0, NULL,
 	  "answer each FPM route with its offload status (FRR >= 8.5 reads it)",
 	  .path = "fpm/route-status", .value = "true" },
+	{ { "metrics", no_argument, NULL, OPT_METRICS }, 0, NULL,
+	  "serve Prometheus metrics (GET /metrics, default 127.0.0.1:9343)",
+	  .path = "metrics/enabled", .value = "true" },
+	{ { "metrics-address", required_argument, NULL, OPT_METRICS_ADDR }, 0,
+	  "ADDR", "metrics on ADDR (implies --metrics; IPv6 ok)",
+	  .path = "metrics/address", .enable = "metrics/enabled" },
+	{ { "metrics-port", required_argument, NULL, OPT_METRICS_PORT }, 0,
+	  "PORT", "metrics on PORT (implies --metrics)",
+	  .path = "metrics/port", .enable = "metrics/enabled" },
 	{ { "plugin-socket", required_argument, NULL, OPT_PLUGIN_SOCK }, 0, "PATH",
 	  "zebra plugin feed socket (default /run/fpmd/plugin.sock)",
 	  .path = "plugin/socket/path" },
@@ -255,6 +269,8 @@ static int cli_option(const struct opt_doc *d, const char *arg)
 		return cli_push(opt, d->path, "file", NULL) ||
 		       cli_push(opt, "logging/file", arg + 5, NULL);
 	if (cli_push(opt, d->path, value, drop))
+		return -1;
+	if (d->enable && cli_push(opt, d->enable, "true", NULL))
 		return -1;
 	return d->path2 ? cli_push(opt, d->path2, value, NULL) : 0;
 }
@@ -579,6 +595,7 @@ enum ev_kind {
 	EV_PLUGIN_TIMER,
 	EV_WATCH,
 	EV_WATCHDOG,
+	EV_METRICS,
 };
 
 static void addr_event(void *arg)
@@ -944,6 +961,33 @@ static int ctl_listen(void)
 	return ev_add(fd, EV_CTL_LISTEN);
 }
 
+/* Metrics are an add-on: a listener that fails is logged, fpmd goes on. */
+static void metrics_listen(void)
+{
+	int efd, tfd, ret;
+
+	if (!cfg.metrics_enabled)
+		return;
+	ret = metrics_open(cfg.metrics_address, cfg.metrics_port);
+	if (ret) {
+		log_err("metrics: cannot listen on %s port %u: %s; fpmd runs "
+			"without its metrics endpoint",
+			cfg.metrics_address, cfg.metrics_port, strerror(-ret));
+		return;
+	}
+	metrics_fds(&efd, &tfd);
+	if (ev_add(efd, EV_METRICS) || ev_add(tfd, EV_METRICS)) {
+		log_err("metrics: event loop: %s", strerror(errno));
+		metrics_close();
+		return;
+	}
+	log_info("metrics: serving http://%s%s%s:%u/metrics",
+		 strchr(cfg.metrics_address, ':') ? "[" : "",
+		 cfg.metrics_address,
+		 strchr(cfg.metrics_address, ':') ? "]" : "",
+		 cfg.metrics_port);
+}
+
 static const struct iface_cfg *iface_cfg_of(const struct fpmd_config *c,
 					    const char *name)
 {
@@ -1047,6 +1091,17 @@ static void apply_changes(const struct fpmd_config *old)
 			 cfg.fpm_enabled ? "" : ": FPM off");
 		fpm_listen_close();
 		fpm_listen();
+	}
+	/* Also when it could not listen before: the operator freed the port
+	 * and reloads. */
+	if (old->metrics_enabled != cfg.metrics_enabled ||
+	    old->metrics_port != cfg.metrics_port ||
+	    strcmp(old->metrics_address, cfg.metrics_address) ||
+	    (cfg.metrics_enabled && !metrics_running())) {
+		if (!cfg.metrics_enabled)
+			log_info("config: metrics off");
+		metrics_close();
+		metrics_listen();
 	}
 	if (old->guard_interval_ms != cfg.guard_interval_ms)
 		guard_timer_arm();
@@ -1291,6 +1346,9 @@ static int run(int sfd)
 			case EV_PLUGIN_TIMER:
 				plugin_timer();
 				break;
+			case EV_METRICS:
+				metrics_io();
+				break;
 			}
 		}
 		/* An address or link event: look at the local table now and
@@ -1330,6 +1388,7 @@ static void stop(void)
 {
 	bool keep = cfg.keep_forwarding || stop_keep;
 
+	metrics_close();
 	ctl_close();
 	fpm_close();
 	plugin_close();
@@ -1410,6 +1469,7 @@ int main(int argc, char **argv)
 	/* A parent's descriptors (its lock file, sockets) are not ours to
 	 * hold for the life of a daemon. */
 	close_range(3, ~0U, 0);
+	metrics_init();
 	if (parse_args(argc, argv))
 		return 2;
 	if (config_load(config_file, &cli, &cfg, err, sizeof(err), notes,
@@ -1592,6 +1652,7 @@ int main(int argc, char **argv)
 			log_info("systemd: watchdog every %llu ms",
 				 (unsigned long long)half / 1000);
 	}
+	metrics_listen();
 	log_info("fpmd %s started: %d interface(s), control socket %s%s",
 		 PACKAGE_VERSION, cfg.n_ifaces, cfg.ctl_sock.path,
 		 adopted ? ", maps adopted" : "");
