@@ -340,8 +340,9 @@ static void iface_suspended(struct out *o)
  * Routes by label set. A new label (the route's protocol) is one more
  * entry here and its value in tables_walk().
  */
-enum { RL_FAMILY, RL_SOURCE, RL_STATE, RL_MAX };
-static const char *const route_labels[RL_MAX] = { "family", "source", "state" };
+enum { RL_FAMILY, RL_SOURCE, RL_PROTOCOL, RL_STATE, RL_MAX };
+static const char *const route_labels[RL_MAX] = { "family", "source",
+						   "protocol", "state" };
 
 struct route_row {
 	const char *v[RL_MAX];
@@ -442,6 +443,9 @@ static void tables_walk(struct tables *t)
 
 		v[RL_FAMILY] = r->p.family == AF_INET ? "ipv4" : "ipv6";
 		v[RL_SOURCE] = rib_source_name(r->selected);
+		v[RL_PROTOCOL] = r->selected < 0
+				     ? "none"
+				     : rib_entry_protocol(r, r->selected);
 		v[RL_STATE] = r->selected < 0
 				  ? "not-selected"
 				  : route_entry_state(r, r->selected);

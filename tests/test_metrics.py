@@ -104,6 +104,12 @@ def val(samples, family, /, **labels):
     return samples[family][frozenset(labels.items())]
 
 
+def vsum(samples, family, /, **labels):
+    """The sum of family's samples that carry these labels (and others)."""
+    want = set(labels.items())
+    return sum(n for ls, n in samples[family].items() if want <= set(ls))
+
+
 def promtool(text):
     r = subprocess.run(["promtool", "check", "metrics"], input=text,
                        capture_output=True, text=True, timeout=30)
@@ -310,7 +316,7 @@ def test_values_equal_fpmctl(lab):
         val(s0, "fpmd_tx_packets_total", interface="r1-eth1") == n
     # Routes and neighbors by hand: the static source.
     assert val(s, "fpmd_routes", family="ipv4", source="static",
-               state="forwarding") == 2
+               protocol="fpmctl", state="forwarding") == 2
     assert val(s, "fpmd_neighbors", family="ipv4", source="static") == 2
     assert val(s, "fpmd_neighbors", family="ipv6", source="static") == 2
 
@@ -329,7 +335,7 @@ def test_values_equal_fpmctl_with_zebra(frrlab):
         routes = d.show("routes").get("10.99.0.0/24", [])
         return fpm.get("connected") and \
             fpm.get("replayState") == "settled" and \
-            any(e.get("protocol") == "fpm" and e.get("installed") and
+            any(e.get("source") == "fpm" and e.get("installed") and
                 e.get("state") == "forwarding" for e in routes)
     wait_for(routed, timeout=30, interval=0.2,
              what="zebra's route forwarding in fpmd")
@@ -343,8 +349,9 @@ def test_values_equal_fpmctl_with_zebra(frrlab):
         summary["routesBySource"]["fpm"] >= 3
     assert 0 < time.time() - val(
         s, "fpmd_feed_last_replay_start_timestamp_seconds", feed="fpm") < 300
-    assert val(s, "fpmd_routes", family="ipv4", source="fpm",
-               state="forwarding") >= 3
+    assert vsum(s, "fpmd_routes", family="ipv4", source="fpm",
+                state="forwarding") >= 3
+    assert vsum(s, "fpmd_routes", source="fpm", protocol="static") >= 1
     assert val(s, "fpmd_packets_total", interface="r1-eth0",
                reason="forwarded") >= 10
 
@@ -396,6 +403,8 @@ def check_against_fpmctl(text, counters, summary, state, guards):
                if dict(ls)["state"] not in ("map-full", "error")) == \
         summary["programmed"]
     assert by("state")["forwarding"] >= 4
+    assert by("protocol") == summary["routesByProtocol"], \
+        (by("protocol"), summary["routesByProtocol"])
     for src, count in summary["routesBySource"].items():
         assert val(s, "fpmd_route_entries", source=src) == count, src
     assert val(s, "fpmd_routes_other_table") == summary["otherTable"]
