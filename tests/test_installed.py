@@ -25,6 +25,7 @@ import pytest
 
 from frr import FrrLab
 from lab import Fpmd, ping, sh, wait_for
+from test_metrics import parse, promtool, scrape, val
 from test_offload import fib_offloaded, wait_marks
 from test_systemd import Notify
 
@@ -200,7 +201,8 @@ def router():
     try:
         lab.h2.run(f"ip addr add {H2_DST}/24 dev lo")
         # FPM off: the module is the feed here.
-        conf = lab.write_config(lab.config_doc(fpm={"enabled": False}))
+        conf = lab.write_config(lab.config_doc(fpm={"enabled": False},
+                                               metrics={"enabled": True}))
         # As systemd runs it (Type=notify): NOTIFY_SOCKET is ours.
         notify = Notify(lab.tmp)
         d = InstalledFpmd(lab, lab.r1, (), config=conf, binary=SBIN_FPMD,
@@ -289,3 +291,22 @@ def test_notify_protocol(router):
             what="STATUS ... replay settled")
     st = n.statuses()[-1]
     assert "forwarding on 2 interfaces" in st, n.statuses()
+
+
+def test_metrics_scraped(router):
+    """The installed fpmd's metrics endpoint (on by the configuration, on
+    127.0.0.1:9343 in the router's namespace): promtool accepts the text,
+    the forwarded counter is fpmctl's, the route counts follow zebra's
+    static route with its protocol."""
+    lab, d = router.lab, router.fpmd
+    assert ping(lab.h1, H2_DST, 3, 0.05) == 3
+    text = scrape(lab.r1)
+    rc, out = promtool(text)
+    assert rc == 0 and not out.strip(), out
+    s, _ = parse(text)
+    fwd = d.counter("r1-eth0", "forwarded")
+    assert val(s, "fpmd_packets_total", interface="r1-eth0",
+               reason="forwarded") == fwd >= 3
+    assert val(s, "fpmd_routes", family="ipv4", source="plugin",
+               protocol="static", state="forwarding") == 1
+    assert val(s, "fpmd_feed_connected", feed="plugin") == 1
