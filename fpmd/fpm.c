@@ -108,35 +108,14 @@ static void timer_arm(uint64_t deadline_ns)
 
 int fpm_open(const char *addr, uint16_t port)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *s4 = (void *)&ss;
-	struct sockaddr_in6 *s6 = (void *)&ss;
-	socklen_t sl;
-	int one = 1, fd;
+	bool v6;
+	int fd;
 
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		sl = sizeof(*s6);
-	} else {
-		return -EINVAL;
-	}
 	if (status_id < 0)
 		status_id = rib_status_subscribe(status_changed, NULL);
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = tcp_listen(addr, port, 4, false);
 	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 4) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
+		return fd;
 	if (n_listen == FPMD_MAX_FPM_LISTEN) {
 		close(fd);
 		return -ENOSPC;
@@ -150,13 +129,13 @@ int fpm_open(const char *addr, uint16_t port)
 	}
 	listen_fds[n_listen++] = fd;
 	st.enabled = true;
+	v6 = strchr(addr, ':') != NULL; /* a literal: tcp_listen took it */
 	snprintf(st.listen + strlen(st.listen),
 		 sizeof(st.listen) - strlen(st.listen), "%s%s%s%s:%u",
-		 st.listen[0] ? " " : "", ss.ss_family == AF_INET6 ? "[" : "",
-		 addr, ss.ss_family == AF_INET6 ? "]" : "", port);
-	log_info("fpm: listening on %s%s%s:%u",
-		 ss.ss_family == AF_INET6 ? "[" : "", addr,
-		 ss.ss_family == AF_INET6 ? "]" : "", port);
+		 st.listen[0] ? " " : "", v6 ? "[" : "", addr, v6 ? "]" : "",
+		 port);
+	log_info("fpm: listening on %s%s%s:%u", v6 ? "[" : "", addr,
+		 v6 ? "]" : "", port);
 	return fd;
 }
 

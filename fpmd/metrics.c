@@ -949,38 +949,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 /* Our own socket: a bind failure then says exactly what went wrong. */
 static int listen_on(const char *addr, uint16_t port)
 {
-	struct sockaddr_storage ss = { 0 };
-	struct sockaddr_in *s4 = (void *)&ss;
-	struct sockaddr_in6 *s6 = (void *)&ss;
-	socklen_t sl;
-	int one = 1, fd;
-
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		sl = sizeof(*s4);
-	} else if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		sl = sizeof(*s6);
-	} else {
-		return -EINVAL;
-	}
-	fd =
-	    socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ss.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&ss, sl) < 0 ||
-	    listen(fd, METRICS_MAX_CONN) < 0) {
-		int e = errno;
-
-		close(fd);
-		return -e;
-	}
-	return fd;
+	return tcp_listen(addr, port, METRICS_MAX_CONN, true);
 }
 
 void metrics_init(void)

@@ -32,6 +32,10 @@ void prefix_mask(struct prefix *p);
 uint32_t hash_bytes(const void *data, size_t len, uint32_t seed);
 /* Someone accepts connections on this unix socket (another fpmd)? */
 bool unix_socket_in_use(const char *path);
+/* A non-blocking TCP listener on addr (IPv4 or IPv6 literal) and port,
+ * SO_REUSEADDR (IPV6_V6ONLY too with v6only). Returns the fd, -EINVAL for
+ * an address that is not a literal, or -errno. */
+int tcp_listen(const char *addr, uint16_t port, int backlog, bool v6only);
 /* Listen on a unix stream socket (creating its directory), owner:group
  * with mode, or owner-only when the group is missing (said in
  * *group_missing). -EADDRINUSE when another process serves path. */

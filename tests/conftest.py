@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 import os
+import signal
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from frr import FrrLab  # noqa: E402
 from lab import FPMD, Lab  # noqa: E402
 
 
@@ -25,3 +27,23 @@ def lab():
         yield lab
     finally:
         lab.cleanup()
+
+
+@pytest.fixture
+def frrlab():
+    """A lab for real FRR daemons (tests/frr.py); their logs are printed
+    when the test ends (pytest shows them on failure)."""
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    lab = FrrLab()
+    try:
+        yield lab
+    finally:
+        for name in sorted(os.listdir(lab.tmp)):
+            if name.endswith(".log"):
+                with open(os.path.join(lab.tmp, name),
+                          errors="replace") as f:
+                    print(f"---- {name} ----\n{f.read()[-8000:]}")
+        lab.cleanup()
+        signal.signal(signal.SIGTERM, old)

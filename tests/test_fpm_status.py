@@ -281,24 +281,6 @@ def test_unread_notifications_never_block(lab):
 H2_NET, H2_NET2 = "10.99.0.0/24", "10.97.0.0/24"
 
 
-@pytest.fixture
-def frrlab():
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    lab = FrrLab()
-    try:
-        yield lab
-    finally:
-        for name in sorted(os.listdir(lab.tmp)):
-            if name.endswith(".log"):
-                with open(os.path.join(lab.tmp, name),
-                          errors="replace") as f:
-                    print(f"---- {name} ----\n{f.read()[-8000:]}")
-        lab.cleanup()
-        signal.signal(signal.SIGTERM, old)
-
-
 def zebra_fpm_counters(f):
     """dplane_fpm_nl's 'show fpm counters json', on zebra's own vty (a
     module's command vtysh does not know)."""

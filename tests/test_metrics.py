@@ -29,24 +29,6 @@ from lab import FPMD, Lab, ping, shquote, wait_for
 PORT = 9343
 
 
-@pytest.fixture
-def lab():
-    lab = Lab()
-    try:
-        yield lab
-    finally:
-        lab.cleanup()
-
-
-@pytest.fixture
-def frrlab():
-    lab = FrrLab()
-    try:
-        yield lab
-    finally:
-        lab.cleanup()
-
-
 def http(ns, path="/metrics", method="GET", port=PORT, addr="127.0.0.1"):
     """(status, headers {lower name: value}, body) from inside ns; status
     0 when nothing answers."""

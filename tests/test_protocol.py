@@ -130,24 +130,6 @@ def test_raw_fpm_protocols_named_as_frr_does(lab):
     assert lk["protocol"] == "bgp" and lk["source"] == "fpm", lk
 
 
-@pytest.fixture
-def frrlab():
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    lab = FrrLab()
-    try:
-        yield lab
-    finally:
-        for name in sorted(os.listdir(lab.tmp)):
-            if name.endswith(".log"):
-                with open(os.path.join(lab.tmp, name),
-                          errors="replace") as f:
-                    print(f"---- {name} ----\n{f.read()[-8000:]}")
-        lab.cleanup()
-        signal.signal(signal.SIGTERM, old)
-
-
 STATIC_NET, STATIC6_NET = "10.99.0.0/24", "2001:db8:99::/64"
 CONNECTED = "172.16.101.0/24"
 
