@@ -343,6 +343,21 @@ static int path_of(const Fpmd__PluginPath *pp, struct rib_path *path,
 	return 0;
 }
 
+/* A RouteOp's prefix, host bits cleared as zebra means them; false if it
+ * is not a 4- or 16-byte address with a length that fits. */
+static bool prefix_of(const Fpmd__Prefix *pp, struct prefix *p)
+{
+	if (!pp || (pp->addr.len != 4 && pp->addr.len != 16) ||
+	    pp->len > pp->addr.len * 8u)
+		return false;
+	memset(p, 0, sizeof(*p));
+	p->family = pp->addr.len == 4 ? AF_INET : AF_INET6;
+	p->len = (uint8_t)pp->len;
+	memcpy(p->addr, pp->addr.data, pp->addr.len);
+	prefix_mask(p);
+	return true;
+}
+
 static int route_op(const Fpmd__RouteOp *r, const char **err)
 {
 	static const enum rib_rtype types[] = {
@@ -359,15 +374,10 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 	char pb[PREFIX_STRLEN];
 	int ret;
 
-	if (!p || (p->addr.len != 4 && p->addr.len != 16) ||
-	    p->len > p->addr.len * 8u) {
+	if (!prefix_of(p, &rq.p)) {
 		*err = "bad prefix";
 		return -EINVAL;
 	}
-	rq.p.family = p->addr.len == 4 ? AF_INET : AF_INET6;
-	rq.p.len = (uint8_t)p->len;
-	memcpy(rq.p.addr, p->addr.data, p->addr.len);
-	prefix_mask(&rq.p);
 	if (!r->del && r->protocol && r->protocol[0]) {
 		/* zebra_route_string(): "static", "ospf", "connected", ... */
 		int id = rib_protocol_id(r->protocol);
@@ -469,17 +479,11 @@ static int nexthop_op(const Fpmd__NexthopOp *n, const char **err)
 /* After the Ack of an install: zebra has a new route entry to mark. */
 static void route_op_status(const Fpmd__RouteOp *r)
 {
-	const Fpmd__Prefix *pp = r->prefix;
-	struct prefix p = { 0 };
+	struct prefix p;
 
-	if (r->del || !pp || (pp->addr.len != 4 && pp->addr.len != 16) ||
-	    pp->len > pp->addr.len * 8u ||
-	    (r->table && r->table != RT_TABLE_MAIN))
+	if (r->del || (r->table && r->table != RT_TABLE_MAIN) ||
+	    !prefix_of(r->prefix, &p))
 		return;
-	p.family = pp->addr.len == 4 ? AF_INET : AF_INET6;
-	p.len = (uint8_t)pp->len;
-	memcpy(p.addr, pp->addr.data, pp->addr.len);
-	prefix_mask(&p);
 	status_send_route(&p);
 }
 
