@@ -14,6 +14,8 @@ import struct
 import subprocess
 import tempfile
 
+from lab import finish
+
 PY = "/usr/bin/python3"
 
 RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEXTHOP = 24, 25, 104
@@ -171,12 +173,7 @@ def client(ns, frames, expect, wait=10, port=2620, go=None):
 
 def client_result(p, timeout=60):
     """(decoded frames received, closed by fpmd?) of a client()."""
-    try:
-        out, err = p.communicate(timeout=timeout)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    out, err = finish(p, timeout)
     assert p.returncode == 0, err
     out = json.loads(out)
     return decode(bytes.fromhex(out["data"])), out["closed"]

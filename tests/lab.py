@@ -336,15 +336,21 @@ def ping_stream(ns, dst, count, v6=False):
                     stderr=subprocess.STDOUT, text=True)
 
 
-def ping_result(proc, timeout=60):
-    """(sent, received, output) of a ping_stream, once it has finished;
-    a stream still running after timeout is killed."""
+def finish(proc, timeout=60):
+    """(stdout, stderr) of proc once it has exited; killed (and the
+    timeout raised) if it is still running after timeout."""
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        return proc.communicate(timeout=timeout)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def ping_result(proc, timeout=60):
+    """(sent, received, output) of a ping_stream, once it has finished;
+    a stream still running after timeout is killed."""
+    out, _ = finish(proc, timeout)
     m = re.search(r"(\d+) packets transmitted, (\d+) received", out)
     assert m, out
     return int(m.group(1)), int(m.group(2)), out

@@ -18,7 +18,6 @@ zebra. Run:
 """
 import json
 import os
-import signal
 import socket
 import struct
 
@@ -30,8 +29,8 @@ from fpmwire import (RT_SCOPE_LINK, RTA_DST, RTA_ENCAP, RTA_ENCAP_TYPE,
                      RTN_BLACKHOLE, RTN_UNREACHABLE, RTPROT_BGP,
                      RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC, client,
                      client_result, exchange, frame, nexthop, nla, route)
-from frr import FRR_RUN, FrrLab
-from lab import FPMD, wait_for
+from lab import wait_for
+from test_plugin import zebra_vty
 
 NLM_F_REQUEST = 0x1
 AF = {4: socket.AF_INET, 6: socket.AF_INET6}
@@ -284,23 +283,7 @@ H2_NET, H2_NET2 = "10.99.0.0/24", "10.97.0.0/24"
 def zebra_fpm_counters(f):
     """dplane_fpm_nl's 'show fpm counters json', on zebra's own vty (a
     module's command vtysh does not know)."""
-    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    try:
-        s.connect(path)
-        for cmd in (b"enable", b"show fpm counters json"):
-            s.sendall(cmd + b"\0")
-            buf = b""
-            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-            assert buf[-1:] == b"\0", (cmd, buf)
-    finally:
-        s.close()
-    return json.loads(buf[:-4].decode())
+    return json.loads(zebra_vty(f, "enable", "show fpm counters json"))
 
 
 def test_zebra_84_unaffected(frrlab):

@@ -133,26 +133,28 @@ def start_fpmd(lab, extra=(), ifnames=("r1-eth0", "r1-eth1")):
     return lab.fpmd(ifnames=ifnames, extra=("--no-fpm",) + tuple(extra))
 
 
-def zebra_vty(f, cmd):
-    """A command on zebra's own vty socket, as vtysh sends it: vtysh only
-    knows the commands compiled into it, not those a module adds."""
+def zebra_vty(f, *cmds):
+    """Commands on zebra's own vty socket, as vtysh sends them, in one
+    session (e.g. "enable" first); returns the last one's output. vtysh
+    only knows the commands compiled into it, not those a module adds."""
     path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
     try:
         s.connect(path)
-        s.sendall(cmd.encode() + b"\0")
-        buf = b""
-        while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            buf += chunk
+        for cmd in cmds:
+            s.sendall(cmd.encode() + b"\0")
+            buf = b""
+            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+            status = buf[-1] if len(buf) >= 4 else None
+            text = buf[:-4].decode(errors="replace")
+            assert status == 0, f"zebra vty {cmd!r}: status {status}: {text}"
     finally:
         s.close()
-    status = buf[-1] if len(buf) >= 4 else None
-    text = buf[:-4].decode(errors="replace")
-    assert status == 0, f"zebra vty {cmd!r}: status {status}: {text}"
     return text
 
 

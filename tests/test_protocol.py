@@ -18,13 +18,11 @@ both feeds. Run:
 import collections
 import json
 import os
-import signal
 
 import pytest
 
 from fpmwire import RT_SCOPE_LINK, exchange, frame, route
-from frr import FrrLab
-from lab import BUILDDIR, FPMD, wait_for
+from lab import BUILDDIR, wait_for
 
 PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 

@@ -19,14 +19,13 @@
 import os
 import re
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
 
 import pytest
 
-from lab import BUILDDIR, FPMD, REPO, Lab, ping, wait_for
+from lab import BUILDDIR, FPMD, REPO, ping
 
 STOP = os.path.join(REPO, "scripts", "fpmd-stop")
 UNIT = os.path.join(BUILDDIR, "fpmd", "fpmd.service")
@@ -249,17 +248,6 @@ def xdp_attached(lab, ifname):
     return "prog/xdp" in lab.r1.run(f"ip link show dev {ifname}").stdout
 
 
-@pytest.fixture
-def flab():
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    lab = Lab()
-    try:
-        yield lab
-    finally:
-        lab.cleanup()
-
-
 def forwarding_fpmd(lab):
     d = lab.fpmd()
     lab.routes_and_neighbors(d, v6=False)
@@ -269,11 +257,10 @@ def forwarding_fpmd(lab):
     return d
 
 
-def test_stop_helper_restart_keeps_forwarding(flab, tmp):
+def test_stop_helper_restart_keeps_forwarding(lab, tmp):
     """systemctl restart: fpmd exits with XDP attached and maps pinned,
     packets keep being forwarded by XDP (not the kernel), and the next
     fpmd adopts the routes."""
-    lab = flab
     d = forwarding_fpmd(lab)
     env = fake_systemctl(tmp, "   41 fpmd.service restart running\n")
     rc, text = run_stop(env, "fpmd.service", d.proc.pid, d.proc)
@@ -291,10 +278,9 @@ def test_stop_helper_restart_keeps_forwarding(flab, tmp):
     assert "172.16.102.0/24" in routes, routes
 
 
-def test_stop_helper_stop_detaches(flab, tmp):
+def test_stop_helper_stop_detaches(lab, tmp):
     """systemctl stop (keep-forwarding not set): fpmd detaches and
     unpins; the kernel forwards."""
-    lab = flab
     d = forwarding_fpmd(lab)
     env = fake_systemctl(tmp, "   41 fpmd.service stop running\n")
     rc, text = run_stop(env, "fpmd.service", d.proc.pid, d.proc)
