@@ -25,4 +25,11 @@ void fpmd_request_recheck(void);
  */
 int fpmd_reload(char *err, size_t elen);
 
+/*
+ * Start-up: the phase that just ended (name is static), timed since the
+ * previous one; logged at debug level once fpmd is ready ("startup:
+ * xdp_load 12.3 ms"), so that a slow restart says where its time went.
+ */
+void fpmd_phase(const char *name);
+
 #endif

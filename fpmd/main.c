@@ -694,12 +694,52 @@ static void watch_read(int fd)
 static int epfd = -1;
 static bool recheck;
 
-static uint64_t mono_ms(void)
+static uint64_t mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static uint64_t mono_ms(void)
+{
+	return mono_us() / 1000;
+}
+
+/* ---- start-up phases ------------------------------------------------------ */
+
+/* Kept until the end: the first phases run before the log is open. */
+static struct phase {
+	const char *name;
+	uint64_t us;
+} phases[32];
+static int n_phases;
+static uint64_t phase_start, phase_last;
+
+void fpmd_phase(const char *name)
+{
+	uint64_t now = mono_us();
+
+	if (!phase_start)
+		return;
+	if (n_phases < (int)(sizeof(phases) / sizeof(phases[0])))
+		phases[n_phases++] = (struct phase){ name, now - phase_last };
+	phase_last = now;
+}
+
+static void phases_log(bool adopted)
+{
+	uint64_t total = mono_us() - phase_start;
+
+	for (int k = 0; k < n_phases; k++)
+		log_debug("startup: %s %llu.%llu ms", phases[k].name,
+			  (unsigned long long)phases[k].us / 1000,
+			  (unsigned long long)phases[k].us % 1000 / 100);
+	log_info("startup: ready in %llu ms (%s)",
+		 (unsigned long long)total / 1000,
+		 adopted ? "maps adopted" : "maps created");
+	phase_start = 0;
 }
 
 void fpmd_request_recheck(void)
@@ -1469,6 +1509,7 @@ int main(int argc, char **argv)
 	/* A parent's descriptors (its lock file, sockets) are not ours to
 	 * hold for the life of a daemon. */
 	close_range(3, ~0U, 0);
+	phase_start = phase_last = mono_us();
 	metrics_init();
 	if (parse_args(argc, argv))
 		return 2;
@@ -1477,6 +1518,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fpmd: %s\n", err);
 		return 2;
 	}
+	fpmd_phase("config (YANG)");
 	if (dryrun) {
 		/* The effective configuration on stdout, the verdict on stderr. */
 		char *doc = config_print_running(&cfg);
@@ -1520,6 +1562,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (instance_start())
 		return 1;
+	fpmd_phase("log, netns, instance lock");
 	if (!cfg.n_ifaces)
 		log_warn("no interface configured (interfaces in the file, or "
 			 "-i): fpmd attaches to nothing until one is");
@@ -1537,10 +1580,12 @@ int main(int argc, char **argv)
 		log_err("netlink: %s", strerror(-ret));
 		return 1;
 	}
+	fpmd_phase("nl_open");
 	if (rib_init(cfg.max_nexthops, cfg.max_groups)) {
 		log_err("out of memory");
 		return 1;
 	}
+	fpmd_phase("rib_init");
 	/* The lookup structures are chosen at load (tables/ipv4-lookup...). */
 	fpmd_fib4_algo = cfg.fib4_algo;
 	fpmd_fib6_algo = cfg.fib6_algo;
@@ -1563,6 +1608,7 @@ int main(int argc, char **argv)
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)
 		local_routes_seed();
+	fpmd_phase("rib_adopt");
 
 	for (int k = 0; k < cfg.n_ifaces; k++) {
 		struct iface *i;
@@ -1585,6 +1631,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	watches_open();
+	fpmd_phase("nl_events_open, watches");
 	/* Guards run before anything is attached: refuse, or attach with
 	 * the right flags from the first packet on. */
 	{
@@ -1603,17 +1650,23 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	fpmd_phase("netfilter scan");
 	nl_dump_links(link_learn, NULL);
+	fpmd_phase("link dump");
 	guard_check();
+	fpmd_phase("guards");
 	notify_status("attaching %d interface%s", cfg.n_ifaces,
 		      cfg.n_ifaces == 1 ? "" : "s");
 	for (int s = 0; s < FPMD_MAX_IFACES; s++)
 		if (iface_tab[s].used)
 			iface_bring_up(&iface_tab[s]);
+	fpmd_phase("attach");
 	periodic();
-
+	fpmd_phase("periodic (guards, interfaces)");
 	neigh_resync();
+	fpmd_phase("neighbor dump");
 	local_routes_refresh();
+	fpmd_phase("local table dump");
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -1635,6 +1688,7 @@ int main(int argc, char **argv)
 		stop();
 		return 1;
 	}
+	fpmd_phase("listeners");
 	if (notify_watchdog_usec()) {
 		/* Half the interval, as sd_watchdog_enabled(3) advises. */
 		uint64_t half = notify_watchdog_usec() / 2;
@@ -1658,6 +1712,7 @@ int main(int argc, char **argv)
 		 adopted ? ", maps adopted" : "");
 	status_update();
 	notify_ready();
+	phases_log(adopted);
 	ret = run(sfd);
 	notify_stopping();
 	stop();

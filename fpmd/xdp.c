@@ -269,6 +269,7 @@ int xdp_load(bool *adopted)
 	ret = open_and_size();
 	if (ret)
 		return ret;
+	fpmd_phase("bpf_open");
 	if (layout >= 0 && layout != FPMD_LAYOUT_VERSION) {
 		log_warn("bpffs: maps pinned in %s have layout %ld, this fpmd "
 			 "uses %d: not adopting them; starting empty (traffic "
@@ -302,6 +303,7 @@ int xdp_load(bool *adopted)
 			strerror(-ret));
 		return ret;
 	}
+	fpmd_phase("bpf_load (maps, BTF, verifier)");
 	mapfd.routes_v4 = bpf_map__fd(skel->maps.routes_v4);
 	mapfd.routes_v6 = bpf_map__fd(skel->maps.routes_v6);
 	mapfd.nexthops = bpf_map__fd(skel->maps.nexthops);
@@ -336,6 +338,7 @@ int xdp_load(bool *adopted)
 			return ret;
 		}
 	}
+	fpmd_phase("caches");
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));
 	if (ret) {
@@ -343,7 +346,9 @@ int xdp_load(bool *adopted)
 			strerror(-ret));
 		return ret;
 	}
+	fpmd_phase("fib_open (DIR-24-8, IPv6)");
 	attach_tx_tracepoints();
+	fpmd_phase("tracepoints");
 	log_info("bpf: route lookup: IPv4 %s, IPv6 %s",
 		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" : "LPM trie",
 		 fpmd_fib6_algo == FPMD_FIB6_BSPL ?
