@@ -29,29 +29,36 @@ struct rib_stats rib_stats;
 /* ---- dense index pools ----------------------------------------------------- */
 
 /*
- * A stack of free slots plus a used mark per slot. Adoption takes slots
- * out of order; they stay on the stack marked used and are skipped when
- * popped, so taking one is O(1).
+ * Indices never handed out yet come from a counter (low ones first:
+ * stable, readable in bpftool dumps), returned ones from a stack that
+ * grows with use, plus a used bit per index: the memory follows what is
+ * in use, not max. Adoption takes indices out of order; the counter skips
+ * them, so taking one is O(1).
  */
 struct idx_pool {
 	uint32_t *free;
-	uint8_t *used;
-	uint32_t nfree, max;
+	uint64_t *used;
+	uint32_t nfree, cap, next, max;
 };
 
 static struct idx_pool nh_pool, group_pool;
 
+#define POOL_BIT(p, i) ((p)->used[(i) / 64] & (1ull << ((i) % 64)))
+
 static int pool_init(struct idx_pool *p, uint32_t max)
 {
-	p->free = malloc(sizeof(*p->free) * 2 * (max ? max : 1));
-	p->used = calloc(max ? max : 1, 1);
-	if (!p->free || !p->used)
-		return -1;
-	/* Hand out low indices first: stable, readable in bpftool dumps. */
-	for (uint32_t i = 0; i < max; i++)
-		p->free[i] = max - 1 - i;
-	p->nfree = p->max = max;
-	return 0;
+	memset(p, 0, sizeof(*p));
+	p->used = calloc(max / 64 + 1, sizeof(*p->used));
+	p->max = max;
+	return p->used ? 0 : -1;
+}
+
+static void pool_mark(struct idx_pool *p, uint32_t idx, bool used)
+{
+	if (used)
+		p->used[idx / 64] |= 1ull << (idx % 64);
+	else
+		p->used[idx / 64] &= ~(1ull << (idx % 64));
 }
 
 static uint32_t pool_get(struct idx_pool *p)
@@ -59,8 +66,16 @@ static uint32_t pool_get(struct idx_pool *p)
 	while (p->nfree) {
 		uint32_t idx = p->free[--p->nfree];
 
-		if (!p->used[idx]) {
-			p->used[idx] = 1;
+		if (!POOL_BIT(p, idx)) {
+			pool_mark(p, idx, true);
+			return idx;
+		}
+	}
+	while (p->next < p->max) {
+		uint32_t idx = p->next++;
+
+		if (!POOL_BIT(p, idx)) {
+			pool_mark(p, idx, true);
 			return idx;
 		}
 	}
@@ -69,17 +84,27 @@ static uint32_t pool_get(struct idx_pool *p)
 
 static void pool_put(struct idx_pool *p, uint32_t idx)
 {
-	if (idx == NO_INDEX || !p->used[idx])
+	if (idx == NO_INDEX || idx >= p->max || !POOL_BIT(p, idx))
 		return;
-	p->used[idx] = 0;
+	pool_mark(p, idx, false);
+	if (p->nfree == p->cap) {
+		uint32_t cap = p->cap ? p->cap * 2 : 64;
+		uint32_t *f = realloc(p->free, cap * sizeof(*f));
+
+		/* Out of memory: the index is lost until the next restart. */
+		if (!f)
+			return;
+		p->free = f;
+		p->cap = cap;
+	}
 	p->free[p->nfree++] = idx;
 }
 
 static bool pool_take(struct idx_pool *p, uint32_t idx)
 {
-	if (idx >= p->max || p->used[idx])
+	if (idx >= p->max || POOL_BIT(p, idx))
 		return false;
-	p->used[idx] = 1;
+	pool_mark(p, idx, true);
 	return true;
 }
 
@@ -1860,6 +1885,75 @@ void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
 
 /* ---- adoption of pinned maps after a restart ----------------------------- */
 
+/*
+ * An array map read back a chunk at a time (bpf_map_lookup_batch): the
+ * nexthop and group tables are sized for a full table, and one lookup
+ * per slot made a restart of a small router cost ~70k system calls. A
+ * kernel without batch lookups gets one lookup per slot.
+ */
+#define ARRAY_CHUNK 256
+
+struct array_iter {
+	int fd;
+	uint32_t max, vsize, batch, n, k, single;
+	bool started, done;
+	uint32_t keys[ARRAY_CHUNK];
+	uint8_t *vals;
+};
+
+static int array_iter_init(struct array_iter *it, int fd, uint32_t max,
+			   size_t vsize)
+{
+	memset(it, 0, sizeof(*it));
+	it->fd = fd;
+	it->max = max;
+	it->vsize = (uint32_t)vsize;
+	it->vals = malloc(ARRAY_CHUNK * vsize);
+	return it->vals ? 0 : -ENOMEM;
+}
+
+static bool array_next(struct array_iter *it, uint32_t *idx, void *val)
+{
+	while (it->k == it->n && !it->done) {
+		uint32_t cnt = ARRAY_CHUNK;
+		int ret;
+
+		if (it->single) {
+			/* The fallback: one slot per call. */
+			it->done = it->single > it->max;
+			it->n = it->k = 0;
+			if (!it->done && !bpf_map_lookup_elem(it->fd,
+							     &(uint32_t){ it->single - 1 },
+							     it->vals)) {
+				it->keys[0] = it->single - 1;
+				it->n = 1;
+			}
+			it->single++;
+			continue;
+		}
+		ret = bpf_map_lookup_batch(it->fd, it->started ? &it->batch : NULL,
+					   &it->batch, it->keys, it->vals, &cnt,
+					   NULL);
+		it->started = true;
+		it->k = 0;
+		it->n = ret && errno != ENOENT ? 0 : cnt;
+		if (ret && errno == ENOENT) {
+			it->done = true;
+		} else if (ret) {
+			log_warn("adopt: batch lookup: %s; reading one entry "
+				 "at a time",
+				 strerror(errno));
+			it->single = 1;
+		}
+	}
+	if (it->k == it->n)
+		return false;
+	*idx = it->keys[it->k];
+	memcpy(val, it->vals + (size_t)it->k * it->vsize, it->vsize);
+	it->k++;
+	return true;
+}
+
 /* The routes read back from the maps, taken in before any is rewritten. */
 struct adopt_list {
 	struct adopt_route {
@@ -1903,22 +1997,26 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	struct fpmd_neigh_v6_key n6, *pn6 = NULL;
 	uint32_t nadopted = 0, nnh = 0, ngrp = 0, nneigh = 0, nkernel = 0;
 	struct fpmd_nh_group *gv = malloc(sizeof(*gv));
+	struct array_iter *ai = malloc(sizeof(*ai));
+	struct fpmd_nexthop v;
 	struct hnode *n, *tmp;
+	uint32_t i;
 	size_t it;
 
-	if (!by_nh || !by_grp || !gv) {
+	if (!by_nh || !by_grp || !gv || !ai ||
+	    array_iter_init(ai, mapfd.nexthops, max_nexthops, sizeof(v))) {
 		free(by_nh);
 		free(by_grp);
 		free(gv);
+		free(ai);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < max_nexthops; i++) {
-		struct fpmd_nexthop v;
+	while (array_next(ai, &i, &v)) {
 		struct nexthop *nh;
 		struct rib_path path = { 0 };
 
-		if (bpf_map_lookup_elem(mapfd.nexthops, &i, &v) ||
-		    !(v.flags & FPMD_NH_F_VALID) || !pool_take(&nh_pool, i))
+		if (i >= max_nexthops || !(v.flags & FPMD_NH_F_VALID) ||
+		    !pool_take(&nh_pool, i))
 			continue;
 		nh = calloc(1, sizeof(*nh));
 		if (!nh)
@@ -1942,14 +2040,16 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 		by_nh[i] = nh;
 		nnh++;
 	}
-	for (uint32_t i = 0; i < max_groups; i++) {
+	free(ai->vals);
+	if (array_iter_init(ai, mapfd.nh_groups, max_groups, sizeof(*gv)))
+		max_groups = 0;
+	while (max_groups && array_next(ai, &i, gv)) {
 		struct nh_member m[NH_MAX_MEMBERS];
 		struct nexthop *g;
 		int nm = 0;
 
-		if (bpf_map_lookup_elem(mapfd.nh_groups, &i, gv) ||
-		    !gv->nmembers || gv->nmembers > NH_MAX_MEMBERS ||
-		    !pool_take(&group_pool, i))
+		if (i >= max_groups || !gv->nmembers ||
+		    gv->nmembers > NH_MAX_MEMBERS || !pool_take(&group_pool, i))
 			continue;
 		for (uint32_t k = 0; k < gv->nmembers; k++) {
 			uint32_t mi = gv->member[k];
@@ -2084,6 +2184,8 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	free(by_nh);
 	free(by_grp);
 	free(gv);
+	free(ai->vals);
+	free(ai);
 	log_info("adopt: %u routes, %u nexthops, %u groups, %u neighbors "
 		 "from the pinned maps",
 		 nadopted, nnh, ngrp, nneigh);
