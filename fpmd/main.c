@@ -1037,9 +1037,56 @@ static const struct iface_cfg *iface_cfg_of(const struct fpmd_config *c,
 	return NULL;
 }
 
+/*
+ * Adopted maps know each managed interface by the ifindex it had when the
+ * previous fpmd left; an interface deleted or re-created since (by a
+ * container restart, while no fpmd watched, or during adoption) must not
+ * leave nexthops on that old ifindex: remember it, and start-up follows
+ * it as link_changed would have.
+ */
+static void ifaces_adopted_seed(void)
+{
+	uint32_t k, *pk = NULL;
+	struct fpmd_iface v;
+
+	while (!bpf_map_get_next_key(mapfd.ifaces, pk, &k)) {
+		pk = &k;
+		if (bpf_map_lookup_elem(mapfd.ifaces, &k, &v) ||
+		    v.slot >= FPMD_MAX_IFACES || !iface_tab[v.slot].used)
+			continue;
+		iface_tab[v.slot].gone_ifindex = k;
+	}
+}
+
 /* Attach what is configured and present; the rest waits for its link. */
 static void iface_bring_up(struct iface *i)
 {
+	uint32_t old = i->gone_ifindex;
+	char name[IF_NAMESIZE];
+
+	/* Still there (as another managed interface, or under another
+	 * name: the configuration's order changed): not ours to move. */
+	if (old && (iface_by_ifindex(old) || if_indextoname(old, name)))
+		old = 0;
+	if (old && old != i->ifindex) {
+		/* Its adopted entries serve an interface that is gone. */
+		maps_iface_delete(old);
+		maps_txport_delete(old);
+		if (i->ifindex) {
+			log_warn("iface %s: re-created since the maps were "
+				 "pinned (ifindex %u, was %u)",
+				 i->name, i->ifindex, old);
+			rib_iface_renumber(i->name, old, i->ifindex);
+		} else {
+			log_warn("iface %s (ifindex %u): removed since the maps "
+				 "were pinned; its routes go to the kernel "
+				 "path until it returns",
+				 i->name, old);
+			rib_iface_changed(old);
+		}
+	}
+	if (i->ifindex)
+		i->gone_ifindex = 0;
 	if (!i->ifindex) {
 		log_warn("iface %s: not present; attaching when it appears",
 			 i->name);
@@ -1424,6 +1471,29 @@ static int run(int sfd)
 	}
 }
 
+/*
+ * What changed while fpmd started (links, neighbors, addresses, sysctls),
+ * applied after the dumps: each object's last event is at least as new as
+ * what the dump said, so the maps end as the kernel is.
+ */
+static void startup_events(void)
+{
+	int ret = nl_events_read(&nl_ops, NULL);
+
+	if (ret == -ENOBUFS) {
+		log_warn("kernel: events overrun during start-up; re-reading "
+			 "links and neighbors");
+		nl_dump_links(link_changed, NULL);
+		fpmd_request_recheck();
+	} else if (ret) {
+		log_warn("kernel: events: %s", strerror(-ret));
+	}
+	/* neigh_resync and the local table follow at once. */
+	need_neigh_resync = need_local_refresh = false;
+	if (recheck)
+		periodic();
+}
+
 static void stop(void)
 {
 	bool keep = cfg.keep_forwarding || stop_keep;
@@ -1581,6 +1651,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fpmd_phase("nl_open");
+	/*
+	 * Subscribe before anything is loaded or adopted: from here on no
+	 * link or neighbor change is missed. Events queue in the socket
+	 * while the maps are adopted, and are applied once the interfaces
+	 * are attached (an overrun re-reads everything).
+	 */
+	nlfd = nl_events_open();
+	if (nlfd < 0) {
+		log_err("netlink: events: %s", strerror(-nlfd));
+		return 1;
+	}
+	watches_open();
+	fpmd_phase("nl_events_open, watches");
 	if (rib_init(cfg.max_nexthops, cfg.max_groups)) {
 		log_err("out of memory");
 		return 1;
@@ -1625,13 +1708,8 @@ int main(int argc, char **argv)
 		}
 		i->want_mode = cfg.ifaces[k].mode;
 	}
-	nlfd = nl_events_open();
-	if (nlfd < 0) {
-		log_err("netlink: events: %s", strerror(-nlfd));
-		return 1;
-	}
-	watches_open();
-	fpmd_phase("nl_events_open, watches");
+	if (adopted)
+		ifaces_adopted_seed();
 	/* Guards run before anything is attached: refuse, or attach with
 	 * the right flags from the first packet on. */
 	{
@@ -1663,6 +1741,8 @@ int main(int argc, char **argv)
 	fpmd_phase("attach");
 	periodic();
 	fpmd_phase("periodic (guards, interfaces)");
+	startup_events();
+	fpmd_phase("events queued during start-up");
 	neigh_resync();
 	fpmd_phase("neighbor dump");
 	local_routes_refresh();

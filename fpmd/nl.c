@@ -504,9 +504,12 @@ int nl_events_open(void)
 		if (mnl_socket_setsockopt(ev_sock, NETLINK_ADD_MEMBERSHIP,
 					  &groups[i], sizeof(groups[i])) < 0)
 			return -errno;
-	/* A burst of neighbor events (a subnet being scanned) must not
-	 * overrun us; if it does, ENOBUFS makes the caller re-dump. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	/* A burst of neighbor events (a subnet being scanned), or what
+	 * queues while a restart adopts the maps, must not overrun us; if
+	 * it does, ENOBUFS makes the caller re-dump. rmem_max caps
+	 * SO_RCVBUF (208 KiB by default); root may force more. */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)))
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
 	return fd;
 }
 
