@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -713,19 +714,31 @@ static uint64_t mono_ms(void)
 static struct phase {
 	const char *name;
 	uint64_t us;
+	long heap_kib; /* malloc'd memory it added (or freed) */
 } phases[32];
 static int n_phases;
 static uint64_t phase_start, phase_last;
+static long heap_last;
+
+static long heap_kib(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	return (long)((mi.uordblks + mi.hblkhd) / 1024);
+}
 
 void fpmd_phase(const char *name)
 {
 	uint64_t now = mono_us();
+	long heap = heap_kib();
 
 	if (!phase_start)
 		return;
 	if (n_phases < (int)(sizeof(phases) / sizeof(phases[0])))
-		phases[n_phases++] = (struct phase){ name, now - phase_last };
+		phases[n_phases++] = (struct phase){ name, now - phase_last,
+						     heap - heap_last };
 	phase_last = now;
+	heap_last = heap;
 }
 
 static void phases_log(bool adopted)
@@ -733,9 +746,12 @@ static void phases_log(bool adopted)
 	uint64_t total = mono_us() - phase_start;
 
 	for (int k = 0; k < n_phases; k++)
-		log_debug("startup: %s %llu.%llu ms", phases[k].name,
+		log_debug("startup: %s %llu.%llu ms, heap %+ld KiB",
+			  phases[k].name,
 			  (unsigned long long)phases[k].us / 1000,
-			  (unsigned long long)phases[k].us % 1000 / 100);
+			  (unsigned long long)phases[k].us % 1000 / 100,
+			  phases[k].heap_kib);
+	log_debug("startup: heap in use %ld KiB", heap_kib());
 	log_info("startup: ready in %llu ms (%s)",
 		 (unsigned long long)total / 1000,
 		 adopted ? "maps adopted" : "maps created");
@@ -1580,6 +1596,7 @@ int main(int argc, char **argv)
 	 * hold for the life of a daemon. */
 	close_range(3, ~0U, 0);
 	phase_start = phase_last = mono_us();
+	heap_last = heap_kib();
 	metrics_init();
 	if (parse_args(argc, argv))
 		return 2;

@@ -140,7 +140,7 @@ def test_startup_phases_logged(lab):
     d = lab.fpmd(extra=("--keep-forwarding",))
     for adopted, want in ((False, "maps created"), (True, "maps adopted")):
         log = d.logtext()[d.log_start:]
-        phases = dict(re.findall(r"startup: (.+?) (\d+\.\d) ms\n", log))
+        phases = dict(re.findall(r"startup: (.+?) (\d+\.\d) ms, heap [-+]\d+ KiB\n", log))
         for p in ("config (YANG)", "nl_events_open, watches",
                   "bpf_load (maps, BTF, verifier)", "attach",
                   "neighbor dump", "listeners"):
