@@ -708,7 +708,7 @@ static uint64_t mono_ms(void)
 	return mono_us() / 1000;
 }
 
-/* ---- start-up phases ------------------------------------------------------ */
+/* ---- start-up phases ----------------------------------------------------- */
 
 /* Kept until the end: the first phases run before the log is open. */
 static struct phase {
@@ -751,6 +751,9 @@ static void phases_log(bool adopted)
 			  (unsigned long long)phases[k].us / 1000,
 			  (unsigned long long)phases[k].us % 1000 / 100,
 			  phases[k].heap_kib);
+	/* What start-up freed (YANG parsing, dumps) goes back to the
+	 * system, not into RSS for the life of the daemon. */
+	malloc_trim(0);
 	log_debug("startup: heap in use %ld KiB", heap_kib());
 	log_info("startup: ready in %llu ms (%s)",
 		 (unsigned long long)total / 1000,

@@ -1920,15 +1920,15 @@ static bool array_next(struct array_iter *it, uint32_t *idx, void *val)
 
 		if (it->single) {
 			/* The fallback: one slot per call. */
-			it->done = it->single > it->max;
+			uint32_t idx = it->single++ - 1;
+
+			it->done = idx >= it->max;
 			it->n = it->k = 0;
-			if (!it->done && !bpf_map_lookup_elem(it->fd,
-							     &(uint32_t){ it->single - 1 },
-							     it->vals)) {
-				it->keys[0] = it->single - 1;
+			if (!it->done &&
+			    !bpf_map_lookup_elem(it->fd, &idx, it->vals)) {
+				it->keys[0] = idx;
 				it->n = 1;
 			}
-			it->single++;
 			continue;
 		}
 		ret = bpf_map_lookup_batch(it->fd, it->started ? &it->batch : NULL,
