@@ -640,6 +640,16 @@ int nl_events_read(const struct nl_event_ops *ops, void *arg)
 	for (;;) {
 		n = recv(mnl_socket_get_fd(ev_sock), buf, sizeof(buf),
 			 MSG_DONTWAIT);
+		if (n < 0 && errno == ENOBUFS) {
+			/* What is still queued is older than the re-read the
+			 * caller does now, and the newest events are lost:
+			 * applied after it, it would undo it. Drop it. */
+			while (recv(mnl_socket_get_fd(ev_sock), buf, sizeof(buf),
+				    MSG_DONTWAIT) >= 0 ||
+			       errno == ENOBUFS)
+				;
+			return -ENOBUFS;
+		}
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -errno;
 		if (mnl_cb_run(buf, (size_t)n, 0, 0, ev_cb, &c) < 0)

@@ -53,11 +53,32 @@ def egress_recreated(lab):
     lab.h2.run(f"ping -c1 -W1 {lab.R1_V4_1} >/dev/null", check=False)
 
 
+def neighbor_flood_and_mac_change(lab):
+    # More events than the socket holds (4 MiB, ~5k neighbor messages):
+    # fpmd must notice the overrun and re-read everything. First events
+    # that carry h2's old MAC: what is still queued after an overrun is
+    # older than the re-read, and must not be applied after it.
+    mac = lab.h2.mac("h2-eth0")
+    for nud in ("stale", "reachable"):
+        lab.r1.run(f"ip neigh replace {lab.H2_V4} lladdr {mac} dev r1-eth1 "
+                   f"nud {nud}")
+    cmds = "".join(f"neigh replace 2001:db8:102::{i:x} lladdr "
+                   f"02:00:00:01:{i >> 8 & 0xff:02x}:{i & 0xff:02x} "
+                   f"dev r1-eth1 nud permanent\n"
+                   for i in range(0x1000, 0x1000 + 12000))
+    path = os.path.join(lab.tmp, "neigh.batch")
+    with open(path, "w") as f:
+        f.write(cmds)
+    lab.r1.run(f"ip -batch {path}", timeout=120)
+    neighbor_mac_changes(lab)
+
+
 # (case, change while the new fpmd adopts, XDP forwards afterwards)
 CASES = [
     ("neighbor-mac", neighbor_mac_changes, True),
     ("egress-down", egress_goes_down, False),
     ("egress-recreated", egress_recreated, True),
+    ("events-overrun", neighbor_flood_and_mac_change, True),
 ]
 
 
@@ -136,6 +157,8 @@ def test_restart_follows_changes_during_adoption(lab, case, change,
             f"{case}: XDP forwarded {fwd}, the kernel {k1 - k0}: {log}"
         assert nh[0]["state"] == "forwarding", nh
         assert nh[0]["ifindex"] == lab.r1.ifindex("r1-eth1"), nh
+    if case == "events-overrun":
+        assert "events overrun during start-up" in log, log[-3000:]
     else:
         # Nothing goes out of the down link; the kernel path answers.
         assert tx == 0 and fwd == 0, \
