@@ -1885,75 +1885,6 @@ void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex)
 
 /* ---- adoption of pinned maps after a restart ----------------------------- */
 
-/*
- * An array map read back a chunk at a time (bpf_map_lookup_batch): the
- * nexthop and group tables are sized for a full table, and one lookup
- * per slot made a restart of a small router cost ~70k system calls. A
- * kernel without batch lookups gets one lookup per slot.
- */
-#define ARRAY_CHUNK 256
-
-struct array_iter {
-	int fd;
-	uint32_t max, vsize, batch, n, k, single;
-	bool started, done;
-	uint32_t keys[ARRAY_CHUNK];
-	uint8_t *vals;
-};
-
-static int array_iter_init(struct array_iter *it, int fd, uint32_t max,
-			   size_t vsize)
-{
-	memset(it, 0, sizeof(*it));
-	it->fd = fd;
-	it->max = max;
-	it->vsize = (uint32_t)vsize;
-	it->vals = malloc(ARRAY_CHUNK * vsize);
-	return it->vals ? 0 : -ENOMEM;
-}
-
-static bool array_next(struct array_iter *it, uint32_t *idx, void *val)
-{
-	while (it->k == it->n && !it->done) {
-		uint32_t cnt = ARRAY_CHUNK;
-		int ret;
-
-		if (it->single) {
-			/* The fallback: one slot per call. */
-			uint32_t idx = it->single++ - 1;
-
-			it->done = idx >= it->max;
-			it->n = it->k = 0;
-			if (!it->done &&
-			    !bpf_map_lookup_elem(it->fd, &idx, it->vals)) {
-				it->keys[0] = idx;
-				it->n = 1;
-			}
-			continue;
-		}
-		ret = bpf_map_lookup_batch(it->fd, it->started ? &it->batch : NULL,
-					   &it->batch, it->keys, it->vals, &cnt,
-					   NULL);
-		it->started = true;
-		it->k = 0;
-		it->n = ret && errno != ENOENT ? 0 : cnt;
-		if (ret && errno == ENOENT) {
-			it->done = true;
-		} else if (ret) {
-			log_warn("adopt: batch lookup: %s; reading one entry "
-				 "at a time",
-				 strerror(errno));
-			it->single = 1;
-		}
-	}
-	if (it->k == it->n)
-		return false;
-	*idx = it->keys[it->k];
-	memcpy(val, it->vals + (size_t)it->k * it->vsize, it->vsize);
-	it->k++;
-	return true;
-}
-
 /* The routes read back from the maps, taken in before any is rewritten. */
 struct adopt_list {
 	struct adopt_route {
@@ -1997,26 +1928,22 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	struct fpmd_neigh_v6_key n6, *pn6 = NULL;
 	uint32_t nadopted = 0, nnh = 0, ngrp = 0, nneigh = 0, nkernel = 0;
 	struct fpmd_nh_group *gv = malloc(sizeof(*gv));
-	struct array_iter *ai = malloc(sizeof(*ai));
-	struct fpmd_nexthop v;
 	struct hnode *n, *tmp;
-	uint32_t i;
 	size_t it;
 
-	if (!by_nh || !by_grp || !gv || !ai ||
-	    array_iter_init(ai, mapfd.nexthops, max_nexthops, sizeof(v))) {
+	if (!by_nh || !by_grp || !gv) {
 		free(by_nh);
 		free(by_grp);
 		free(gv);
-		free(ai);
 		return -ENOMEM;
 	}
-	while (array_next(ai, &i, &v)) {
+	for (uint32_t i = 0; i < max_nexthops; i++) {
+		struct fpmd_nexthop v;
 		struct nexthop *nh;
 		struct rib_path path = { 0 };
 
-		if (i >= max_nexthops || !(v.flags & FPMD_NH_F_VALID) ||
-		    !pool_take(&nh_pool, i))
+		if (bpf_map_lookup_elem(mapfd.nexthops, &i, &v) ||
+		    !(v.flags & FPMD_NH_F_VALID) || !pool_take(&nh_pool, i))
 			continue;
 		nh = calloc(1, sizeof(*nh));
 		if (!nh)
@@ -2040,16 +1967,14 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 		by_nh[i] = nh;
 		nnh++;
 	}
-	free(ai->vals);
-	if (array_iter_init(ai, mapfd.nh_groups, max_groups, sizeof(*gv)))
-		max_groups = 0;
-	while (max_groups && array_next(ai, &i, gv)) {
+	for (uint32_t i = 0; i < max_groups; i++) {
 		struct nh_member m[NH_MAX_MEMBERS];
 		struct nexthop *g;
 		int nm = 0;
 
-		if (i >= max_groups || !gv->nmembers ||
-		    gv->nmembers > NH_MAX_MEMBERS || !pool_take(&group_pool, i))
+		if (bpf_map_lookup_elem(mapfd.nh_groups, &i, gv) ||
+		    !gv->nmembers || gv->nmembers > NH_MAX_MEMBERS ||
+		    !pool_take(&group_pool, i))
 			continue;
 		for (uint32_t k = 0; k < gv->nmembers; k++) {
 			uint32_t mi = gv->member[k];
@@ -2184,8 +2109,6 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 	free(by_nh);
 	free(by_grp);
 	free(gv);
-	free(ai->vals);
-	free(ai);
 	log_info("adopt: %u routes, %u nexthops, %u groups, %u neighbors "
 		 "from the pinned maps",
 		 nadopted, nnh, ngrp, nneigh);
