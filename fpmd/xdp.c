@@ -337,8 +337,8 @@ int xdp_load(bool *adopted)
 			log_err("bpf: ifaces_direct: %s", strerror(-ret));
 			return ret;
 		}
+		fpmd_phase("caches");
 	}
-	fpmd_phase("caches");
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));
 	if (ret) {
