@@ -1525,8 +1525,9 @@ static void startup_events(void)
 	} else if (ret) {
 		log_warn("kernel: events: %s", strerror(-ret));
 	}
-	/* neigh_resync and the local table follow at once. */
-	need_neigh_resync = need_local_refresh = false;
+	/* neigh_resync and the local table follow at once; the flags stay
+	 * set, so that the loop looks again once the kernel has added the
+	 * local routes of addresses it just announced. */
 	if (recheck)
 		periodic();
 }
