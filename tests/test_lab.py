@@ -1,0 +1,216 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Lab topologies of several routers with real FRR (Debian 8.4.4) and fpmd
+on every router, built with lib/topo.py.
+
+What a user relies on: in an OSPF ring, an eBGP chain and an ECMP diamond,
+the traffic that crosses the routers is carried by XDP on each of them
+(fpmd's forwarded counters grow, the kernel's Ip:ForwDatagrams does not),
+and a link that breaks under traffic costs no more than it costs the
+kernel: the same event, measured in the same run with fpmd stopped (the
+kernel forwards), loses at most one packet less. ping -i 0.01 sends a
+packet about every 16 ms here, so one packet is the measurement's grain.
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+
+from lib.topo import Host, Link, Router, bgp, bird_origin, ospf
+from lab import finish, ping_result
+from test_frr import PY, UDPFLOW, Udp
+
+# ---- shared steps -----------------------------------------------------------
+
+
+def start_fpmd_everywhere(t):
+    """fpmd on every router; the zebra plugin reconnects and replays."""
+    t._parallel(lambda n: t.start_fpmd(n.name), t.routers)
+    t.wait_feed()
+
+
+def stop_fpmd_everywhere(t):
+    t._parallel(lambda n: t.stop_fpmd(n.name), t.routers)
+
+
+def interrupt(proc):
+    """Stop a ping stream now; it prints its statistics on SIGINT."""
+    proc.send_signal(signal.SIGINT)
+    return ping_result(proc)
+
+
+def close(a, b):
+    """Counters read one router after the other under traffic: equal but
+    for what arrived between two reads (fpmctl takes ~50 ms each)."""
+    return abs(a - b) <= max(10, 0.1 * max(a, b))
+
+
+# ---- OSPF ring of 4 -----------------------------------------------------------
+#
+#   h1 -- r1 --10-- r2 --10-- r3 -- h2
+#          |                  |
+#          +--20-- r4 --20----+
+#
+# The primary path is r1-r2-r3 (cost 20 against 40); r2-r3 breaks.
+
+def ring():
+    nodes = [Router(f"r{i}", frr={"ospfd": ospf()}, start_fpmd=False)
+             for i in (1, 2, 3, 4)] + [Host("h1"), Host("h2")]
+    links = [Link("h1", "r1"), Link("r1", "r2"), Link("r2", "r3"),
+             Link("r3", "r4", cost=20), Link("r4", "r1", cost=20),
+             Link("r3", "h2")]
+    return nodes, links
+
+
+def ring_break_and_restore(t, net):
+    """h1 pings h2 every 10 ms while r2-r3 breaks and comes back; returns
+    (sent, received, {window: counters since the window's start})."""
+    primary = {"r1": t["r1"].iface_to("r2").name,
+               "r2": t["r2"].iface_to("r3").name}
+    backup = {"r1": t["r1"].iface_to("r4").name}
+    t.wait_route(net, via=primary)
+    snaps = {"all": t.snapshot()}
+    p = t.ping_stream("h1", "h2", 100000)
+    time.sleep(0.5)
+    s = t.snapshot()
+    time.sleep(1.0)
+    snaps["before"] = t.since(s)
+
+    t.link_down("r2", "r3")
+    t.wait_route(net, routers=["r1"], via=backup, timeout=20)
+    time.sleep(0.5)
+    t.link_up("r2", "r3")
+    t.wait_ospf_full(["r2", "r3"])
+    t.wait_route(net, via=primary, timeout=20)
+
+    time.sleep(0.5)            # the first packets resolve ARP on r2-r3
+    s = t.snapshot()
+    time.sleep(1.0)
+    snaps["after"] = t.since(s)
+    sent, received, out = interrupt(p)
+    snaps["all"] = t.since(snaps["all"])
+    return sent, received, snaps
+
+
+def test_ospf_ring_link_break_xdp_loss_as_kernel(topology):
+    t = topology(*ring())
+    t.wait_ospf_full()
+    net = t.subnet("r3", "h2")
+    t.wait_route(net)
+    assert t.ping("h1", "h2", count=3, interval=0.05) == 3
+
+    # The kernel alone (no fpmd: nothing attached), then fpmd everywhere.
+    k_sent, k_recv, _ = ring_break_and_restore(t, net)
+    start_fpmd_everywhere(t)
+    x_sent, x_recv, w = ring_break_and_restore(t, net)
+    k_lost, x_lost = k_sent - k_recv, x_sent - x_recv
+    print(f"kernel: {k_recv}/{k_sent} lost {k_lost}; "
+          f"xdp: {x_recv}/{x_sent} lost {x_lost}; {w}")
+
+    assert x_lost <= k_lost + 1, \
+        f"fpmd lost {x_lost} packets, the kernel {k_lost} ({w})"
+    # Steady state before the break and after the restore: XDP forwards on
+    # r1, r2, r3, the kernel nothing; r4 is idle.
+    for window in ("before", "after"):
+        d = w[window]
+        assert all(d[r][1] == 0 for r in d), \
+            f"{window}: the kernel forwarded (xdp, kernel): {d}"
+        assert all(d[r][0] > 0 for r in ("r1", "r2", "r3")) and \
+            d["r4"][0] == 0, f"{window}: XDP did not carry it: {d}"
+    # Over the whole run, every echo and reply crossed r1 and r3 once, by
+    # XDP except for a few packets while routes changed; r4 carried the
+    # detour, by XDP too.
+    d = w["all"]
+    for r in ("r1", "r3"):
+        xdp, kern = d[r]
+        assert xdp + kern >= 2 * x_recv and xdp <= 2 * x_sent and \
+            kern <= 10, f"{r}: xdp {xdp} kernel {kern} for " \
+                        f"{x_recv}/{x_sent} pings ({d})"
+    assert d["r4"][0] > 0 and d["r4"][1] <= 10, d
+
+
+# ---- ECMP over two paths --------------------------------------------------------
+#
+#   h1 -- r1 -+- r2 -+- r4 -- h2      every link cost 10: r1 reaches h2
+#             +- r3 -+                by r2 and r3; r1-r2 breaks.
+
+def diamond():
+    nodes = [Router(f"r{i}", frr={"ospfd": ospf()}, start_fpmd=False)
+             for i in (1, 2, 3, 4)] + [Host("h1"), Host("h2")]
+    links = [Link("h1", "r1"), Link("r1", "r2"), Link("r1", "r3"),
+             Link("r2", "r4"), Link("r3", "r4"), Link("r4", "h2")]
+    return nodes, links
+
+
+FLOWS = 32
+
+
+def ecmp_member_down(t, net):
+    """FLOWS UDP flows h1 -> h2, one packet every 10 ms in all, while
+    r1-r2 breaks (at r2's end: r1 sees its carrier go); returns (sent,
+    received, {window: counters since the window's start})."""
+    t.wait_route(net)
+    via = {h.get("interfaceName") for x in t["r1"].frr.routes()[net]
+           if x.get("selected") for h in x.get("nexthops", [])}
+    assert via == {t["r1"].iface_to("r2").name,
+                   t["r1"].iface_to("r3").name}, via
+    snaps = {"all": t.snapshot()}
+    rx = Udp(t["h2"].ns)
+    tx = t["h1"].ns.popen(f"exec {PY} {UDPFLOW} send {t['h2'].ip} 9000 "
+                          f"--flows {FLOWS} --interval 0.01 "
+                          "--duration 120", stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        s = t.snapshot()
+        time.sleep(1.5)
+        snaps["before"] = t.since(s)
+        t.link_down("r2", "r1")
+        t.wait_route(net, routers=["r1"],
+                     via={"r1": t["r1"].iface_to("r3").name}, timeout=20)
+        time.sleep(0.5)
+        s = t.snapshot()
+        time.sleep(1.5)
+        snaps["after"] = t.since(s)
+    finally:
+        tx.send_signal(signal.SIGINT)
+        out, err = finish(tx, timeout=30)
+    sent = sum(json.loads(out)["sent"].values())
+    received = rx.stop()["total"]
+    snaps["all"] = t.since(snaps["all"])
+    t.link_up("r2", "r1")
+    return sent, received, snaps
+
+
+def test_ecmp_member_down_xdp_loss_as_kernel(topology):
+    t = topology(*diamond())
+    t.wait_ospf_full()
+    net = t.subnet("r4", "h2")
+    t.wait_route(net)
+    assert t.ping("h1", "h2", count=3, interval=0.05) == 3
+
+    k_sent, k_recv, _ = ecmp_member_down(t, net)
+    t.wait_ospf_full()
+    start_fpmd_everywhere(t)
+    x_sent, x_recv, w = ecmp_member_down(t, net)
+    k_lost, x_lost = k_sent - k_recv, x_sent - x_recv
+    print(f"kernel: {k_recv}/{k_sent} lost {k_lost}; "
+          f"xdp: {x_recv}/{x_sent} lost {x_lost}; {w}")
+
+    assert x_lost <= k_lost + 1, \
+        f"fpmd lost {x_lost} packets, the kernel {k_lost} ({w})"
+    # Both members carry flows by XDP; after the break r3 carries all.
+    d = w["before"]
+    assert all(k == 0 for _, k in d.values()), f"kernel forwarded: {d}"
+    assert d["r2"][0] > 0 and d["r3"][0] > 0 and \
+        close(d["r1"][0], d["r2"][0] + d["r3"][0]) and \
+        close(d["r1"][0], d["r4"][0]), \
+        f"flows not spread over r2 and r3 by XDP: {d}"
+    d = w["after"]
+    assert all(k == 0 for _, k in d.values()), f"kernel forwarded: {d}"
+    assert d["r2"][0] == 0 and d["r3"][0] > 0 and \
+        close(d["r1"][0], d["r3"][0]) and close(d["r3"][0], d["r4"][0]), \
+        f"not all on r3 by XDP after the break: {d}"
+    d = w["all"]
+    assert d["r4"][0] + d["r4"][1] >= x_recv and d["r4"][1] <= 10, d
