@@ -18,7 +18,7 @@ import subprocess
 import time
 
 from lib.topo import Host, Link, Router, bgp, bird_origin, ospf
-from lab import finish, ping_result
+from lab import finish, ping_result, wait_for
 from test_frr import PY, UDPFLOW, Udp
 
 # ---- shared steps -----------------------------------------------------------
@@ -214,3 +214,75 @@ def test_ecmp_member_down_xdp_loss_as_kernel(topology):
         f"not all on r3 by XDP after the break: {d}"
     d = w["all"]
     assert d["r4"][0] + d["r4"][1] >= x_recv and d["r4"][1] <= 10, d
+
+
+# ---- eBGP chain, 10k routes -------------------------------------------------------
+#
+#   h1 (bird, AS 65000) -- r1 (65001) -- r2 (65002) -- r3 (65003) -- h2
+#
+# bird on h1 announces ROUTES /24s of 10.128.0.0/9 and answers for all of
+# it (a local route on lo); h2 pings a sample of them across the chain.
+
+ROUTES = 10000
+SAMPLES = 20
+
+
+def chain():
+    prefixes = [f"10.{128 + (k >> 8)}.{k & 255}.0/24" for k in range(ROUTES)]
+    nodes = [Host("h1", asn=65000, bird=bird_origin(prefixes),
+                  setup=("ip route add local 10.128.0.0/9 dev lo",))]
+    nodes += [Router(f"r{i}", asn=65000 + i, frr={"bgpd": bgp()})
+              for i in (1, 2, 3)]
+    nodes.append(Host("h2"))
+    links = [Link("h1", "r1"), Link("r1", "r2"), Link("r2", "r3"),
+             Link("r3", "h2")]
+    return nodes, links, prefixes
+
+
+def bgp_routes(n):
+    """(zebra's BGP routes in the FIB, fpmd's BGP routes, in the maps)."""
+    z = n.frr.json("show ip route summary")
+    zc = sum(r.get("fib", 0) for r in z.get("routes", [])
+             if r.get("type") == "ebgp" or r.get("type") == "bgp")
+    s = n.summary()
+    return zc, s["routesByProtocol"].get("bgp", 0), s["notProgrammed"]
+
+
+def test_ebgp_chain_10k_routes_forwarded_by_xdp(topology):
+    nodes, links, prefixes = chain()
+    t0 = time.time()
+    t = topology(nodes, links)
+    t.wait_bgp_established()
+    # Each router also has the chain's connected subnets by BGP.
+    for n in t.routers:
+        seen = []
+
+        def loaded(n=n):
+            seen[:] = [bgp_routes(n)]
+            z, f, missing = seen[0]
+            return z >= ROUTES and f == z and missing == 0
+        try:
+            wait_for(loaded, timeout=120, interval=0.5)
+        except AssertionError:
+            raise AssertionError(f"{n.name}: (zebra, fpmd, not programmed) "
+                                 f"BGP routes {seen[0]}, want {ROUTES}+")
+    print(f"{ROUTES} routes on {len(t.routers)} routers in "
+          f"{time.time() - t0:.1f} s")
+
+    # The kernel resolves h2 on r3 first (fpmd passes the first packet up
+    # until it has h2's MAC, as it must).
+    assert t.ping("h2", "h1", count=2, interval=0.05) == 2
+    rng = random.Random(13)
+    for p in rng.sample(prefixes, SAMPLES):
+        dst = p.replace(".0/24", f".{rng.randrange(1, 255)}")
+        for n in t.routers:
+            e = [x for x in n.fpmd.show("routes", p).get(p, [])
+                 if x.get("state") == "forwarding"]
+            assert e and e[0]["protocol"] == "bgp", (n.name, p, e)
+        s = t.snapshot()
+        got = t.ping("h2", dst, count=2, interval=0.01)
+        d = t.since(s)
+        assert got == 2, f"{dst}: {got}/2 replies ({d})"
+        # Echo and reply crossed every router once each, by XDP.
+        assert all(x >= 4 and k == 0 for x, k in d.values()), \
+            f"{dst}: not forwarded by XDP on every router (xdp, kernel): {d}"

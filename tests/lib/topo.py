@@ -473,7 +473,7 @@ class Topology(Lab):
                     if ifs != {via[n.name]}:
                         return None
                 if n.fpmd:
-                    f = n.fpmd.show("routes").get(prefix, [])
+                    f = n.fpmd.show("routes", prefix).get(prefix, [])
                     if not any(x.get("installed") and
                                x.get("state") == "forwarding" for x in f):
                         return None
