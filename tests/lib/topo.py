@@ -42,7 +42,6 @@ ping / ping_stream between nodes.
 """
 import concurrent.futures
 import ipaddress
-import json
 import os
 import shutil
 import signal
@@ -61,7 +60,12 @@ BIRD = "/usr/sbin/bird"
 Conf = Union[str, Callable[["Topology", "Node"], str], None]
 
 
-# ---- the description ---------------------------------------------------------
+def host_in(net, k):
+    """The k-th address of net, with net's prefix length."""
+    return ipaddress.ip_interface(f"{net[k]}/{net.prefixlen}")
+
+
+# ---- the description --------------------------------------------------------
 
 @dataclass
 class Router:
@@ -110,7 +114,7 @@ class Link:
     cost: Optional[int] = None
 
 
-# ---- what was built ----------------------------------------------------------
+# ---- what was built ---------------------------------------------------------
 
 @dataclass
 class Iface:
@@ -193,7 +197,8 @@ class Node:
         (0 while fpmd is stopped: its counters go with it)."""
         if not self.fpmd:
             return 0
-        return sum(c.get("forwarded", 0) for c in self.fpmd.counters().values())
+        return sum(c.get("forwarded", 0)
+                   for c in self.fpmd.counters().values())
 
     def kernel_forwarded(self):
         """Ip:ForwDatagrams + Ip6OutForwDatagrams: what the kernel routed."""
@@ -255,7 +260,7 @@ class Topology(Lab):
     def hosts(self):
         return [n for n in self.nodes.values() if not n.is_router]
 
-    # ---- build ---------------------------------------------------------------
+    # ---- build --------------------------------------------------------------
 
     def _build(self, receiver_gro):
         k = 0
@@ -271,15 +276,12 @@ class Topology(Lab):
             count[b.name] += 1
             net = ipaddress.ip_network(
                 ln.subnet or f"10.{1 + (i >> 8)}.{i & 255}.0/24")
-            net6 = ipaddress.ip_network(ln.subnet6 or f"2001:db8:{i + 1:x}::/64")
-            a.ifaces[aif] = Iface(aif, a, b, bif,
-                                  ipaddress.ip_interface(f"{net[1]}/{net.prefixlen}"),
-                                  ipaddress.ip_interface(f"{net6[1]}/{net6.prefixlen}"),
-                                  ln)
-            b.ifaces[bif] = Iface(bif, b, a, aif,
-                                  ipaddress.ip_interface(f"{net[2]}/{net.prefixlen}"),
-                                  ipaddress.ip_interface(f"{net6[2]}/{net6.prefixlen}"),
-                                  ln)
+            net6 = ipaddress.ip_network(
+                ln.subnet6 or f"2001:db8:{i + 1:x}::/64")
+            a.ifaces[aif] = Iface(aif, a, b, bif, host_in(net, 1),
+                                  host_in(net6, 1), ln)
+            b.ifaces[bif] = Iface(bif, b, a, aif, host_in(net, 2),
+                                  host_in(net6, 2), ln)
             self.link(a.ns, aif, b.ns, bif)
         for n in self.nodes.values():
             self._address(n, receiver_gro)
@@ -372,7 +374,7 @@ class Topology(Lab):
                 raise RuntimeError(f"topology: {n.name}: bird exited "
                                    f"({n.bird.returncode}): {fh.read()}")
 
-    # ---- fpmd ----------------------------------------------------------------
+    # ---- fpmd ---------------------------------------------------------------
 
     def start_fpmd(self, name, wait=True, extra=()):
         """fpmd on router name, on all its interfaces (once zebra runs, the
@@ -410,7 +412,7 @@ class Topology(Lab):
             wait_for(done, timeout=timeout, interval=0.1,
                      what=f"{n.name}: {feed} connected, replay done")
 
-    # ---- FRR state -----------------------------------------------------------
+    # ---- FRR state ----------------------------------------------------------
 
     def _routers(self, names):
         if names is None:
@@ -478,10 +480,10 @@ class Topology(Lab):
                                x.get("state") == "forwarding" for x in f):
                         return None
                 return True
+            how = f" via {via[n.name]}" if via and n.name in via else ""
             wait_for(ok, timeout=max(0.5, deadline - time.time()),
                      interval=0.1,
-                     what=f"{n.name}: route {prefix} in zebra and fpmd"
-                          f"{' via ' + via[n.name] if via and n.name in via else ''}")
+                     what=f"{n.name}: route {prefix} in zebra and fpmd{how}")
 
     def route_count(self, name):
         """(zebra's selected IPv4 routes, fpmd's IPv4 routes)."""
@@ -490,12 +492,16 @@ class Topology(Lab):
         zc = sum(r.get("fib", 0) for r in z.get("routes", []))
         return zc, n.fpmd.show("summary")["routesV4"] if n.fpmd else None
 
-    # ---- counters ------------------------------------------------------------
+    # ---- counters -----------------------------------------------------------
 
     def snapshot(self):
-        """{router: (XDP forwarded, kernel forwarded)} now."""
-        return {n.name: (n.xdp_forwarded(), n.kernel_forwarded())
-                for n in self.routers}
+        """{router: (XDP forwarded, kernel forwarded)} now, read on all
+        routers at once (one after the other, under traffic, the first and
+        the last read would be a few hundred packets apart)."""
+        rs = self.routers
+        vals = self._parallel(
+            lambda n: (n.xdp_forwarded(), n.kernel_forwarded()), rs)
+        return {n.name: v for n, v in zip(rs, vals)}
 
     def since(self, snap):
         """{router: (XDP forwarded, kernel forwarded)} since snap."""
@@ -503,7 +509,7 @@ class Topology(Lab):
         return {r: (now[r][0] - snap[r][0], now[r][1] - snap[r][1])
                 for r in now}
 
-    # ---- links and traffic ---------------------------------------------------
+    # ---- links and traffic --------------------------------------------------
 
     def _iface(self, a, b):
         return self.nodes[a].iface_to(b)
@@ -531,7 +537,7 @@ class Topology(Lab):
             self.nodes[dst].ip6 if v6 else self.nodes[dst].ip)
         return ping_stream(self.nodes[src].ns, addr, count, v6)
 
-    # ---- diagnostics and cleanup ---------------------------------------------
+    # ---- diagnostics and cleanup --------------------------------------------
 
     def logs(self, tail=8000):
         """Every log this topology wrote (FRR, fpmd, bird), tails."""
@@ -592,7 +598,7 @@ class FrrDaemons(Frr):
         stop_parallel([(self, d) for d in (daemons or self.daemons)], timeout)
 
 
-# ---- configuration generators --------------------------------------------------
+# ---- configuration generators -----------------------------------------------
 
 def ospf(area="0.0.0.0", hello=1, dead=3, extra=()):
     """ospfd for a router: every link and the loopback in area, fast
