@@ -552,20 +552,22 @@ class Topology(Lab):
         return "\n".join(out)
 
     def cleanup(self):
-        """Stop bird, FRR and fpmd (all in parallel), then what Lab.cleanup
+        """Stop bird, FRR, then fpmd (each in parallel), then what Lab.cleanup
         removes (namespaces, temp dir), every router's pins and the FRR
         pathspace dirs. Safe to call twice."""
         try:
             for p in self.birds:
                 if p.poll() is None:
                     p.terminate()
-            for d in self.daemons:
-                if d.proc.poll() is None:
-                    d.proc.send_signal(signal.SIGTERM)
+            # FRR before fpmd: zebra with dplane_fpm_nl can hang on exit
+            # once its FPM peer is gone.
             left = stop_parallel([(f, d) for f in self.frrs
                                   for d in f.daemons])
             if left:
                 print(f"FRR daemons needed SIGKILL: {left}")
+            for d in self.daemons:
+                if d.proc.poll() is None:
+                    d.proc.send_signal(signal.SIGTERM)
             for p in self.birds:
                 try:
                     p.wait(5)
