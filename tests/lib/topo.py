@@ -163,10 +163,12 @@ class Node:
         os.mkdir(self.tmp)
         os.chmod(self.tmp, 0o755)
         self.pin = f"/sys/fs/bpf/{topo.prefix}{spec.name}"
-        self.loopback = None
+        self.loopback = self.loopback6 = None
         if self.is_router:
             self.loopback = ipaddress.ip_interface(
                 f"10.255.{index >> 8}.{(index & 255) + 1}/32")
+            self.loopback6 = ipaddress.ip_interface(
+                f"2001:db8:ffff::{index + 1:x}/128")
 
     @property
     def router_id(self):
@@ -180,6 +182,9 @@ class Node:
 
     @property
     def ip6(self):
+        """Its IPv6 loopback (router) or first link's address."""
+        if self.loopback6:
+            return str(self.loopback6.ip)
         return next(iter(self.ifaces.values())).ip6
 
     def iface_to(self, peer):
@@ -296,7 +301,8 @@ class Topology(Lab):
                 cmds.append(f"ethtool -K {i.name} gro on >/dev/null")
         sysctls = {}
         if n.is_router:
-            cmds.append(f"ip addr add {n.loopback} dev lo")
+            cmds += [f"ip addr add {n.loopback} dev lo",
+                     f"ip -6 addr add {n.loopback6} dev lo"]
             sysctls = {"net.ipv4.ip_forward": 1,
                        "net.ipv6.conf.all.forwarding": 1,
                        # flows, not host pairs, spread over ECMP members
@@ -420,23 +426,29 @@ class Topology(Lab):
         return [self.nodes[x] for x in names]
 
     def wait_ospf_full(self, routers=None, timeout=30):
-        """Until every router with ospfd has a Full adjacency with each
-        router it has a link to that also runs ospfd."""
-        for n in self._routers(routers):
-            if "ospfd" not in n.spec.frr:
-                continue
-            want = sum(1 for i in n.ifaces.values() if i.peer.is_router and
-                       "ospfd" in i.peer.spec.frr)
+        """Until every router with ospfd (and ospf6d) has a Full adjacency
+        with each router it has a link to that runs it too."""
+        for daemon in ("ospfd", "ospf6d"):
+            cmd = "show ip ospf neighbor" if daemon == "ospfd" else \
+                "show ipv6 ospf6 neighbor"
+            for n in self._routers(routers):
+                if daemon not in n.spec.frr:
+                    continue
+                want = sum(1 for i in n.ifaces.values() if i.peer.is_router
+                           and daemon in i.peer.spec.frr)
 
-            def full(n=n):
-                nb = n.frr.json("show ip ospf neighbor").get("neighbors", {})
-                states = [e.get("nbrState", e.get("state", ""))
-                          for v in nb.values() for e in
-                          (v if isinstance(v, list) else [v])]
-                ok = sum(1 for s in states if s.startswith("Full"))
-                return ok >= want or None
-            wait_for(full, timeout=timeout, interval=0.2,
-                     what=f"{n.name}: {want} full OSPF adjacencies")
+                def full(n=n, cmd=cmd, want=want):
+                    nb = n.frr.json(cmd).get("neighbors", {})
+                    # ospfd: {id: [nbr]}, ospf6d: [nbr]
+                    es = nb if isinstance(nb, list) else [
+                        e for v in nb.values()
+                        for e in (v if isinstance(v, list) else [v])]
+                    states = [e.get("nbrState", e.get("state", ""))
+                              for e in es]
+                    ok = sum(1 for s in states if s.startswith("Full"))
+                    return ok >= want or None
+                wait_for(full, timeout=timeout, interval=0.2,
+                         what=f"{n.name}: {want} full {daemon} adjacencies")
 
     def wait_bgp_established(self, routers=None, timeout=60):
         """Until every BGP peer of every router with bgpd is Established."""
@@ -456,10 +468,13 @@ class Topology(Lab):
             wait_for(up, timeout=timeout, interval=0.2,
                      what=f"{n.name}: BGP peers established")
 
-    def wait_route(self, prefix, routers=None, timeout=30, via=None):
+    def wait_route(self, prefix, routers=None, timeout=30, via=None,
+                   state="forwarding"):
         """Until zebra on every router has prefix selected and installed,
-        and every running fpmd has it forwarding. via: {router: ifname}
-        the route must leave by."""
+        and every running fpmd has it installed in state (None: any; a
+        nexthop whose neighbor the kernel has not resolved yet is
+        "unresolved" until the first packet). via: {router: ifname} the
+        route must leave by."""
         v6 = ":" in prefix
         deadline = time.time() + timeout
         for n in self._routers(routers):
@@ -477,7 +492,7 @@ class Topology(Lab):
                 if n.fpmd:
                     f = n.fpmd.show("routes", prefix).get(prefix, [])
                     if not any(x.get("installed") and
-                               x.get("state") == "forwarding" for x in f):
+                               state in (None, x.get("state")) for x in f):
                         return None
                 return True
             how = f" via {via[n.name]}" if via and n.name in via else ""
@@ -631,6 +646,33 @@ def ospf(area="0.0.0.0", hello=1, dead=3, extra=()):
     return gen
 
 
+def ospf6(area="0.0.0.0", hello=1, dead=3, extra=()):
+    """ospf6d for a router, as ospf() for IPv6: every link and the
+    loopback in area, fast timers, point-to-point links to routers, links
+    to hosts passive. Nexthops are the neighbors' link-local addresses."""
+    def gen(t, n):
+        out = ["router ospf6", f" ospf6 router-id {n.router_id}",
+               " timers throttle spf 0 50 500",
+               " timers lsa min-arrival 0"]
+        out += [f" {x}" for x in extra]
+        # ospf6d, unlike ospfd, wants each block closed.
+        out += ["exit", "interface lo", f" ipv6 ospf6 area {area}",
+                " ipv6 ospf6 passive", "exit"]
+        for i in n.ifaces.values():
+            out += [f"interface {i.name}", f" ipv6 ospf6 area {area}"]
+            if not i.peer.is_router:
+                out += [" ipv6 ospf6 passive", "exit"]
+                continue
+            out += [" ipv6 ospf6 network point-to-point",
+                    f" ipv6 ospf6 hello-interval {hello}",
+                    f" ipv6 ospf6 dead-interval {dead}"]
+            if i.link.cost is not None:
+                out.append(f" ipv6 ospf6 cost {i.link.cost}")
+            out.append("exit")
+        return "\n".join(out)
+    return gen
+
+
 def bgp(networks=(), redistribute=("connected",), extra=()):
     """bgpd for a router with Router.asn: an eBGP (or iBGP) session with
     every neighbor across a link that has an asn (a router with bgpd, or
@@ -680,5 +722,5 @@ def bird_origin(prefixes):
 
 
 __all__ = ["Router", "Host", "Link", "Topology", "Node", "Iface",
-           "FrrDaemons", "ospf", "bgp", "bird_origin", "PLUGIN", "FrrError",
+           "FrrDaemons", "ospf", "ospf6", "bgp", "bird_origin", "PLUGIN", "FrrError",
            "DAEMONS", "sh", "FPMD"]
