@@ -41,8 +41,9 @@ def kernel_then_xdp(t, event, tries=3):
     other tests run) that hop alone can cost a few 16 ms pings in one
     run. A pair whose fpmd run loses more than one packet more than its
     kernel run is measured again, up to tries pairs, and the last pair is
-    returned: a fast path that is slower every time fails every pair. Returns (kernel lost,
-    xdp lost, xdp sent, xdp received, xdp windows, report)."""
+    returned: a fast path that is slower every time fails every pair.
+    Returns (kernel lost, xdp lost, xdp sent, xdp received, xdp windows,
+    report)."""
     report = []
     for attempt in range(tries):
         if attempt:

@@ -722,5 +722,5 @@ def bird_origin(prefixes):
 
 
 __all__ = ["Router", "Host", "Link", "Topology", "Node", "Iface",
-           "FrrDaemons", "ospf", "ospf6", "bgp", "bird_origin", "PLUGIN", "FrrError",
-           "DAEMONS", "sh", "FPMD"]
+           "FrrDaemons", "ospf", "ospf6", "bgp", "bird_origin", "PLUGIN",
+           "FrrError", "DAEMONS", "sh", "FPMD"]
