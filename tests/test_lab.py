@@ -152,7 +152,7 @@ def test_ospf_ring_link_break_xdp_loss_as_kernel(topology):
 
 def diamond():
     # FRR 8.4.4 with kernel nexthop objects leaves a member out of the
-    # kernel's group once its link is back (doc/testing.md); the second
+    # kernel's group once its link is back (fixed after 8.4); the second
     # run needs the kernel right.
     zebra = "no zebra nexthop kernel enable"
     nodes = [Router(f"r{i}", frr={"zebra": zebra, "ospfd": ospf()},
