@@ -19,8 +19,10 @@ the build fails half-way):
   unless named; each link has an IPv4 /24 and an IPv6 /64, generated
   (10.<1+i/256>.<i%256>.0/24, 2001:db8:<i+1>::/64 for the i-th link) or
   given; the first node of a link gets .1 / ::1, the second .2 / ::2;
-- per router a loopback 10.255.<k/256>.<k%256+1>/32 (its router id) and
-  forwarding on; per host a default route by its first link;
+- per router loopbacks 10.255.<k/256>.<k%256+1>/32 (its router id) and
+  2001:db8:ffff::<k+1>/128 (k: its place in the node list), forwarding
+  on, flows hashed over ECMP members by ports (fib_multipath_hash_policy
+  1); per host a default route by its first link;
 - tx checksum offload off and GRO on at every veth end: what a real NIC
   does anyway, and what lets a veth receive frames that XDP redirected
   into it when the receiving side has no XDP program of its own (a router
@@ -32,13 +34,13 @@ the build fails half-way):
 - bird on any node that has a bird configuration.
 
 Configurations are text, or a function (topology, node) -> text called
-once the addressing is known: ospf(), bgp() and bird_origin() below
-generate the usual ones.
+once the addressing is known: ospf(), ospf6(), bgp() and bird_origin()
+below generate the usual ones.
 
-Helpers: wait_feed, wait_ospf_full, wait_bgp_established, wait_route (zebra and
-fpmd on every router), xdp_forwarded / kernel_forwarded per router and
-snapshot / since for all, start_fpmd / stop_fpmd, link_down / link_up,
-ping / ping_stream between nodes.
+Helpers: wait_feed, wait_ospf_full, wait_bgp_established, wait_route
+(zebra and fpmd on every router), xdp_forwarded / kernel_forwarded per
+router and snapshot / since for all, start_fpmd / stop_fpmd, link_down /
+link_up, ping / ping_stream between nodes. doc/testing.md has a guide.
 """
 import concurrent.futures
 import ipaddress
@@ -279,6 +281,11 @@ class Topology(Lab):
             count[a.name] += 1
             bif = ln.bif or f"{b.name}-eth{count[b.name]}"
             count[b.name] += 1
+            for ifname in (aif, bif):
+                if len(ifname) > 15:     # IFNAMSIZ - 1
+                    raise ValueError(f"topology: link {ln.a}-{ln.b}: "
+                                     f"interface name {ifname} is longer "
+                                     "than 15 characters")
             net = ipaddress.ip_network(
                 ln.subnet or f"10.{1 + (i >> 8)}.{i & 255}.0/24")
             net6 = ipaddress.ip_network(
