@@ -11,13 +11,17 @@ kernel forwards), loses at most one packet less. ping -i 0.01 sends a
 packet about every 16 ms here, so one packet is the measurement's grain.
 """
 import json
+import os
 import random
 import signal
 import subprocess
 import time
 
-from lib.topo import Host, Link, Router, bgp, bird_origin, ospf
-from lab import finish, ping_result, wait_for
+import pytest
+
+from lib.topo import (PLUGIN, Host, Link, Router, Topology, bgp,
+                      bird_origin, ospf)
+from lab import finish, ping_result, sh, wait_for
 from test_frr import PY, UDPFLOW, Udp
 
 # ---- shared steps -----------------------------------------------------------
@@ -306,3 +310,34 @@ def test_ebgp_chain_10k_routes_forwarded_by_xdp(topology):
         # Echo and reply crossed every router once each, by XDP.
         assert all(x >= 4 and k == 0 for x, k in d.values()), \
             f"{dst}: not forwarded by XDP on every router (xdp, kernel): {d}"
+
+
+# ---- the topology helper cleans up after a failed build --------------------
+
+def leftovers():
+    """Namespaces, pins and FRR run dirs of this process (lab.py's
+    unique prefix starts with fp<pid>x)."""
+    mine = f"fp{os.getpid() % 100000}x"
+    found = [x.split()[0] for x in
+             sh("ip netns list").stdout.splitlines() if x.startswith(mine)]
+    for d in ("/sys/fs/bpf", "/var/run/frr", "/etc/frr"):
+        found += [os.path.join(d, x) for x in os.listdir(d)
+                  if x.startswith(mine)]
+    return found
+
+
+def test_topology_failed_build_leaves_nothing():
+    """bird refusing its config is the last step of the build: every
+    router's fpmd and FRR already run. The error names the node, and
+    nothing of the topology is left behind."""
+    if not os.path.exists(PLUGIN):
+        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
+    before = leftovers()
+    nodes = [Router("r1", frr={"ospfd": ospf()}),
+             Host("h1", bird="this is not a bird config")]
+    with pytest.raises(RuntimeError, match="h1: bird exited"):
+        Topology(nodes, [Link("h1", "r1")])
+    assert leftovers() == before
+    with pytest.raises(ValueError, match="link r1-r9: no node r9"):
+        Topology(nodes, [Link("r1", "r9")])
+    assert leftovers() == before

@@ -382,12 +382,14 @@ class Topology(Lab):
         with open(conf, "w") as fh:
             fh.write("\n".join(self._conf(n.spec.bird, n)) + "\n")
         log = os.path.join(self.tmp, f"{n.name}-bird.log")
-        n.bird = n.ns.popen(f"exec {BIRD} -f -c {conf} -s "
-                            f"{os.path.join(n.tmp, 'bird.ctl')} "
+        ctl = os.path.join(n.tmp, "bird.ctl")
+        n.bird = n.ns.popen(f"exec {BIRD} -f -c {conf} -s {ctl} "
                             f"-P {os.path.join(n.tmp, 'bird.pid')} "
                             f">{log} 2>&1")
         self.birds.append(n.bird)
-        time.sleep(0.1)
+        # bird opens its control socket once its config is read.
+        wait_for(lambda: os.path.exists(ctl) or n.bird.poll() is not None,
+                 timeout=30, what=f"{n.name}: bird started")
         if n.bird.poll() is not None:
             with open(log) as fh:
                 raise RuntimeError(f"topology: {n.name}: bird exited "
