@@ -381,19 +381,27 @@ class Topology(Lab):
         conf = os.path.join(n.tmp, "bird.conf")
         with open(conf, "w") as fh:
             fh.write("\n".join(self._conf(n.spec.bird, n)) + "\n")
+        # bird -p parses and exits: a bad config is refused here, by
+        # name, not noticed later as routes that never come.
+        r = sh(f"{BIRD} -p -c {conf}", check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"topology: {n.name}: bird exited "
+                               f"({r.returncode}): {r.stdout}{r.stderr}")
         log = os.path.join(self.tmp, f"{n.name}-bird.log")
         ctl = os.path.join(n.tmp, "bird.ctl")
         n.bird = n.ns.popen(f"exec {BIRD} -f -c {conf} -s {ctl} "
                             f"-P {os.path.join(n.tmp, 'bird.pid')} "
                             f">{log} 2>&1")
         self.birds.append(n.bird)
-        # bird opens its control socket once its config is read.
-        wait_for(lambda: os.path.exists(ctl) or n.bird.poll() is not None,
-                 timeout=30, what=f"{n.name}: bird started")
-        if n.bird.poll() is not None:
-            with open(log) as fh:
-                raise RuntimeError(f"topology: {n.name}: bird exited "
-                                   f"({n.bird.returncode}): {fh.read()}")
+
+        def up():
+            if n.bird.poll() is not None:
+                with open(log) as fh:
+                    raise RuntimeError(f"topology: {n.name}: bird exited "
+                                       f"({n.bird.returncode}): {fh.read()}")
+            return "up and running" in sh(f"birdc -s {ctl} show status",
+                                          check=False).stdout
+        wait_for(up, timeout=30, what=f"{n.name}: bird running")
 
     # ---- fpmd ---------------------------------------------------------------
 
