@@ -426,6 +426,18 @@ class Topology(Lab):
         n.fpmd = None
         return rc
 
+    def start_fpmd_all(self, routers=None):
+        """fpmd on every router that has one (or on routers), in parallel,
+        then until each has zebra's replay (wait_feed)."""
+        rs = [n for n in self._routers(routers) if n.spec.fpmd]
+        self._parallel(lambda n: self.start_fpmd(n.name), rs)
+        self.wait_feed([n.name for n in rs])
+
+    def stop_fpmd_all(self, routers=None):
+        """Stop every running fpmd (or those of routers), in parallel."""
+        rs = [n for n in self._routers(routers) if n.fpmd]
+        self._parallel(lambda n: self.stop_fpmd(n.name), rs)
+
     def wait_feed(self, routers=None, timeout=30):
         """Until every running fpmd has zebra connected and its replay done
         (plugin: "complete", FPM: "settled")."""
