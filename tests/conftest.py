@@ -47,3 +47,32 @@ def frrlab():
                     print(f"---- {name} ----\n{f.read()[-8000:]}")
         lab.cleanup()
         signal.signal(signal.SIGTERM, old)
+
+
+@pytest.fixture
+def topology():
+    """Builds lib/topo.py topologies: topology(nodes, links, **kw); each
+    is cleaned up when the test ends, its logs printed (pytest shows them
+    on failure). The zebra plugin must be built (tests skip otherwise)."""
+    from lib.topo import PLUGIN, Topology
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    if not os.path.exists(PLUGIN):
+        pytest.skip(f"zebra plugin not built ({PLUGIN} missing): configure "
+                    "--with-frr-source=DIR builds it")
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    built = []
+
+    def make(nodes, links, **kw):
+        t = Topology(nodes, links, **kw)
+        built.append(t)
+        return t
+    try:
+        yield make
+    finally:
+        for t in built:
+            try:
+                print(t.logs())
+            finally:
+                t.cleanup()
+        signal.signal(signal.SIGTERM, old)
