@@ -324,6 +324,12 @@ class Topology(Lab):
                 self._start_bird(n)
         return self
 
+    def start_frr(self, routers=None):
+        """FRR alone on routers (default: all), in parallel: for a
+        caller that starts fpmd first and times FRR from here
+        (tests/bench_topo.py)."""
+        return self._parallel(self._start_frr, self._routers(routers))
+
     @staticmethod
     def _parallel(fn, items):
         """fn over items in threads (each mostly waits for a process); the
