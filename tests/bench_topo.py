@@ -9,40 +9,43 @@ build (sanitized builds have a huge RSS):
     /usr/bin/python3 tests/bench_topo.py --builddir build-rel \\
         --routers 5,10,20
 
-Topology, for each N, built, measured and removed in turn:
+Topology, for each N, built with tests/lib/topo.py, measured and removed
+in turn:
 
     gen --- r1 --- r2 --- ... --- rN --- sink
 
-- every router runs the installed zebra with fpmd's zebra plugin
-  (`zebra -M fpmd_zebra.so:SOCKET`), ospfd, and fpmd (`--no-fpm`, the
-  plugin feed only, every interface of the router). OSPF: area 0 over
-  everything, point-to-point links, hello 1 s, LSA and SPF throttles at 0
-  (FRR's defaults take seconds), the loopback and the gen/sink links
-  passive. Each router has 2N+1 prefixes: N loopbacks /32, N-1 links and
-  the gen and sink subnets; 2N-2 of them are OSPF routes, the rest its
-  own.
+- every router runs fpmd (`--no-fpm`: the plugin feed only, on both its
+  interfaces), then the installed zebra with fpmd's zebra plugin
+  (`zebra -M fpmd_zebra.so:SOCKET`) and ospfd with topo.ospf(): area 0,
+  point-to-point links, hello 1 s, dead 3 s, LSA and SPF throttles at 0
+  (FRR's defaults take seconds), the gen and sink links passive. Each
+  router has 2N+1 prefixes: N loopbacks /32, N-1 links and the gen and
+  sink subnets; 2N-2 of them are OSPF routes, the rest its own.
+- addresses and links as topo.py makes them; every veth end has GRO on
+  and tx checksum offload off (topo.py: what a real NIC does; GRO is what
+  lets r1 receive the generator's XDP_TX frames when fpmd is stopped).
 - gen: tests/trafficgen send (BPF_PROG_TEST_RUN live frames, XDP_TX out of
-  gen's veth to r1's MAC): one UDP flow 10.0.0.2 -> 10.2.0.2 (the sink)
-  as fast as one core goes. r1's gen-facing veth has GRO on (a veth only
-  receives XDP_TX frames with XDP or GRO on its side; kernel runs have no
-  XDP there). sink: tests/trafficgen sink, XDP counting the flow's frames
-  and dropping them; rN has the sink as a permanent neighbor.
+  gen's veth to r1's MAC): one UDP flow from gen's address to the sink's,
+  as fast as one core goes. sink: tests/trafficgen sink, XDP counting the
+  flow's frames and dropping them; rN has the sink as a permanent
+  neighbor.
 - link neighbors are resolved before fpmd starts (one ping per link), so
-  that "programmed" means forwarding, not "unresolved". rp_filter is 0
-  everywhere (as in bench_live.py), forwarding on.
+  that "programmed" means forwarding, not unresolved.
 
 Measured, per router and in total:
 
 - map memory: tests/lib/procmem.map_memory(fpmd pid), the sum of fdinfo
   memlock over every map fd fpmd holds, and the number of maps;
 - RSS of fpmd, zebra and ospfd (VmRSS), once the table is programmed;
-- converge: seconds from starting every ospfd (in parallel) until the
-  router's kernel FIB holds all its 2N-2 OSPF routes (an rtnetlink dump
-  per router, polled);
-- programmed: until its fpmd shows all of them (`fpmctl --json show
-  routes`: protocol ospf, selected, state forwarding). The poll takes one
-  fpmctl per router per round, so these times have a resolution of about
-  0.05 s x N on this machine;
+- FRR start: seconds to start zebra and ospfd on every router (8 routers
+  at a time, topo.py), with every fpmd already running;
+- converge: seconds from the start of FRR start until the router's kernel
+  FIB holds all its 2N-2 OSPF routes (an rtnetlink dump per router,
+  polled);
+- programmed: from the same moment until its fpmd shows all of them
+  (`fpmctl --json show routes`: protocol ospf, selected, state
+  forwarding). The poll takes one fpmctl per router per round, so these
+  times have a resolution of about 0.05 s x N on this machine;
 - restart: after the kernel runs, every fpmd is started again: seconds
   until each is programmed again (the plugin's replay);
 - Mpps of the flow across the whole chain: packets the sink counted /
@@ -63,6 +66,7 @@ temporary files) is removed on every exit path, Ctrl-C and SIGTERM
 included.
 """
 import argparse
+import concurrent.futures
 import json
 import os
 import shutil
@@ -72,7 +76,6 @@ import statistics
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
 
@@ -94,19 +97,16 @@ def _builddir(argv):
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(_builddir(sys.argv))
 
 from bench_live import Child, in_netns  # noqa: E402
-from frr import Frr, stop_parallel  # noqa: E402
-from lab import FPMCTL, FPMD, BUILDDIR, Netns, sh, unique_prefix  # noqa: E402
+from lab import BUILDDIR, FPMCTL, FPMD  # noqa: E402
 from lib import procmem  # noqa: E402
+from lib.topo import PLUGIN, Host, Link, Router, Topology, ospf  # noqa: E402
 
 TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
-PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 
 RTM_GETROUTE, RTM_NEWROUTE, NLMSG_DONE, NLMSG_ERROR = 26, 24, 3, 2
 NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
 RTPROT_OSPF, RT_TABLE_MAIN = 188, 254
 
-GEN_SRC, SINK_DST = "10.0.0.2", "10.2.0.2"
-ROUTER_DAEMONS = ("zebra", "ospfd")
 
 
 def log(msg):
@@ -155,209 +155,76 @@ class RouteCounter:
         self.s.close()
 
 
-class Router:
-    def __init__(self, i, ns):
-        self.i = i
-        self.ns = ns
-        self.name = f"r{i}"
-        self.frr = None
-        self.fpmd = None
-        self.fpmd_log = None
-        self.counter = None
-        self.ifs = (f"r{i}-eth0", f"r{i}-eth1")
-        self.res = {}
-
-
 class Chain:
-    """gen -- r1 -- ... -- rN -- sink with OSPF, zebra + plugin and fpmd
-    on every router."""
+    """gen -- r1 -- ... -- rN -- sink (tests/lib/topo.py), OSPF, zebra
+    with the plugin and fpmd on every router; its measurements."""
 
     def __init__(self, n, args):
         self.n = n
         self.args = args
-        self.prefix = unique_prefix()
-        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
-        os.chmod(self.tmp, 0o711)  # FRR reads its configs as frr
-        self.frrs = []  # Frr() registers itself here
-        self.ns = []
+        self.topo = None
         self.routers = []
-        self.children = []
-        self.fpmds = []
+        self.res = {}  # router name -> {measurement: value}
+        self.counters = {}
         self.sink = None
         self.runs = []
+        self.t_frr_start = None
 
-    # ---- topology ---------------------------------------------------------
-
-    def add_ns(self, short):
-        ns = Netns(self.prefix + short)
-        self.ns.append(ns)
-        return ns
-
-    def link(self, a, aname, b, bname):
-        sh(f"ip link add {aname} netns {a.name} type veth peer name {bname} "
-           f"netns {b.name}")
-        a.run(f"ip link set {aname} up")
-        b.run(f"ip link set {bname} up")
+    # ---- topology and daemons ---------------------------------------------
 
     def build(self):
-        n = self.n
-        self.gen = self.add_ns("gen")
-        for i in range(1, n + 1):
-            self.routers.append(Router(i, self.add_ns(f"r{i}")))
-        self.sinkns = self.add_ns("sink")
-        r = self.routers
-        self.link(self.gen, "gen-eth0", r[0].ns, "r1-eth0")
-        for a, b in zip(r, r[1:]):
-            self.link(a.ns, a.ifs[1], b.ns, b.ifs[0])
-        self.link(r[-1].ns, r[-1].ifs[1], self.sinkns, "sink-eth0")
-        self.gen.run(f"ip addr add {GEN_SRC}/24 dev gen-eth0 && "
-                     "ethtool -K gen-eth0 gro on >/dev/null")
-        self.sinkns.run(f"ip addr add {SINK_DST}/24 dev sink-eth0")
-        for x in r:
-            i = x.i
-            left = "10.0.0.1/24" if i == 1 else f"10.1.{i - 1}.2/24"
-            right = "10.2.0.1/24" if i == n else f"10.1.{i}.1/24"
-            # sysctls first: "all"/"default" reach devices made later too.
-            x.ns.run("sysctl -qw net.ipv4.ip_forward=1 "
-                     "net.ipv4.conf.all.rp_filter=0 "
-                     "net.ipv4.conf.default.rp_filter=0 "
-                     f"net.ipv4.conf.{x.ifs[0]}.rp_filter=0 "
-                     f"net.ipv4.conf.{x.ifs[1]}.rp_filter=0")
-            x.ns.run(f"ip addr add 10.255.0.{i}/32 dev lo && "
-                     f"ip addr add {left} dev {x.ifs[0]} && "
-                     f"ip addr add {right} dev {x.ifs[1]}")
-        # The generator's XDP_TX frames need GRO (or XDP) on r1's side.
-        r[0].ns.run("ethtool -K r1-eth0 gro on >/dev/null")
-        smac = self.sinkns.mac("sink-eth0")
-        r[-1].ns.run(f"ip neigh add {SINK_DST} lladdr {smac} nud permanent "
-                     f"dev {r[-1].ifs[1]}")
-        # Resolve every link neighbor (both ends learn the other).
-        procs = [x.ns.popen(f"ping -c1 -W2 10.1.{x.i}.2 >/dev/null")
-                 for x in r[:-1]]
+        names = [f"r{i}" for i in range(1, self.n + 1)]
+        nodes = [Host("gen")] + [Router(r, frr={"ospfd": ospf()})
+                                 for r in names] + [Host("sink")]
+        path = ["gen"] + names + ["sink"]
+        links = [Link(a, b) for a, b in zip(path, path[1:])]
+        # Addresses and links only; fpmd and FRR are started (and timed)
+        # below. Topology sets GRO on at every veth end, which lets r1
+        # receive the generator's XDP_TX frames with fpmd stopped.
+        self.topo = Topology(nodes, links, start=False)
+        t = self.topo
+        self.routers = t.routers
+        self.res = {x.name: {} for x in self.routers}
+        rn, sink = t[names[-1]], t["sink"]
+        self.src = t["gen"].iface_to("r1").ip
+        self.dst = sink.iface_to(rn.name).ip
+        self.r1_mac = t["r1"].ns.mac(t["r1"].iface_to("gen").name)
+        rn.run(f"ip neigh replace {self.dst} lladdr "
+               f"{sink.ns.mac(sink.iface_to(rn.name).name)} nud permanent "
+               f"dev {rn.iface_to('sink').name}")
+        # Every link neighbor resolved (both ends learn the other), so
+        # that fpmd's routes are forwarding, not unresolved.
+        procs = [a.ns.popen(f"ping -c1 -W2 {a.iface_to(b.name).peer_ip} "
+                            ">/dev/null")
+                 for a, b in zip(self.routers, self.routers[1:])]
         for p in procs:
             p.wait(30)
-        for x in r:
-            x.counter = RouteCounter(x.ns.name)
-
-    def ospf_conf(self, x):
-        lines = [f"hostname {x.ns.name}"]
-        for ifname in x.ifs:
-            lines += [f"interface {ifname}",
-                      " ip ospf network point-to-point",
-                      " ip ospf hello-interval 1",
-                      " ip ospf dead-interval 4"]
-        lines += ["router ospf",
-                  f" ospf router-id 10.255.0.{x.i}",
-                  " timers throttle spf 0 50 500",
-                  " timers throttle lsa all 0",
-                  " timers lsa min-arrival 0",
-                  " passive-interface lo",
-                  " network 10.0.0.0/8 area 0"]
-        if x.i == 1:
-            lines.append(f" passive-interface {x.ifs[0]}")
-        if x.i == self.n:
-            lines.append(f" passive-interface {x.ifs[1]}")
-        return lines
-
-    def plugin_sock(self, x):
-        return os.path.join(self.tmp, f"{x.name}-plugin.sock")
-
-    def ctl_sock(self, x):
-        return os.path.join(self.tmp, f"{x.name}-fpmd.sock")
-
-    def pin(self, x):
-        return f"/sys/fs/bpf/{self.prefix}{x.name}"
-
-    # ---- daemons ----------------------------------------------------------
-
-    def start_fpmd(self, x):
-        x.fpmd_log = os.path.join(self.tmp, f"{x.name}-fpmd.log")
-        args = [FPMD, "--netns", x.ns.name, "-b", self.pin(x), "-s",
-                self.ctl_sock(x), "--plugin-socket", self.plugin_sock(x),
-                "--no-fpm", "--log", "file:" + x.fpmd_log]
-        for ifname in x.ifs:
-            args += ["-i", ifname]
-        out = open(os.path.join(self.tmp, f"{x.name}-fpmd.out"), "ab")
-        try:
-            x.fpmd = subprocess.Popen(args, stdout=out,
-                                      stderr=subprocess.STDOUT,
-                                      stdin=subprocess.DEVNULL,
-                                      start_new_session=True)
-        finally:
-            out.close()
-        x.fpmd_start = os.path.getsize(x.fpmd_log) if os.path.exists(
-            x.fpmd_log) else 0
-
-    def wait_fpmds_started(self, timeout=60):
-        deadline = time.time() + timeout
         for x in self.routers:
-            while "started:" not in self.fpmd_text(x)[x.fpmd_start:]:
-                if x.fpmd.poll() is not None or time.time() > deadline:
-                    raise RuntimeError(f"{x.name}: fpmd did not start:\n"
-                                       + self.fpmd_text(x)[-3000:])
-                time.sleep(0.05)
+            self.counters[x.name] = RouteCounter(x.ns.name)
+        self.ingress = {x.name: x.iface_to(p).name
+                        for x, p in zip(self.routers, path)}
 
-    def fpmd_text(self, x):
-        try:
-            with open(x.fpmd_log) as f:
-                return f.read()
-        except (FileNotFoundError, TypeError):
-            return ""
+    def start_fpmds(self):
+        """On every router at once; returns once each has started."""
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            for f in [ex.submit(self.topo.start_fpmd, x.name)
+                      for x in self.routers]:
+                f.result()
 
     def stop_fpmds(self):
+        """SIGTERM to all first (fpmd detaches XDP and unpins), then wait."""
         for x in self.routers:
-            if x.fpmd and x.fpmd.poll() is None:
-                x.fpmd.send_signal(signal.SIGTERM)
+            if x.fpmd and x.fpmd.proc.poll() is None:
+                x.fpmd.proc.send_signal(signal.SIGTERM)
         for x in self.routers:
-            if x.fpmd and x.fpmd.poll() is None:
-                try:
-                    x.fpmd.wait(30)
-                except subprocess.TimeoutExpired:
-                    log(f"{x.name}: fpmd did not exit 30 s after SIGTERM, "
-                        "killing it")
-                    x.fpmd.kill()
-                    x.fpmd.wait()
-
-    def fpmctl(self, x, *args):
-        r = subprocess.run([FPMCTL, "-s", self.ctl_sock(x), "--json"] +
-                           list(args), capture_output=True, text=True,
-                           timeout=30)
-        if r.returncode:
-            raise RuntimeError(f"{x.name}: fpmctl {' '.join(args)}: "
-                               f"{r.stderr}")
-        return json.loads(r.stdout)
-
-    def start_frr(self):
-        for x in self.routers:
-            x.frr = Frr(self, x.ns, fpm=False)
-            x.frr._write_conf("ospfd", self.ospf_conf(x))
-        for x in self.routers:
-            x.frr.start_zebra(extra=["-M", f"{PLUGIN}:{self.plugin_sock(x)}"])
-
-    def start_ospfds(self):
-        """All at once: ospfd -d returns once it has read its config."""
-        procs = []
-        for x in self.routers:
-            f = x.frr
-            argv = ["ip", "netns", "exec", x.ns.name,
-                    "/usr/lib/frr/ospfd", "-d", "-N", f.ps, "-f",
-                    f.conf("ospfd"), "-i", f.pidfile("ospfd"), "--log",
-                    "file:" + f.logfile("ospfd"), "-P", "0"]
-            procs.append((x, subprocess.Popen(argv, stdout=subprocess.PIPE,
-                                              stderr=subprocess.STDOUT,
-                                              text=True)))
-        for x, p in procs:
-            out, _ = p.communicate(timeout=60)
-            if p.returncode or not x.frr.running("ospfd"):
-                raise RuntimeError(f"{x.name}: ospfd did not start: {out}\n"
-                                   + x.frr.logtext("ospfd")[-2000:])
+            self.topo.stop_fpmd(x.name)
 
     # ---- measurements -----------------------------------------------------
 
     def forwarding_ospf(self, x):
         """OSPF routes fpmd has in the maps and forwards."""
         n = 0
-        for entries in self.fpmctl(x, "show", "routes").values():
+        for entries in x.fpmd.show("routes").values():
             for e in entries:
                 if e.get("protocol") == "ospf" and e.get("selected") and \
                         e.get("state") == "forwarding":
@@ -368,39 +235,41 @@ class Chain:
         """Per router: seconds from t0 until the kernel has every OSPF
         route (res["converge"]) and fpmd forwards them all (res[key])."""
         want = 2 * self.n - 2
-        todo_k = {x.i for x in self.routers} if kernel else set()
-        todo_f = {x.i for x in self.routers}
+        todo_k = {x.name for x in self.routers} if kernel else set()
+        todo_f = {x.name for x in self.routers}
         deadline = t0 + timeout
         while todo_k or todo_f:
             for x in self.routers:
-                if x.i in todo_k and x.counter.ospf_routes() >= want:
-                    x.res["converge"] = time.time() - t0
-                    todo_k.discard(x.i)
+                if x.name in todo_k and \
+                        self.counters[x.name].ospf_routes() >= want:
+                    self.res[x.name]["converge"] = time.time() - t0
+                    todo_k.discard(x.name)
             for x in self.routers:
-                if x.i in todo_f and x.i not in todo_k and \
+                if x.name in todo_f and x.name not in todo_k and \
                         self.forwarding_ospf(x) >= want:
-                    x.res[key] = time.time() - t0
-                    todo_f.discard(x.i)
+                    self.res[x.name][key] = time.time() - t0
+                    todo_f.discard(x.name)
             if time.time() > deadline:
-                late = sorted(todo_k | todo_f)
-                detail = {f"r{i}": (self.routers[i - 1].counter.ospf_routes(),
-                                    self.forwarding_ospf(self.routers[i - 1]))
-                          for i in late}
+                late = [x for x in self.routers
+                        if x.name in todo_k | todo_f]
+                detail = {x.name: (self.counters[x.name].ospf_routes(),
+                                   self.forwarding_ospf(x)) for x in late}
                 raise RuntimeError(
-                    f"N={self.n}: after {timeout} s, routers {late} still "
-                    f"lack routes (kernel OSPF routes, fpmd forwarding) of "
-                    f"{want}: {detail}")
+                    f"N={self.n}: after {timeout} s, routers lack routes "
+                    f"(kernel OSPF routes, fpmd forwarding, of {want}): "
+                    f"{detail}")
             time.sleep(0.05)
 
     def memory(self):
         for x in self.routers:
-            pid = x.fpmd.pid
-            x.res["map_bytes"], x.res["maps"] = procmem.map_memory(pid)
-            x.res["fpmd_rss"] = procmem.rss_bytes(pid)
-            x.res["zebra_rss"] = procmem.rss_bytes(x.frr.pid("zebra"))
-            x.res["ospfd_rss"] = procmem.rss_bytes(x.frr.pid("ospfd"))
+            r, pid = self.res[x.name], x.fpmd.proc.pid
+            r["map_bytes"], r["maps"] = procmem.map_memory(pid)
+            r["fpmd_rss"] = procmem.rss_bytes(pid)
+            r["zebra_rss"] = procmem.rss_bytes(x.frr.pid("zebra"))
+            r["ospfd_rss"] = procmem.rss_bytes(x.frr.pid("ospfd"))
 
     def kernel_fwd(self, x):
+        """Ip:ForwDatagrams, read in the router's namespace (no process)."""
         with in_netns(x.ns.name):
             with open("/proc/self/net/snmp") as f:
                 lines = f.read().splitlines()
@@ -411,17 +280,19 @@ class Chain:
         raise KeyError("ForwDatagrams")
 
     def fpmd_fwd(self, x):
-        c = self.fpmctl(x, "show", "counters")
-        return c.get(x.ifs[0], {}).get("forwarded", {}).get("packets", 0)
+        """fpmd's forwarded counter on the router's upstream interface."""
+        return x.fpmd.counters().get(self.ingress[x.name], {}).get(
+            "forwarded", 0)
 
     def run_traffic(self, mode):
         r = self.routers
         k0 = [self.kernel_fwd(x) for x in r]
         f0 = [self.fpmd_fwd(x) for x in r] if mode == "fpmd" else None
         s0 = self.sink.ask()["sink-eth0"]
-        cmd = [TRAFFICGEN, "send", "--netns", self.gen.name, "--dev",
-               "gen-eth0", "--dmac", self.r1_mac, "--src", GEN_SRC, "--dst",
-               SINK_DST, "--seconds", str(self.args.seconds)]
+        cmd = [TRAFFICGEN, "send", "--netns", self.topo["gen"].ns.name,
+               "--dev", "gen-eth0", "--dmac", self.r1_mac, "--src",
+               self.src, "--dst", self.dst, "--seconds",
+               str(self.args.seconds)]
         if self.args.cpu is not None:
             cmd += ["--cpu", str(self.args.cpu)]
         p = subprocess.run(cmd, capture_output=True, text=True,
@@ -447,7 +318,8 @@ class Chain:
         else:
             short = [x.name for x, c in zip(r, kf) if c < 0.99 * delivered]
             if short:
-                res["flag"] = f"kernel forwarded less than delivered on {short}"
+                res["flag"] = ("kernel forwarded less than delivered on "
+                               f"{short}")
         if not delivered:
             res["flag"] = "nothing delivered"
         self.runs.append(res)
@@ -461,28 +333,24 @@ class Chain:
     def run(self):
         t_build = time.time()
         self.build()
-        log(f"N={self.n}: {len(self.ns)} namespaces linked "
+        log(f"N={self.n}: {len(self.topo.nodes)} namespaces linked "
             f"({time.time() - t_build:.1f} s)")
         self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
-                                   self.sinkns.name, "sink-eth0"],
-                          os.path.join(self.tmp, "sink.log"))
-        self.children.append(self.sink)
-        self.r1_mac = self.routers[0].ns.mac("r1-eth0")
-        # fpmd first: the plugin then connects at once, no retry wait.
-        for x in self.routers:
-            self.start_fpmd(x)
-        self.wait_fpmds_started()
-        self.start_frr()
-        log(f"N={self.n}: fpmd and zebra up on every router; starting ospfd")
+                                   self.topo["sink"].ns.name, "sink-eth0"],
+                          os.path.join(self.topo.tmp, "sink.log"))
+        # fpmd first: each plugin then connects at once, no retry wait.
+        self.start_fpmds()
+        log(f"N={self.n}: fpmd up on every router; starting FRR")
         t0 = time.time()
-        self.start_ospfds()
-        self.t_ospfd_started = time.time() - t0
+        self.topo.start_frr()
+        self.t_frr_start = time.time() - t0
         self.wait_programmed(t0, "programmed", self.args.timeout)
         self.memory()
-        log(f"N={self.n}: converged in "
-            f"{max(x.res['converge'] for x in self.routers):.2f} s, "
-            f"programmed in "
-            f"{max(x.res['programmed'] for x in self.routers):.2f} s")
+        log(f"N={self.n}: FRR started in {self.t_frr_start:.2f} s, "
+            "converged in "
+            f"{max(v['converge'] for v in self.res.values()):.2f} s, "
+            "programmed in "
+            f"{max(v['programmed'] for v in self.res.values()):.2f} s")
         # ABBA: fpmd, kernel, kernel, fpmd, ... -- one stop and one start
         # of every fpmd per two rounds.
         mode = "fpmd"
@@ -500,44 +368,30 @@ class Chain:
             self.stop_fpmds()
             return
         t0 = time.time()
-        for x in self.routers:
-            self.start_fpmd(x)
-        self.wait_fpmds_started()
+        self.start_fpmds()
         self.wait_programmed(t0, "restart", self.args.timeout, kernel=False)
 
-    def cleanup(self):
-        def step(fn, *a):
-            try:
-                fn(*a)
-            except Exception as e:  # noqa: BLE001 - keep cleaning up
-                log(f"cleanup: {getattr(fn, '__name__', fn)}: {e}")
+    def fpmd_log_tail(self, n=1500):
+        x = self.routers[0] if self.routers else None
+        return x.fpmd.logtext()[-n:] if x and x.fpmd else ""
 
-        step(self.stop_fpmds)
-        left = []
-        try:
-            left = stop_parallel([(f, d) for f in self.frrs
-                                  for d in ROUTER_DAEMONS])
-        except Exception as e:  # noqa: BLE001
-            log(f"cleanup: FRR: {e}")
-        if left:
-            log(f"cleanup: FRR daemons needed SIGKILL: {left}")
-        for c in self.children:
-            step(c.stop)
-        for x in self.routers:
-            if x.counter:
-                step(x.counter.close)
-        for ns in reversed(self.ns):
-            step(ns.delete)
-        for x in self.routers:
-            if os.path.isdir(self.pin(x)):
-                step(shutil.rmtree, self.pin(x))
-        for f in self.frrs:
-            step(f.remove)
-        if self.args.keep_logs:
-            step(shutil.copytree, self.tmp,
-                 os.path.join(self.args.keep_logs, self.prefix),
-                 ignore=shutil.ignore_patterns("*.sock"))
-        step(shutil.rmtree, self.tmp)
+    def cleanup(self):
+        if self.sink:
+            try:
+                self.sink.stop()
+            except Exception as e:  # noqa: BLE001 - keep cleaning up
+                log(f"cleanup: sink: {e}")
+        for c in self.counters.values():
+            c.close()
+        if self.topo:
+            if self.args.keep_logs:
+                try:
+                    shutil.copytree(self.topo.tmp, os.path.join(
+                        self.args.keep_logs, self.topo.prefix),
+                        ignore=shutil.ignore_patterns("*.sock"))
+                except Exception as e:  # noqa: BLE001
+                    log(f"cleanup: keep logs: {e}")
+            self.topo.cleanup()
 
 
 # --------------------------------------------------------------------------
@@ -553,42 +407,42 @@ def f2(v, fmt="{:.2f}"):
 
 
 def chain_summary(c):
-    r = c.routers
+    r = list(c.res.values())
     runs = {m: [x for x in c.runs if x["mode"] == m]
             for m in ("fpmd", "kernel")}
     fp = median(x["mpps"] for x in runs["fpmd"])
     kn = median(x["mpps"] for x in runs["kernel"])
     return {
         "n": c.n,
-        "map_bytes": sum(x.res.get("map_bytes", 0) for x in r),
-        "maps": sum(x.res.get("maps", 0) for x in r),
-        "fpmd_rss": sum(x.res.get("fpmd_rss", 0) for x in r),
-        "zebra_rss": sum(x.res.get("zebra_rss", 0) for x in r),
-        "ospfd_rss": sum(x.res.get("ospfd_rss", 0) for x in r),
-        "converge": max((x.res.get("converge", 0) for x in r), default=0),
-        "programmed": max((x.res.get("programmed", 0) for x in r),
+        "map_bytes": sum(x.get("map_bytes", 0) for x in r),
+        "maps": sum(x.get("maps", 0) for x in r),
+        "fpmd_rss": sum(x.get("fpmd_rss", 0) for x in r),
+        "zebra_rss": sum(x.get("zebra_rss", 0) for x in r),
+        "ospfd_rss": sum(x.get("ospfd_rss", 0) for x in r),
+        "converge": max((x.get("converge", 0) for x in r), default=0),
+        "programmed": max((x.get("programmed", 0) for x in r),
                           default=0),
-        "restart": max((x.res["restart"] for x in r if "restart" in x.res),
+        "restart": max((x["restart"] for x in r if "restart" in x),
                        default=None),
         "fpmd_mpps": fp, "kernel_mpps": kn,
         "fpmd_loss": median(x["loss"] for x in runs["fpmd"]),
         "kernel_loss": median(x["loss"] for x in runs["kernel"]),
         "runs": len(runs["fpmd"]), "flagged": sum(1 for x in c.runs
                                                   if x.get("flag")),
-        "seconds": c.seconds,
+        "seconds": c.seconds, "frr_start": c.t_frr_start,
     }
 
 
 def print_chain(c):
     s = chain_summary(c)
     print(f"\n### N = {c.n} routers (chain, OSPF, {2 * c.n - 2} OSPF routes "
-          f"per router; {s['seconds']:.0f} s for this N)\n")
+          f"per router; {s['seconds']:.0f} s for this N; FRR started on "
+          f"every router in {f2(s['frr_start'])} s)\n")
     print("| router | map MiB | maps | fpmd RSS MiB | zebra RSS MiB | "
           "ospfd RSS MiB | converge s | programmed s | restart s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for x in c.routers:
-        v = x.res
-        print(f"| {x.name} | {f2(mib(v.get('map_bytes', 0)), '{:.1f}')} | "
+    for name, v in c.res.items():
+        print(f"| {name} | {f2(mib(v.get('map_bytes', 0)), '{:.1f}')} | "
               f"{v.get('maps', 0)} | "
               f"{f2(mib(v.get('fpmd_rss', 0)), '{:.1f}')} | "
               f"{f2(mib(v.get('zebra_rss', 0)), '{:.1f}')} | "
@@ -617,9 +471,11 @@ def print_chain(c):
 def print_totals(chains):
     print("\n### Totals\n")
     print("| routers | map MiB | maps | fpmd RSS MiB | zebra RSS MiB | "
-          "ospfd RSS MiB | converge s | programmed s | restart s | "
+          "ospfd RSS MiB | FRR start s | converge s | programmed s | "
+          "restart s | "
           "fpmd Mpps | kernel Mpps | fpmd/kernel | time s |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|")
     for c in chains:
         s = chain_summary(c)
         ratio = (s["fpmd_mpps"] / s["kernel_mpps"]
@@ -627,7 +483,8 @@ def print_totals(chains):
         flag = f" ({s['flagged']} flagged)" if s["flagged"] else ""
         print(f"| {s['n']} | {mib(s['map_bytes']):.1f} | {s['maps']} | "
               f"{mib(s['fpmd_rss']):.1f} | {mib(s['zebra_rss']):.1f} | "
-              f"{mib(s['ospfd_rss']):.1f} | {s['converge']:.2f} | "
+              f"{mib(s['ospfd_rss']):.1f} | {f2(s['frr_start'])} | "
+              f"{s['converge']:.2f} | "
               f"{s['programmed']:.2f} | {f2(s['restart'])} | "
               f"{f2(s['fpmd_mpps'], '{:.3f}')} | "
               f"{f2(s['kernel_mpps'], '{:.3f}')} | "
@@ -688,9 +545,7 @@ def main():
         except Exception as e:
             log(f"N={n} failed: {e!r}")
             traceback.print_exc()
-            for x in c.routers:
-                log(f"{x.name} fpmd log tail:\n" + c.fpmd_text(x)[-1500:])
-                break
+            log("r1 fpmd log tail:\n" + c.fpmd_log_tail())
             rc = 1
         finally:
             signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -699,7 +554,7 @@ def main():
             signal.signal(signal.SIGINT, on_signal)
             signal.signal(signal.SIGTERM, on_signal)
         c.seconds = time.time() - t0
-        if any(x.res for x in c.routers):
+        if any(c.res.values()):
             done.append(c)
             print_chain(c)
             sys.stdout.flush()
@@ -710,7 +565,7 @@ def main():
     if args.json and done:
         with open(args.json, "w") as f:
             json.dump([{"summary": chain_summary(c),
-                        "routers": {x.name: x.res for x in c.routers},
+                        "routers": c.res,
                         "runs": c.runs} for c in done], f, indent=1)
     print(f"\ntotal {time.time() - t_all:.0f} s; fpmd: {FPMD}; command: "
           f"{' '.join(sys.argv)}")
