@@ -7,7 +7,10 @@ build (sanitized builds have a huge RSS):
     FPMD_BUILDDIR=$PWD/build-rel scripts/build.sh \\
         --with-frr-source=/var/cache/fpmd/frr-src
     /usr/bin/python3 tests/bench_topo.py --builddir build-rel \\
-        --routers 5,10,20
+        --routers 5,10,20 --cpu 1
+
+(--cpu pins the generator, and with it the softirq work of every hop, to
+one CPU: steadier numbers on a shared machine.)
 
 Topology, for each N, built with tests/lib/topo.py, measured and removed
 in turn:
@@ -52,13 +55,14 @@ Measured, per router and in total:
   wall time of the generator run, with fpmd on every router, and with
   kernel forwarding on every router (every fpmd stopped: SIGTERM detaches
   its XDP program), runs interleaved fpmd, kernel, kernel, fpmd, ... in
-  the same topology (--rounds pairs). Each fpmd run checks that every
-  fpmd's `forwarded` counter moved by at least 99% of what the sink got,
-  and each kernel run that every kernel's ForwDatagrams did; a run that
-  fails the check is flagged in the table. All hops run in the softirq of
-  the generator's core (or in ksoftirqd when it falls behind), so the
-  rate is that of one core carrying the packet through N routers:
-  roughly 1 / (N x the cost of one hop).
+  the same topology (--rounds pairs, default 3; the tables show medians).
+  Each fpmd run checks that every fpmd's `forwarded` counter moved by at
+  least 99% of what the sink got, and each kernel run that every
+  kernel's ForwDatagrams did; a run that fails the check is flagged. All
+  hops run in the softirq of the generator's core (or in ksoftirqd when
+  it falls behind: then the generator outruns the chain and the excess
+  is lost at r1, shown as loss), so the rate is that of one core carrying
+  the packet through N routers: roughly 1 / (N x the cost of one hop).
 
 Prints one markdown table per N, a totals table and the command line.
 Everything it creates (namespaces, FRR, fpmd, sink, pins, FRR pathspaces,
@@ -499,9 +503,9 @@ def main():
                     "$FPMD_BUILDDIR, else build-rel): a release build")
     ap.add_argument("--seconds", type=float, default=2.0,
                     help="per traffic run (default 2)")
-    ap.add_argument("--rounds", type=int, default=2,
-                    help="pairs of runs, fpmd and kernel (default 2: "
-                    "fpmd, kernel, kernel, fpmd)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="pairs of runs, fpmd and kernel (default 3: "
+                    "fpmd, kernel, kernel, fpmd, fpmd, kernel)")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
     ap.add_argument("--timeout", type=float, default=120,
                     help="seconds to converge and program (default 120)")
