@@ -39,7 +39,12 @@ Measured, per router and in total:
 
 - map memory: tests/lib/procmem.map_memory(fpmd pid), the sum of fdinfo
   memlock over every map fd fpmd holds, and the number of maps;
-- RSS of fpmd, zebra and ospfd (VmRSS), once the table is programmed;
+- RSS of fpmd, zebra and ospfd (VmRSS), once the table is programmed,
+  and how much of fpmd's RSS lies in mappings of BPF maps (mmapable
+  arrays, /proc/PID/smaps): those pages are map memory counted twice;
+- the machine: how far MemAvailable dropped and VmallocUsed grew from
+  before the build to programmed (the whole lab: fpmd, maps, FRR,
+  namespaces; other processes on the machine move these too);
 - FRR start: seconds to start zebra and ospfd on every router (8 routers
   at a time, topo.py), with every fpmd already running;
 - converge: seconds from the start of FRR start until the router's kernel
@@ -121,6 +126,30 @@ def mib(n):
     return n / (1 << 20)
 
 
+def rss_of_maps(pid):
+    """Bytes of pid's RSS in mappings of BPF maps (mmapable arrays): the
+    same pages as the map memory, counted in VmRSS too."""
+    n, in_map = 0, False
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                in_map = "bpf-map" in line
+            elif in_map and head == "Rss:":
+                n += int(line.split()[1]) * 1024
+    return n
+
+
+def meminfo():
+    """{field: bytes} of /proc/meminfo."""
+    out = {}
+    with open("/proc/meminfo") as f:
+        for line in f:
+            k, v = line.split(":", 1)
+            out[k] = int(v.split()[0]) * 1024
+    return out
+
+
 class RouteCounter:
     """IPv4 OSPF routes in a namespace's main table, by an rtnetlink dump
     (no process per poll)."""
@@ -173,6 +202,7 @@ class Chain:
         self.sink = None
         self.runs = []
         self.t_frr_start = None
+        self.host = {}  # the whole machine: what the lab took
 
     # ---- topology and daemons ---------------------------------------------
 
@@ -265,10 +295,15 @@ class Chain:
             time.sleep(0.05)
 
     def memory(self):
+        m = meminfo()
+        self.host = {
+            "available_drop": self.mem0["MemAvailable"] - m["MemAvailable"],
+            "vmalloc_growth": m["VmallocUsed"] - self.mem0["VmallocUsed"]}
         for x in self.routers:
             r, pid = self.res[x.name], x.fpmd.proc.pid
             r["map_bytes"], r["maps"] = procmem.map_memory(pid)
             r["fpmd_rss"] = procmem.rss_bytes(pid)
+            r["fpmd_rss_maps"] = rss_of_maps(pid)
             r["zebra_rss"] = procmem.rss_bytes(x.frr.pid("zebra"))
             r["ospfd_rss"] = procmem.rss_bytes(x.frr.pid("ospfd"))
 
@@ -310,6 +345,7 @@ class Chain:
         res = {"mode": mode, "sent": g["sent"], "seconds": g["seconds"],
                "delivered": delivered,
                "mpps": delivered / g["seconds"] / 1e6,
+               "mpps_core": delivered / g["loop_seconds"] / 1e6,
                "loss": 1 - delivered / g["sent"] if g["sent"] else 0,
                "kernel_forwarded": kf}
         # Who carried it: every hop, by its own counter.
@@ -327,7 +363,8 @@ class Chain:
         if not delivered:
             res["flag"] = "nothing delivered"
         self.runs.append(res)
-        log(f"  N={self.n} {mode:6}: {res['mpps']:.3f} Mpps, loss "
+        log(f"  N={self.n} {mode:6}: {res['mpps_core']:.3f} Mpps per "
+            f"core, {res['mpps']:.3f} by the clock, loss "
             f"{res['loss'] * 100:.1f}%" +
             (f"  !! {res['flag']}" if res.get("flag") else ""))
         return res
@@ -335,6 +372,7 @@ class Chain:
     # ---- the whole measurement -------------------------------------------
 
     def run(self):
+        self.mem0 = meminfo()
         t_build = time.time()
         self.build()
         log(f"N={self.n}: {len(self.topo.nodes)} namespaces linked "
@@ -414,13 +452,16 @@ def chain_summary(c):
     r = list(c.res.values())
     runs = {m: [x for x in c.runs if x["mode"] == m]
             for m in ("fpmd", "kernel")}
-    fp = median(x["mpps"] for x in runs["fpmd"])
-    kn = median(x["mpps"] for x in runs["kernel"])
+    fp = median(x["mpps_core"] for x in runs["fpmd"])
+    kn = median(x["mpps_core"] for x in runs["kernel"])
+    fpw = median(x["mpps"] for x in runs["fpmd"])
+    knw = median(x["mpps"] for x in runs["kernel"])
     return {
         "n": c.n,
         "map_bytes": sum(x.get("map_bytes", 0) for x in r),
         "maps": sum(x.get("maps", 0) for x in r),
         "fpmd_rss": sum(x.get("fpmd_rss", 0) for x in r),
+        "fpmd_rss_maps": sum(x.get("fpmd_rss_maps", 0) for x in r),
         "zebra_rss": sum(x.get("zebra_rss", 0) for x in r),
         "ospfd_rss": sum(x.get("ospfd_rss", 0) for x in r),
         "converge": max((x.get("converge", 0) for x in r), default=0),
@@ -429,11 +470,14 @@ def chain_summary(c):
         "restart": max((x["restart"] for x in r if "restart" in x),
                        default=None),
         "fpmd_mpps": fp, "kernel_mpps": kn,
+        "fpmd_mpps_clock": fpw, "kernel_mpps_clock": knw,
         "fpmd_loss": median(x["loss"] for x in runs["fpmd"]),
         "kernel_loss": median(x["loss"] for x in runs["kernel"]),
         "runs": len(runs["fpmd"]), "flagged": sum(1 for x in c.runs
                                                   if x.get("flag")),
         "seconds": c.seconds, "frr_start": c.t_frr_start,
+        "host_drop": c.host.get("available_drop"),
+        "vmalloc": c.host.get("vmalloc_growth"),
     }
 
 
@@ -442,57 +486,83 @@ def print_chain(c):
     print(f"\n### N = {c.n} routers (chain, OSPF, {2 * c.n - 2} OSPF routes "
           f"per router; {s['seconds']:.0f} s for this N; FRR started on "
           f"every router in {f2(s['frr_start'])} s)\n")
-    print("| router | map MiB | maps | fpmd RSS MiB | zebra RSS MiB | "
-          "ospfd RSS MiB | converge s | programmed s | restart s |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    if s["host_drop"] is not None:
+        print(f"The machine, programmed against before the build: "
+              f"MemAvailable down {mib(s['host_drop']):.0f} MiB, "
+              f"VmallocUsed up {mib(s['vmalloc']):.0f} MiB (other processes "
+              "of the machine move these too).\n")
+    print("| router | map MiB | maps | fpmd RSS MiB | of it map mmaps MiB | "
+          "zebra RSS MiB | ospfd RSS MiB | converge s | programmed s | "
+          "restart s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, v in c.res.items():
         print(f"| {name} | {f2(mib(v.get('map_bytes', 0)), '{:.1f}')} | "
               f"{v.get('maps', 0)} | "
               f"{f2(mib(v.get('fpmd_rss', 0)), '{:.1f}')} | "
+              f"{f2(mib(v.get('fpmd_rss_maps', 0)), '{:.1f}')} | "
               f"{f2(mib(v.get('zebra_rss', 0)), '{:.1f}')} | "
               f"{f2(mib(v.get('ospfd_rss', 0)), '{:.1f}')} | "
               f"{f2(v.get('converge'))} | {f2(v.get('programmed'))} | "
               f"{f2(v.get('restart'))} |")
     print(f"| **total** | **{mib(s['map_bytes']):.1f}** | **{s['maps']}** | "
-          f"**{mib(s['fpmd_rss']):.1f}** | **{mib(s['zebra_rss']):.1f}** | "
+          f"**{mib(s['fpmd_rss']):.1f}** | "
+          f"**{mib(s['fpmd_rss_maps']):.1f}** | "
+          f"**{mib(s['zebra_rss']):.1f}** | "
           f"**{mib(s['ospfd_rss']):.1f}** | **{s['converge']:.2f}** | "
           f"**{s['programmed']:.2f}** | **{f2(s['restart'])}** |")
     if c.runs:
-        print(f"\nOne UDP flow gen -> r1 -> ... -> r{c.n} -> sink, Mpps at "
-              "the sink (delivered / wall time of the run), in run order:")
+        print(f"\nOne UDP flow gen -> r1 -> ... -> r{c.n} -> sink, in run "
+              "order. Mpps per core: delivered / the generator's loop time "
+              "(the kernel's BPF_PROG_TEST_RUN timer, which stops while the "
+              "generator is preempted; the hops run inline in its softirq); "
+              "by the clock: delivered / wall time of the run.")
         print()
-        print("| run | forwarding | Mpps | loss | check |")
-        print("|---:|---|---:|---:|---|")
+        print("| run | forwarding | Mpps per core | Mpps by the clock | "
+              "loss | check |")
+        print("|---:|---|---:|---:|---:|---|")
         for i, r in enumerate(c.runs, 1):
-            print(f"| {i} | {r['mode']} | {r['mpps']:.3f} | "
-                  f"{r['loss'] * 100:.1f}% | {r.get('flag', 'ok')} |")
+            print(f"| {i} | {r['mode']} | {r['mpps_core']:.3f} | "
+                  f"{r['mpps']:.3f} | {r['loss'] * 100:.1f}% | "
+                  f"{r.get('flag', 'ok')} |")
         if s["fpmd_mpps"] and s["kernel_mpps"]:
-            print(f"\nmedian: fpmd {s['fpmd_mpps']:.3f} Mpps, kernel "
-                  f"{s['kernel_mpps']:.3f} Mpps, fpmd/kernel "
-                  f"{s['fpmd_mpps'] / s['kernel_mpps']:.2f}")
+            print(f"\nmedians per core: fpmd {s['fpmd_mpps']:.3f} Mpps, "
+                  f"kernel {s['kernel_mpps']:.3f} Mpps, fpmd/kernel "
+                  f"{s['fpmd_mpps'] / s['kernel_mpps']:.2f}; by the clock: "
+                  f"fpmd {s['fpmd_mpps_clock']:.3f}, kernel "
+                  f"{s['kernel_mpps_clock']:.3f}, fpmd/kernel "
+                  f"{s['fpmd_mpps_clock'] / s['kernel_mpps_clock']:.2f}")
 
 
 def print_totals(chains):
     print("\n### Totals\n")
-    print("| routers | map MiB | maps | fpmd RSS MiB | zebra RSS MiB | "
-          "ospfd RSS MiB | FRR start s | converge s | programmed s | "
-          "restart s | "
-          "fpmd Mpps | kernel Mpps | fpmd/kernel | time s |")
+    print("Sums over the routers; times: the slowest router; Mpps: medians "
+          "per core (by the clock in the last column's ratio).\n")
+    print("| routers | map MiB | maps | fpmd RSS MiB | of it map mmaps MiB | "
+          "zebra RSS MiB | ospfd RSS MiB | MemAvailable drop MiB | "
+          "FRR start s | converge s | programmed s | "
+          "restart s | fpmd Mpps | kernel Mpps | fpmd/kernel | "
+          "by the clock | time s |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|")
+          "---:|---:|---:|---:|---:|")
     for c in chains:
         s = chain_summary(c)
         ratio = (s["fpmd_mpps"] / s["kernel_mpps"]
                  if s["fpmd_mpps"] and s["kernel_mpps"] else None)
+        clock = (s["fpmd_mpps_clock"] / s["kernel_mpps_clock"]
+                 if s["fpmd_mpps_clock"] and s["kernel_mpps_clock"]
+                 else None)
         flag = f" ({s['flagged']} flagged)" if s["flagged"] else ""
         print(f"| {s['n']} | {mib(s['map_bytes']):.1f} | {s['maps']} | "
-              f"{mib(s['fpmd_rss']):.1f} | {mib(s['zebra_rss']):.1f} | "
-              f"{mib(s['ospfd_rss']):.1f} | {f2(s['frr_start'])} | "
+              f"{mib(s['fpmd_rss']):.1f} | {mib(s['fpmd_rss_maps']):.1f} | "
+              f"{mib(s['zebra_rss']):.1f} | "
+              f"{mib(s['ospfd_rss']):.1f} | "
+              f"{f2(s['host_drop'] and mib(s['host_drop']), '{:.0f}')} | "
+              f"{f2(s['frr_start'])} | "
               f"{s['converge']:.2f} | "
               f"{s['programmed']:.2f} | {f2(s['restart'])} | "
               f"{f2(s['fpmd_mpps'], '{:.3f}')} | "
               f"{f2(s['kernel_mpps'], '{:.3f}')} | "
-              f"{f2(ratio)}{flag} | {s['seconds']:.0f} |")
+              f"{f2(ratio)}{flag} | {f2(clock)} | {s['seconds']:.0f} |")
 
 
 def main():
