@@ -78,6 +78,7 @@ temporary files) is removed on every exit path, Ctrl-C and SIGTERM
 included.
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -143,13 +144,15 @@ def rss_of_maps(pid):
     return n
 
 
-def ksoftirqd_pids():
+def ksoftirqd_pids(cpu=None):
+    """ksoftirqd of cpu (the generator's, when pinned), else of all."""
+    want = "ksoftirqd/" if cpu is None else f"ksoftirqd/{cpu}\n"
     out = []
     for d in os.listdir("/proc"):
         if d.isdigit():
             try:
                 with open(f"/proc/{d}/comm") as f:
-                    if f.read().startswith("ksoftirqd/"):
+                    if f.read().startswith(want):
                         out.append(int(d))
             except OSError:
                 pass
@@ -316,13 +319,28 @@ class Chain:
             if time.time() > deadline:
                 late = [x for x in self.routers
                         if x.name in todo_k | todo_f]
-                detail = {x.name: (self.counters[x.name].ospf_routes(),
-                                   self.forwarding_ospf(x)) for x in late}
                 raise RuntimeError(
                     f"N={self.n}: after {timeout} s, routers lack routes "
-                    f"(kernel OSPF routes, fpmd forwarding, of {want}): "
-                    f"{detail}")
+                    f"({want} OSPF routes wanted):\n" +
+                    "\n".join(self.why_not(x) for x in late))
             time.sleep(0.05)
+
+    def why_not(self, x):
+        """One line: what a router that is not programmed has."""
+        states = collections.Counter()
+        try:
+            for entries in x.fpmd.show("routes").values():
+                for e in entries:
+                    if e.get("protocol") == "ospf":
+                        states[(e.get("state"), bool(e.get("selected")))] += 1
+            p = x.fpmd.show("plugin")
+            plugin = {k: p.get(k) for k in ("connected", "connections",
+                                            "replayState", "lastError")}
+        except Exception as e:  # noqa: BLE001 - diagnostics only
+            plugin = f"fpmctl failed: {e}"
+        return (f"  {x.name}: kernel {self.counters[x.name].ospf_routes()} "
+                f"OSPF routes; fpmd OSPF routes by (state, selected) "
+                f"{dict(states)}; plugin {plugin}")
 
     def memory(self):
         m = meminfo()
@@ -358,7 +376,7 @@ class Chain:
         k0 = [self.kernel_fwd(x) for x in r]
         f0 = [self.fpmd_fwd(x) for x in r] if mode == "fpmd" else None
         s0 = self.sink.ask()["sink-eth0"]
-        soft = ksoftirqd_pids()
+        soft = ksoftirqd_pids(self.args.cpu)
         c0 = cpu_seconds(soft)
         cmd = [TRAFFICGEN, "send", "--netns", self.topo["gen"].ns.name,
                "--dev", "gen-eth0", "--dmac", self.r1_mac, "--src",
