@@ -259,17 +259,25 @@ class Chain:
         rn.run(f"ip neigh replace {self.dst} lladdr "
                f"{sink.ns.mac(sink.iface_to(rn.name).name)} nud permanent "
                f"dev {rn.iface_to('sink').name}")
-        # Every link neighbor resolved (both ends learn the other), so
-        # that fpmd's routes are forwarding, not unresolved.
+        self.resolve_neighbors()
+        for x in self.routers:
+            self.counters[x.name] = RouteCounter(x.ns.name)
+        self.ingress = {x.name: x.iface_to(p).name
+                        for x, p in zip(self.routers, path)}
+
+    def resolve_neighbors(self):
+        """Every link neighbor fresh in the kernel (one ping per link: both
+        ends use the other's entry), so that fpmd's routes are forwarding,
+        not unresolved. Done before every fpmd start: the one-way flow
+        never uses a router's upstream neighbor, and XDP forwarding does
+        not keep entries in use; with more than gc_thresh1 (128) neighbor
+        entries on the machine -- one lab of 30 routers has that many --
+        the kernel deletes one unused for gc_stale_time (60 s)."""
         procs = [a.ns.popen(f"ping -c1 -W2 {a.iface_to(b.name).peer_ip} "
                             ">/dev/null")
                  for a, b in zip(self.routers, self.routers[1:])]
         for p in procs:
             p.wait(30)
-        for x in self.routers:
-            self.counters[x.name] = RouteCounter(x.ns.name)
-        self.ingress = {x.name: x.iface_to(p).name
-                        for x, p in zip(self.routers, path)}
 
     def start_fpmds(self):
         """On every router at once; returns once each has started."""
@@ -464,6 +472,7 @@ class Chain:
         if mode == "kernel":
             self.stop_fpmds()
             return
+        self.resolve_neighbors()
         t0 = time.time()
         self.start_fpmds()
         self.wait_programmed(t0, "restart", self.args.timeout, kernel=False)
