@@ -91,6 +91,7 @@ import subprocess
 import sys
 import time
 import traceback
+import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -235,6 +236,7 @@ class Chain:
         self.sink = None
         self.runs = []
         self.t_frr_start = None
+        self.error = None  # why the measurement stopped short
         self.host = {}  # the whole machine: what the lab took
 
     # ---- topology and daemons ---------------------------------------------
@@ -539,7 +541,7 @@ def chain_summary(c):
         "kernel_loss": median(x["loss"] for x in runs["kernel"]),
         "runs": len(runs["fpmd"]), "flagged": sum(1 for x in c.runs
                                                   if x.get("flag")),
-        "seconds": c.seconds, "frr_start": c.t_frr_start,
+        "seconds": c.seconds, "frr_start": c.t_frr_start, "error": c.error,
         "host_drop": c.host.get("available_drop"),
         "vmalloc": c.host.get("vmalloc_growth"),
     }
@@ -550,6 +552,8 @@ def print_chain(c):
     print(f"\n### N = {c.n} routers (chain, OSPF, {2 * c.n - 2} OSPF routes "
           f"per router; {s['seconds']:.0f} s for this N; FRR started on "
           f"every router in {f2(s['frr_start'])} s)\n")
+    if c.error:
+        print(f"**Stopped short**: {c.error}\n")
     if s["host_drop"] is not None:
         print(f"The machine, programmed against before the build: "
               f"MemAvailable down {mib(s['host_drop']):.0f} MiB, "
@@ -600,17 +604,24 @@ def print_chain(c):
                   f"{s['fpmd_mpps_clock'] / s['kernel_mpps_clock']:.2f}")
 
 
+def hop(mpps, n):
+    return 1000 / (mpps * n) if mpps else None
+
+
 def print_totals(chains):
     print("\n### Totals\n")
     print("Sums over the routers; times: the slowest router; Mpps: medians "
-          "per core (by the clock in the last column's ratio).\n")
+          "per core (\"by the clock\": the ratio of the medians by the "
+          "clock); ns/hop: 1000 / (Mpps per core x routers), the cost of "
+          "one router's hop, the generator's and the sink's share "
+          "included.\n")
     print("| routers | map MiB | maps | fpmd RSS MiB | of it map mmaps MiB | "
           "zebra RSS MiB | ospfd RSS MiB | MemAvailable drop MiB | "
           "FRR start s | converge s | programmed s | "
           "restart s | fpmd Mpps | kernel Mpps | fpmd/kernel | "
-          "by the clock | time s |")
+          "by the clock | fpmd ns/hop | kernel ns/hop | time s |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-          "---:|---:|---:|---:|---:|")
+          "---:|---:|---:|---:|---:|---:|---:|")
     for c in chains:
         s = chain_summary(c)
         ratio = (s["fpmd_mpps"] / s["kernel_mpps"]
@@ -629,7 +640,20 @@ def print_totals(chains):
               f"{s['programmed']:.2f} | {f2(s['restart'])} | "
               f"{f2(s['fpmd_mpps'], '{:.3f}')} | "
               f"{f2(s['kernel_mpps'], '{:.3f}')} | "
-              f"{f2(ratio)}{flag} | {f2(clock)} | {s['seconds']:.0f} |")
+              f"{f2(ratio)}{flag} | {f2(clock)} | "
+              f"{f2(hop(s['fpmd_mpps'], c.n), '{:.0f}')} | "
+              f"{f2(hop(s['kernel_mpps'], c.n), '{:.0f}')} | "
+              f"{s['seconds']:.0f}{' (failed)' if c.error else ''} |")
+
+
+def loaded(d):
+    """A measured chain as --json wrote it, for the report functions."""
+    s = d["summary"]
+    return types.SimpleNamespace(
+        n=s["n"], res=d["routers"], runs=d["runs"], seconds=s["seconds"],
+        t_frr_start=s.get("frr_start"), error=s.get("error"),
+        host={"available_drop": s.get("host_drop"),
+              "vmalloc_growth": s.get("vmalloc")})
 
 
 def main():
@@ -649,7 +673,17 @@ def main():
     ap.add_argument("--json", help="write every number here")
     ap.add_argument("--keep-logs", metavar="DIR",
                     help="copy FRR's and fpmd's logs to DIR")
+    ap.add_argument("--report", metavar="JSON",
+                    help="no measurement: the tables again from a --json "
+                    "file")
     args = ap.parse_args()
+    if args.report:
+        with open(args.report) as f:
+            chains = [loaded(d) for d in json.load(f)]
+        for c in chains:
+            print_chain(c)
+        print_totals(chains)
+        return 0
     sizes = [int(x) for x in args.routers.split(",") if x]
     if any(n < 2 for n in sizes):
         sys.exit("--routers: at least 2 routers per chain")
@@ -682,8 +716,10 @@ def main():
             c.run()
         except KeyboardInterrupt:
             log("interrupted, cleaning up")
+            c.error = "interrupted"
             rc = 130
         except Exception as e:
+            c.error = str(e).splitlines()[0]
             log(f"N={n} failed: {e!r}")
             traceback.print_exc()
             log("r1 fpmd log tail:\n" + c.fpmd_log_tail())
