@@ -32,8 +32,9 @@ in turn:
   as fast as one core goes. sink: tests/trafficgen sink, XDP counting the
   flow's frames and dropping them; rN has the sink as a permanent
   neighbor.
-- link neighbors are resolved before fpmd starts (one ping per link), so
-  that "programmed" means forwarding, not unresolved.
+- link neighbors are permanent entries on both ends (see
+  resolve_neighbors), so that "programmed" means forwarding, not
+  unresolved.
 
 Measured, per router and in total:
 
@@ -268,18 +269,20 @@ class Chain:
                         for x, p in zip(self.routers, path)}
 
     def resolve_neighbors(self):
-        """Every link neighbor fresh in the kernel (one ping per link: both
-        ends use the other's entry), so that fpmd's routes are forwarding,
-        not unresolved. Done before every fpmd start: the one-way flow
-        never uses a router's upstream neighbor, and XDP forwarding does
-        not keep entries in use; with more than gc_thresh1 (128) neighbor
-        entries on the machine -- one lab of 30 routers has that many --
-        the kernel deletes one unused for gc_stale_time (60 s)."""
-        procs = [a.ns.popen(f"ping -c1 -W2 {a.iface_to(b.name).peer_ip} "
-                            ">/dev/null")
-                 for a, b in zip(self.routers, self.routers[1:])]
-        for p in procs:
-            p.wait(30)
+        """Every link neighbor a permanent entry on both ends, so that
+        fpmd's routes are forwarding, not unresolved, however long a step
+        takes. Learned entries do not last here: XDP forwarding does not
+        mark the kernel's entries used, the one-way flow never uses a
+        router's upstream neighbor, and with more than gc_thresh1 (128)
+        entries on the machine -- a lab of 30 routers has that many in
+        all its namespaces -- the kernel deletes an entry unused for
+        gc_stale_time (60 s): at 60 routers the fpmds' routes went
+        unresolved after a restart (doc/lab-scale.md)."""
+        for a, b in zip(self.routers, self.routers[1:]):
+            for x, y in ((a, b), (b, a)):
+                i = x.iface_to(y.name)
+                x.run(f"ip neigh replace {i.peer_ip} lladdr "
+                      f"{y.ns.mac(i.peer_if)} nud permanent dev {i.name}")
 
     def start_fpmds(self):
         """On every router at once; returns once each has started."""
@@ -474,7 +477,6 @@ class Chain:
         if mode == "kernel":
             self.stop_fpmds()
             return
-        self.resolve_neighbors()
         t0 = time.time()
         self.start_fpmds()
         self.wait_programmed(t0, "restart", self.args.timeout, kernel=False)
