@@ -277,7 +277,9 @@ class Chain:
         entries on the machine -- a lab of 30 routers has that many in
         all its namespaces -- the kernel deletes an entry unused for
         gc_stale_time (60 s): at 60 routers the fpmds' routes went
-        unresolved after a restart (doc/lab-scale.md)."""
+        unresolved after a restart (doc/lab-scale.md). Done at the build
+        and again once OSPF is up: zebra then rewrites the entries as
+        learned ones (REACHABLE, proto zebra)."""
         for a, b in zip(self.routers, self.routers[1:]):
             for x, y in ((a, b), (b, a)):
                 i = x.iface_to(y.name)
@@ -455,6 +457,7 @@ class Chain:
         self.topo.start_frr()
         self.t_frr_start = time.time() - t0
         self.wait_programmed(t0, "programmed", self.args.timeout)
+        self.resolve_neighbors()
         self.memory()
         log(f"N={self.n}: FRR started in {self.t_frr_start:.2f} s, "
             "converged in "
