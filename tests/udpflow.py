@@ -3,8 +3,8 @@
 
   udpflow.py send DST PORT --flows N --sport BASE --count K --interval S
       N flows (source ports BASE..BASE+N-1), round robin, one packet every
-      S seconds in all, K packets per flow (or --duration SEC); prints
-      {"sent": {sport: n}} as JSON when done.
+      S seconds in all, K packets per flow (or --duration SEC, or until
+      SIGINT); prints {"sent": {sport: n}} as JSON when done.
   udpflow.py recv PORT [--v6]
       counts packets per source port and per ingress interface until
       SIGTERM, then prints {"received": {sport: {ifname: n}},
@@ -36,7 +36,9 @@ def send(a):
     deadline = time.monotonic() + a.duration if a.duration else None
     seq = 0
     nxt = time.monotonic()
-    while True:
+    stop = []
+    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
+    while not stop:
         if deadline is not None:
             if time.monotonic() >= deadline:
                 break

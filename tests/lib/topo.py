@@ -19,8 +19,10 @@ the build fails half-way):
   unless named; each link has an IPv4 /24 and an IPv6 /64, generated
   (10.<1+i/256>.<i%256>.0/24, 2001:db8:<i+1>::/64 for the i-th link) or
   given; the first node of a link gets .1 / ::1, the second .2 / ::2;
-- per router a loopback 10.255.<k/256>.<k%256+1>/32 (its router id) and
-  forwarding on; per host a default route by its first link;
+- per router loopbacks 10.255.<k/256>.<k%256+1>/32 (its router id) and
+  2001:db8:ffff::<k+1>/128 (k: its place in the node list), forwarding
+  on, flows hashed over ECMP members by ports (fib_multipath_hash_policy
+  1); per host a default route by its first link;
 - tx checksum offload off and GRO on at every veth end: what a real NIC
   does anyway, and what lets a veth receive frames that XDP redirected
   into it when the receiving side has no XDP program of its own (a router
@@ -32,17 +34,16 @@ the build fails half-way):
 - bird on any node that has a bird configuration.
 
 Configurations are text, or a function (topology, node) -> text called
-once the addressing is known: ospf(), bgp() and bird_origin() below
-generate the usual ones.
+once the addressing is known: ospf(), ospf6(), bgp() and bird_origin()
+below generate the usual ones.
 
-Helpers: wait_feed, wait_ospf_full, wait_bgp_established, wait_route (zebra and
-fpmd on every router), xdp_forwarded / kernel_forwarded per router and
-snapshot / since for all, start_fpmd / stop_fpmd, link_down / link_up,
-ping / ping_stream between nodes.
+Helpers: wait_feed, wait_ospf_full, wait_bgp_established, wait_route
+(zebra and fpmd on every router), xdp_forwarded / kernel_forwarded per
+router and snapshot / since for all, start_fpmd / stop_fpmd, link_down /
+link_up, ping / ping_stream between nodes. doc/testing.md has a guide.
 """
 import concurrent.futures
 import ipaddress
-import json
 import os
 import shutil
 import signal
@@ -61,7 +62,12 @@ BIRD = "/usr/sbin/bird"
 Conf = Union[str, Callable[["Topology", "Node"], str], None]
 
 
-# ---- the description ---------------------------------------------------------
+def host_in(net, k):
+    """The k-th address of net, with net's prefix length."""
+    return ipaddress.ip_interface(f"{net[k]}/{net.prefixlen}")
+
+
+# ---- the description --------------------------------------------------------
 
 @dataclass
 class Router:
@@ -110,7 +116,7 @@ class Link:
     cost: Optional[int] = None
 
 
-# ---- what was built ----------------------------------------------------------
+# ---- what was built ---------------------------------------------------------
 
 @dataclass
 class Iface:
@@ -159,10 +165,12 @@ class Node:
         os.mkdir(self.tmp)
         os.chmod(self.tmp, 0o755)
         self.pin = f"/sys/fs/bpf/{topo.prefix}{spec.name}"
-        self.loopback = None
+        self.loopback = self.loopback6 = None
         if self.is_router:
             self.loopback = ipaddress.ip_interface(
                 f"10.255.{index >> 8}.{(index & 255) + 1}/32")
+            self.loopback6 = ipaddress.ip_interface(
+                f"2001:db8:ffff::{index + 1:x}/128")
 
     @property
     def router_id(self):
@@ -176,6 +184,9 @@ class Node:
 
     @property
     def ip6(self):
+        """Its IPv6 loopback (router) or first link's address."""
+        if self.loopback6:
+            return str(self.loopback6.ip)
         return next(iter(self.ifaces.values())).ip6
 
     def iface_to(self, peer):
@@ -193,7 +204,8 @@ class Node:
         (0 while fpmd is stopped: its counters go with it)."""
         if not self.fpmd:
             return 0
-        return sum(c.get("forwarded", 0) for c in self.fpmd.counters().values())
+        return sum(c.get("forwarded", 0)
+                   for c in self.fpmd.counters().values())
 
     def kernel_forwarded(self):
         """Ip:ForwDatagrams + Ip6OutForwDatagrams: what the kernel routed."""
@@ -255,7 +267,7 @@ class Topology(Lab):
     def hosts(self):
         return [n for n in self.nodes.values() if not n.is_router]
 
-    # ---- build ---------------------------------------------------------------
+    # ---- build --------------------------------------------------------------
 
     def _build(self, receiver_gro):
         k = 0
@@ -269,17 +281,19 @@ class Topology(Lab):
             count[a.name] += 1
             bif = ln.bif or f"{b.name}-eth{count[b.name]}"
             count[b.name] += 1
+            for ifname in (aif, bif):
+                if len(ifname) > 15:     # IFNAMSIZ - 1
+                    raise ValueError(f"topology: link {ln.a}-{ln.b}: "
+                                     f"interface name {ifname} is longer "
+                                     "than 15 characters")
             net = ipaddress.ip_network(
                 ln.subnet or f"10.{1 + (i >> 8)}.{i & 255}.0/24")
-            net6 = ipaddress.ip_network(ln.subnet6 or f"2001:db8:{i + 1:x}::/64")
-            a.ifaces[aif] = Iface(aif, a, b, bif,
-                                  ipaddress.ip_interface(f"{net[1]}/{net.prefixlen}"),
-                                  ipaddress.ip_interface(f"{net6[1]}/{net6.prefixlen}"),
-                                  ln)
-            b.ifaces[bif] = Iface(bif, b, a, aif,
-                                  ipaddress.ip_interface(f"{net[2]}/{net.prefixlen}"),
-                                  ipaddress.ip_interface(f"{net6[2]}/{net6.prefixlen}"),
-                                  ln)
+            net6 = ipaddress.ip_network(
+                ln.subnet6 or f"2001:db8:{i + 1:x}::/64")
+            a.ifaces[aif] = Iface(aif, a, b, bif, host_in(net, 1),
+                                  host_in(net6, 1), ln)
+            b.ifaces[bif] = Iface(bif, b, a, aif, host_in(net, 2),
+                                  host_in(net6, 2), ln)
             self.link(a.ns, aif, b.ns, bif)
         for n in self.nodes.values():
             self._address(n, receiver_gro)
@@ -294,7 +308,8 @@ class Topology(Lab):
                 cmds.append(f"ethtool -K {i.name} gro on >/dev/null")
         sysctls = {}
         if n.is_router:
-            cmds.append(f"ip addr add {n.loopback} dev lo")
+            cmds += [f"ip addr add {n.loopback} dev lo",
+                     f"ip -6 addr add {n.loopback6} dev lo"]
             sysctls = {"net.ipv4.ip_forward": 1,
                        "net.ipv6.conf.all.forwarding": 1,
                        # flows, not host pairs, spread over ECMP members
@@ -366,19 +381,29 @@ class Topology(Lab):
         conf = os.path.join(n.tmp, "bird.conf")
         with open(conf, "w") as fh:
             fh.write("\n".join(self._conf(n.spec.bird, n)) + "\n")
+        # bird -p parses and exits: a bad config is refused here, by
+        # name, not noticed later as routes that never come.
+        r = sh(f"{BIRD} -p -c {conf}", check=False)
+        if r.returncode != 0:
+            raise RuntimeError(f"topology: {n.name}: bird exited "
+                               f"({r.returncode}): {r.stdout}{r.stderr}")
         log = os.path.join(self.tmp, f"{n.name}-bird.log")
-        n.bird = n.ns.popen(f"exec {BIRD} -f -c {conf} -s "
-                            f"{os.path.join(n.tmp, 'bird.ctl')} "
+        ctl = os.path.join(n.tmp, "bird.ctl")
+        n.bird = n.ns.popen(f"exec {BIRD} -f -c {conf} -s {ctl} "
                             f"-P {os.path.join(n.tmp, 'bird.pid')} "
                             f">{log} 2>&1")
         self.birds.append(n.bird)
-        time.sleep(0.1)
-        if n.bird.poll() is not None:
-            with open(log) as fh:
-                raise RuntimeError(f"topology: {n.name}: bird exited "
-                                   f"({n.bird.returncode}): {fh.read()}")
 
-    # ---- fpmd ----------------------------------------------------------------
+        def up():
+            if n.bird.poll() is not None:
+                with open(log) as fh:
+                    raise RuntimeError(f"topology: {n.name}: bird exited "
+                                       f"({n.bird.returncode}): {fh.read()}")
+            return "up and running" in sh(f"birdc -s {ctl} show status",
+                                          check=False).stdout
+        wait_for(up, timeout=30, what=f"{n.name}: bird running")
+
+    # ---- fpmd ---------------------------------------------------------------
 
     def start_fpmd(self, name, wait=True, extra=()):
         """fpmd on router name, on all its interfaces (once zebra runs, the
@@ -401,6 +426,18 @@ class Topology(Lab):
         n.fpmd = None
         return rc
 
+    def start_fpmd_all(self, routers=None):
+        """fpmd on every router that has one (or on routers), in parallel,
+        then until each has zebra's replay (wait_feed)."""
+        rs = [n for n in self._routers(routers) if n.spec.fpmd]
+        self._parallel(lambda n: self.start_fpmd(n.name), rs)
+        self.wait_feed([n.name for n in rs])
+
+    def stop_fpmd_all(self, routers=None):
+        """Stop every running fpmd (or those of routers), in parallel."""
+        rs = [n for n in self._routers(routers) if n.fpmd]
+        self._parallel(lambda n: self.stop_fpmd(n.name), rs)
+
     def wait_feed(self, routers=None, timeout=30):
         """Until every running fpmd has zebra connected and its replay done
         (plugin: "complete", FPM: "settled")."""
@@ -416,7 +453,7 @@ class Topology(Lab):
             wait_for(done, timeout=timeout, interval=0.1,
                      what=f"{n.name}: {feed} connected, replay done")
 
-    # ---- FRR state -----------------------------------------------------------
+    # ---- FRR state ----------------------------------------------------------
 
     def _routers(self, names):
         if names is None:
@@ -424,23 +461,29 @@ class Topology(Lab):
         return [self.nodes[x] for x in names]
 
     def wait_ospf_full(self, routers=None, timeout=30):
-        """Until every router with ospfd has a Full adjacency with each
-        router it has a link to that also runs ospfd."""
-        for n in self._routers(routers):
-            if "ospfd" not in n.spec.frr:
-                continue
-            want = sum(1 for i in n.ifaces.values() if i.peer.is_router and
-                       "ospfd" in i.peer.spec.frr)
+        """Until every router with ospfd (and ospf6d) has a Full adjacency
+        with each router it has a link to that runs it too."""
+        for daemon in ("ospfd", "ospf6d"):
+            cmd = "show ip ospf neighbor" if daemon == "ospfd" else \
+                "show ipv6 ospf6 neighbor"
+            for n in self._routers(routers):
+                if daemon not in n.spec.frr:
+                    continue
+                want = sum(1 for i in n.ifaces.values() if i.peer.is_router
+                           and daemon in i.peer.spec.frr)
 
-            def full(n=n):
-                nb = n.frr.json("show ip ospf neighbor").get("neighbors", {})
-                states = [e.get("nbrState", e.get("state", ""))
-                          for v in nb.values() for e in
-                          (v if isinstance(v, list) else [v])]
-                ok = sum(1 for s in states if s.startswith("Full"))
-                return ok >= want or None
-            wait_for(full, timeout=timeout, interval=0.2,
-                     what=f"{n.name}: {want} full OSPF adjacencies")
+                def full(n=n, cmd=cmd, want=want):
+                    nb = n.frr.json(cmd).get("neighbors", {})
+                    # ospfd: {id: [nbr]}, ospf6d: [nbr]
+                    es = nb if isinstance(nb, list) else [
+                        e for v in nb.values()
+                        for e in (v if isinstance(v, list) else [v])]
+                    states = [e.get("nbrState", e.get("state", ""))
+                              for e in es]
+                    ok = sum(1 for s in states if s.startswith("Full"))
+                    return ok >= want or None
+                wait_for(full, timeout=timeout, interval=0.2,
+                         what=f"{n.name}: {want} full {daemon} adjacencies")
 
     def wait_bgp_established(self, routers=None, timeout=60):
         """Until every BGP peer of every router with bgpd is Established."""
@@ -460,10 +503,13 @@ class Topology(Lab):
             wait_for(up, timeout=timeout, interval=0.2,
                      what=f"{n.name}: BGP peers established")
 
-    def wait_route(self, prefix, routers=None, timeout=30, via=None):
+    def wait_route(self, prefix, routers=None, timeout=30, via=None,
+                   state="forwarding"):
         """Until zebra on every router has prefix selected and installed,
-        and every running fpmd has it forwarding. via: {router: ifname}
-        the route must leave by."""
+        and every running fpmd has it installed in state (None: any; a
+        nexthop whose neighbor the kernel has not resolved yet is
+        "unresolved" until the first packet). via: {router: ifname} the
+        route must leave by."""
         v6 = ":" in prefix
         deadline = time.time() + timeout
         for n in self._routers(routers):
@@ -479,15 +525,15 @@ class Topology(Lab):
                     if ifs != {via[n.name]}:
                         return None
                 if n.fpmd:
-                    f = n.fpmd.show("routes").get(prefix, [])
+                    f = n.fpmd.show("routes", prefix).get(prefix, [])
                     if not any(x.get("installed") and
-                               x.get("state") == "forwarding" for x in f):
+                               state in (None, x.get("state")) for x in f):
                         return None
                 return True
+            how = f" via {via[n.name]}" if via and n.name in via else ""
             wait_for(ok, timeout=max(0.5, deadline - time.time()),
                      interval=0.1,
-                     what=f"{n.name}: route {prefix} in zebra and fpmd"
-                          f"{' via ' + via[n.name] if via and n.name in via else ''}")
+                     what=f"{n.name}: route {prefix} in zebra and fpmd{how}")
 
     def route_count(self, name):
         """(zebra's selected IPv4 routes, fpmd's IPv4 routes)."""
@@ -496,12 +542,16 @@ class Topology(Lab):
         zc = sum(r.get("fib", 0) for r in z.get("routes", []))
         return zc, n.fpmd.show("summary")["routesV4"] if n.fpmd else None
 
-    # ---- counters ------------------------------------------------------------
+    # ---- counters -----------------------------------------------------------
 
     def snapshot(self):
-        """{router: (XDP forwarded, kernel forwarded)} now."""
-        return {n.name: (n.xdp_forwarded(), n.kernel_forwarded())
-                for n in self.routers}
+        """{router: (XDP forwarded, kernel forwarded)} now, read on all
+        routers at once (one after the other, under traffic, the first and
+        the last read would be a few hundred packets apart)."""
+        rs = self.routers
+        vals = self._parallel(
+            lambda n: (n.xdp_forwarded(), n.kernel_forwarded()), rs)
+        return {n.name: v for n, v in zip(rs, vals)}
 
     def since(self, snap):
         """{router: (XDP forwarded, kernel forwarded)} since snap."""
@@ -509,7 +559,7 @@ class Topology(Lab):
         return {r: (now[r][0] - snap[r][0], now[r][1] - snap[r][1])
                 for r in now}
 
-    # ---- links and traffic ---------------------------------------------------
+    # ---- links and traffic --------------------------------------------------
 
     def _iface(self, a, b):
         return self.nodes[a].iface_to(b)
@@ -537,7 +587,7 @@ class Topology(Lab):
             self.nodes[dst].ip6 if v6 else self.nodes[dst].ip)
         return ping_stream(self.nodes[src].ns, addr, count, v6)
 
-    # ---- diagnostics and cleanup ---------------------------------------------
+    # ---- diagnostics and cleanup --------------------------------------------
 
     def logs(self, tail=8000):
         """Every log this topology wrote (FRR, fpmd, bird), tails."""
@@ -552,20 +602,22 @@ class Topology(Lab):
         return "\n".join(out)
 
     def cleanup(self):
-        """Stop bird, FRR and fpmd (all in parallel), then what Lab.cleanup
+        """Stop bird, FRR, then fpmd (each in parallel), then what Lab.cleanup
         removes (namespaces, temp dir), every router's pins and the FRR
         pathspace dirs. Safe to call twice."""
         try:
             for p in self.birds:
                 if p.poll() is None:
                     p.terminate()
-            for d in self.daemons:
-                if d.proc.poll() is None:
-                    d.proc.send_signal(signal.SIGTERM)
+            # FRR before fpmd: zebra with dplane_fpm_nl can hang on exit
+            # once its FPM peer is gone.
             left = stop_parallel([(f, d) for f in self.frrs
                                   for d in f.daemons])
             if left:
                 print(f"FRR daemons needed SIGKILL: {left}")
+            for d in self.daemons:
+                if d.proc.poll() is None:
+                    d.proc.send_signal(signal.SIGTERM)
             for p in self.birds:
                 try:
                     p.wait(5)
@@ -598,7 +650,7 @@ class FrrDaemons(Frr):
         stop_parallel([(self, d) for d in (daemons or self.daemons)], timeout)
 
 
-# ---- configuration generators --------------------------------------------------
+# ---- configuration generators -----------------------------------------------
 
 def ospf(area="0.0.0.0", hello=1, dead=3, extra=()):
     """ospfd for a router: every link and the loopback in area, fast
@@ -625,6 +677,33 @@ def ospf(area="0.0.0.0", hello=1, dead=3, extra=()):
                     f" ip ospf dead-interval {dead}"]
             if i.link.cost is not None:
                 out.append(f" ip ospf cost {i.link.cost}")
+        return "\n".join(out)
+    return gen
+
+
+def ospf6(area="0.0.0.0", hello=1, dead=3, extra=()):
+    """ospf6d for a router, as ospf() for IPv6: every link and the
+    loopback in area, fast timers, point-to-point links to routers, links
+    to hosts passive. Nexthops are the neighbors' link-local addresses."""
+    def gen(t, n):
+        out = ["router ospf6", f" ospf6 router-id {n.router_id}",
+               " timers throttle spf 0 50 500",
+               " timers lsa min-arrival 0"]
+        out += [f" {x}" for x in extra]
+        # ospf6d, unlike ospfd, wants each block closed.
+        out += ["exit", "interface lo", f" ipv6 ospf6 area {area}",
+                " ipv6 ospf6 passive", "exit"]
+        for i in n.ifaces.values():
+            out += [f"interface {i.name}", f" ipv6 ospf6 area {area}"]
+            if not i.peer.is_router:
+                out += [" ipv6 ospf6 passive", "exit"]
+                continue
+            out += [" ipv6 ospf6 network point-to-point",
+                    f" ipv6 ospf6 hello-interval {hello}",
+                    f" ipv6 ospf6 dead-interval {dead}"]
+            if i.link.cost is not None:
+                out.append(f" ipv6 ospf6 cost {i.link.cost}")
+            out.append("exit")
         return "\n".join(out)
     return gen
 
@@ -678,5 +757,5 @@ def bird_origin(prefixes):
 
 
 __all__ = ["Router", "Host", "Link", "Topology", "Node", "Iface",
-           "FrrDaemons", "ospf", "bgp", "bird_origin", "PLUGIN", "FrrError",
-           "DAEMONS", "sh", "FPMD"]
+           "FrrDaemons", "ospf", "ospf6", "bgp", "bird_origin", "PLUGIN",
+           "FrrError", "DAEMONS", "sh", "FPMD"]
