@@ -22,7 +22,7 @@ in turn:
   (`zebra -M fpmd_zebra.so:SOCKET`) and ospfd with topo.ospf(): area 0,
   point-to-point links, hello 1 s, dead 3 s, LSA and SPF throttles at 0
   (FRR's defaults take seconds), the gen and sink links passive. Each
-  router has 2N+1 prefixes: N loopbacks /32, N-1 links and the gen and
+  router has 2N+1 IPv4 prefixes: N loopbacks /32, N-1 links, the gen and
   sink subnets; 2N-2 of them are OSPF routes, the rest its own.
 - addresses and links as topo.py makes them; every veth end has GRO on
   and tx checksum offload off (topo.py: what a real NIC does; GRO is what
@@ -294,12 +294,8 @@ class Chain:
                 f.result()
 
     def stop_fpmds(self):
-        """SIGTERM to all first (fpmd detaches XDP and unpins), then wait."""
-        for x in self.routers:
-            if x.fpmd and x.fpmd.proc.poll() is None:
-                x.fpmd.proc.send_signal(signal.SIGTERM)
-        for x in self.routers:
-            self.topo.stop_fpmd(x.name)
+        """SIGTERM: each fpmd detaches XDP and unpins (the kernel forwards)."""
+        self.topo.stop_fpmd_all()
 
     # ---- measurements -----------------------------------------------------
 
