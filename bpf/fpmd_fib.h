@@ -41,20 +41,47 @@ struct {
 	__type(value, __u64);
 } tbl24_stage SEC(".maps");
 
+/* Per tbl24 part: the value of its whole range while it has no part. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_TBL8_GROUPS * FPMD_TBL8_GROUP_WORDS);
+	__uint(max_entries, FPMD_TBL24_PARTS);
 	__type(key, __u32);
 	__type(value, __u64);
-} tbl8 SEC(".maps");
+} tbl24_dflt SEC(".maps");
 
-struct {
+struct tbl8_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_MAX_ROUTES_V4);
+	__uint(max_entries, FPMD_TBL8_CHUNK_WORDS);
 	__type(key, __u32);
-	__type(value, struct fpmd_rule_v4);
+	__type(value, __u64);
+};
+
+/* Set by the loader: groups / FPMD_TBL8_CHUNK_GROUPS, rounded up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FPMD_TBL8_GROUPS / FPMD_TBL8_CHUNK_GROUPS);
+	__type(key, __u32);
+	__array(values, struct tbl8_chunk);
+} tbl8 SEC(".maps");
+
+struct rules_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_RULES_CHUNK);
+	/* By size: clang leaves a struct behind an inner map's pointer a
+	 * forward declaration in BTF. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fpmd_rule_v4));
+};
+
+/* Read by user space only (adoption); set by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct rules_chunk);
 } rules_v4 SEC(".maps");
 
 /* Set by the loader: slots_v6's max_entries - 1 (a power of two). */
@@ -86,16 +113,25 @@ static __always_inline __u32 dir24_lookup(__u32 addr)
 	part = FPMD_TBL24_PART_OF(k);
 	k -= part * FPMD_TBL24_PART_WORDS;
 	inner = bpf_map_lookup_elem(&tbl24, &part);
-	if (!inner)
-		return 0;
+	if (!inner) {
+		/* No part: its whole range has one value. */
+		__u64 *d = bpf_map_lookup_elem(&tbl24_dflt, &part);
+
+		return d ? (__u32)*d : 0;
+	}
 	w = bpf_map_lookup_elem(inner, &k);
 	if (!w)
 		return 0;
 	e = w[(a >> 8) & 1];
 	if (FPMD_RT_TYPE(e) != FPMD_RT_TBL8)
 		return e;
-	k = FPMD_RT_INDEX(e) * FPMD_TBL8_GROUP_WORDS + ((a & 0xff) >> 1);
-	w = bpf_map_lookup_elem(&tbl8, &k);
+	part = FPMD_RT_INDEX(e) / FPMD_TBL8_CHUNK_GROUPS;
+	inner = bpf_map_lookup_elem(&tbl8, &part);
+	if (!inner)
+		return 0;
+	k = (FPMD_RT_INDEX(e) % FPMD_TBL8_CHUNK_GROUPS) * FPMD_TBL8_GROUP_WORDS +
+	    ((a & 0xff) >> 1);
+	w = bpf_map_lookup_elem(inner, &k);
 	if (!w)
 		return 0;
 	return w[a & 1];

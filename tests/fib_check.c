@@ -242,6 +242,16 @@ static void check_n(const char *step, uint32_t lookups)
 		    .data_size_in = sizeof(frame), .repeat = 1);
 	uint32_t n = 0;
 
+	/* What fpmd does before anything observable: new parts in, and a
+	 * few uniform ones out (the others stay until a later commit and
+	 * must be right meanwhile). */
+	if (family == 4) {
+		int ret = fib4_commit(&f4, 4);
+
+		if (ret)
+			fail("%s: fib4_commit: %s", step, strerror(-ret));
+	}
+
 	/* The current prefixes (a random subset past MAX_BASES), and /0
 	 * so that addresses far from any prefix are drawn too. */
 	for (size_t i = 0; i < nlive && n < MAX_BASES - 1; i++) {
@@ -311,9 +321,7 @@ static void load(uint32_t ngroups)
 	skel = fib_check_bpf__open();
 	if (!skel)
 		fail("open bpf/fib_check.bpf.o: %s", strerror(errno));
-	bpf_map__set_max_entries(skel->maps.tbl8,
-				 ngroups * FPMD_TBL8_GROUP_WORDS);
-	bpf_map__set_max_entries(skel->maps.rules_v4, 1 << 18);
+	fib4_size(skel->obj, ngroups, 1 << 18);
 	bpf_map__set_max_entries(skel->maps.slots_v6, 1 << 17);
 	skel->rodata->v6_slot_mask = (1 << 17) - 1;
 	if (fib_check_bpf__load(skel))
@@ -325,14 +333,9 @@ static void open_tables(uint32_t ngroups, bool adopt)
 	int ret;
 
 	if (family == 4) {
-		struct fib4_maps m = {
-			.tbl24 = bpf_map__fd(skel->maps.tbl24),
-			.tbl8 = bpf_map__fd(skel->maps.tbl8),
-			.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
-			.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage),
-			.commit_prog =
-				bpf_program__fd(skel->progs.fpmd_tbl24_commit),
-		};
+		struct fib4_maps m;
+
+		fib4_maps_of(skel->obj, &m);
 
 		ret = fib4_open(&f4, &m, ngroups, 1 << 18, adopt);
 		f4.grace_ns = 0; /* nothing reads while we write */
