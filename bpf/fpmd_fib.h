@@ -41,6 +41,16 @@ struct {
 	__type(value, __u64);
 } tbl24_stage SEC(".maps");
 
+/* New parts while fpmd fills them (fpmd_tbl24_commit), by part index;
+ * never read by the fast path. A hash: it has a batch delete. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FPMD_TBL24_PARTS);
+	__type(key, __u32);
+	__array(values, struct tbl24_part);
+} tbl24_fill SEC(".maps");
+
 /* Per tbl24 part: the value of its whole range while it has no part. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -138,30 +148,32 @@ static __always_inline __u32 dir24_lookup(__u32 addr)
 }
 
 struct tbl24_copy {
-	__u32 first, n;
+	void *inner; /* the part */
+	__u32 k0, n, op;
 };
 
 static int tbl24_copy_one(__u32 j, void *arg)
 {
 	struct tbl24_copy *c = arg;
-	__u32 w = c->first + j, part = FPMD_TBL24_PART_OF(w), k;
+	__u32 k = c->k0 + j;
 	__u64 *src, *dst;
-	void *inner;
 
-	k = w - part * FPMD_TBL24_PART_WORDS;
 	src = bpf_map_lookup_elem(&tbl24_stage, &j);
-	inner = bpf_map_lookup_elem(&tbl24, &part);
-	if (!src || !inner)
+	if (!src)
 		return 1;
-	dst = bpf_map_lookup_elem(inner, &k);
+	dst = bpf_map_lookup_elem(c->inner, &k);
 	if (!dst)
 		return 1;
-	*dst = *src; /* one 8-byte store */
+	if (c->op == FPMD_TBL24_READ)
+		*src = *dst;
+	else
+		*dst = *src; /* one 8-byte store */
 	c->n--;
 	return 0;
 }
 
-/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. */
+/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. The
+ * words are within one part, looked up once. */
 SEC("xdp")
 int fpmd_tbl24_commit(struct xdp_md *ctx)
 {
@@ -169,15 +181,24 @@ int fpmd_tbl24_commit(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct fpmd_tbl24_commit *cm = data;
 	struct tbl24_copy c;
-	__u32 n;
+	__u32 n, part;
 
 	if ((void *)(cm + 1) > data_end)
 		return XDP_ABORTED;
 	n = cm->n;
-	c.first = cm->first;
+	if (cm->first >= FPMD_TBL24_WORDS || n > FPMD_TBL24_STAGE_WORDS)
+		return XDP_ABORTED;
+	part = FPMD_TBL24_PART_OF(cm->first);
+	c.k0 = cm->first - part * FPMD_TBL24_PART_WORDS;
+	if (c.k0 + n > FPMD_TBL24_PART_WORDS)
+		return XDP_ABORTED;
 	c.n = n;
-	if (n > FPMD_TBL24_STAGE_WORDS ||
-	    c.first + n > FPMD_TBL24_WORDS || c.first + n < c.first)
+	c.op = cm->op;
+	if (c.op == FPMD_TBL24_FILL)
+		c.inner = bpf_map_lookup_elem(&tbl24_fill, &part);
+	else
+		c.inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!c.inner)
 		return XDP_ABORTED;
 	bpf_loop(n, tbl24_copy_one, &c, 0);
 	return c.n ? XDP_ABORTED : XDP_PASS;

@@ -40,6 +40,9 @@ struct fib4 {
 	uint8_t *dlen;           /* ... and prefix length */
 	uint64_t *dflt;          /* tbl24_dflt, mapped */
 	int commit_fd;           /* fpmd_tbl24_commit */
+	int fill_fd;             /* tbl24_fill */
+	uint32_t *fill_keys;     /* the parts tbl24_fill holds */
+	uint32_t nfill;
 	uint64_t *stage;         /* tbl24_stage, mapped */
 	uint32_t dirty_lo, dirty_hi; /* tbl24 words to write (lo > hi: none) */
 	uint32_t chg_lo, chg_hi;     /* parts the change touched */
@@ -73,7 +76,7 @@ struct fib4 {
  * what the prefixes give (normally nowhere). 0 or -errno.
  */
 struct fib4_maps {
-	int tbl24, tbl24_dflt, tbl8, rules_v4, tbl24_stage; /* map fds */
+	int tbl24, tbl24_dflt, tbl24_fill, tbl8, rules_v4, tbl24_stage;
 	int commit_prog; /* fpmd_tbl24_commit's fd */
 };
 

@@ -16,7 +16,7 @@ struct fpmd_map_fds mapfd = {
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1,
 	.tx_ports = -1, .ifaces = -1, .ifaces_direct = -1, .stats = -1,
 	.meta = -1, .tbl24 = -1, .tbl8 = -1,
-	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1, .tbl24_dflt = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1, .tbl24_dflt = -1, .tbl24_fill = -1,
 	.tbl24_commit = -1,
 };
 
@@ -43,6 +43,7 @@ int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
 			.rules_v4 = mapfd.rules_v4,
 			.tbl24_stage = mapfd.tbl24_stage,
 			.tbl24_dflt = mapfd.tbl24_dflt,
+			.tbl24_fill = mapfd.tbl24_fill,
 			.commit_prog = mapfd.tbl24_commit,
 		};
 

@@ -16,7 +16,8 @@ struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
 		local_v4, local_v4_filter, tx_ports, ifaces, ifaces_direct, stats,
 		meta;
-	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage, tbl24_dflt;
+	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage, tbl24_dflt,
+	    tbl24_fill;
 	int tbl24_commit; /* the program fpmd_tbl24_commit */
 };
 

@@ -316,6 +316,7 @@ int xdp_load(bool *adopted)
 	mapfd.slots_v6 = bpf_map__fd(skel->maps.slots_v6);
 	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
 	mapfd.tbl24_dflt = bpf_map__fd(skel->maps.tbl24_dflt);
+	mapfd.tbl24_fill = bpf_map__fd(skel->maps.tbl24_fill);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
 	/* Adopted maps, before any attach: the caches from local_v4 and
