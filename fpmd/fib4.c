@@ -890,7 +890,7 @@ static int adopt_uniform(struct fib4 *f, uint32_t p, const uint64_t *live)
 static int adopt(struct fib4 *f)
 {
 	uint64_t **live = calloc(FPMD_TBL24_PARTS, sizeof(*live));
-	uint64_t *recs = NULL; /* length << 32 | slot */
+	uint64_t *recs = NULL; /* length, address, slot: see REC_KEY */
 	uint32_t n = 0, top = 0, nrec = 0;
 	int ret = 0;
 
@@ -927,6 +927,7 @@ static int adopt(struct fib4 *f)
 	}
 	for (uint32_t s = 0; s < f->nslots; s++) {
 		struct fpmd_rule_v4 *rec;
+		uint32_t addr;
 
 		if (!chunks_present(&f->rulec, s / FPMD_RULES_CHUNK)) {
 			s = (s / FPMD_RULES_CHUNK + 1) * FPMD_RULES_CHUNK - 1;
@@ -940,18 +941,23 @@ static int adopt(struct fib4 *f)
 			rec->flags = 0; /* torn or foreign: drop it */
 			continue;
 		}
-		recs[n++] = (uint64_t)rec->len << 32 | s;
+		memcpy(&addr, rec->addr, 4);
+		addr = __builtin_bswap32(addr) & mask_of(rec->len);
+		/* Shortest first; a duplicate lands next to its first. */
+		recs[n++] = (uint64_t)rec->len << 58 | (uint64_t)addr << 26 | s;
 		top = s + 1;
 	}
 	qsort(recs, n, sizeof(*recs), cmp_u64);
+	/* Room for every prefix at once, not ten doublings. */
+	while (f->by_prefix.nbuckets < n)
+		ht_grow(&f->by_prefix);
 	f->adopting = true;
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t slot = (uint32_t)recs[k], addr, e;
+		uint32_t slot = (uint32_t)(recs[k] & ((1u << 26) - 1)), e;
+		uint32_t addr = (uint32_t)(recs[k] >> 26);
 		struct fpmd_rule_v4 *rec = rec_of(f, slot);
 
-		memcpy(&addr, rec->addr, 4);
-		addr = __builtin_bswap32(addr) & mask_of(rec->len);
-		if (rule_find(f, addr, rec->len)) {
+		if (k && recs[k] >> 26 == recs[k - 1] >> 26) {
 			rec->flags = 0; /* a duplicate: keep the first */
 			continue;
 		}
@@ -1060,7 +1066,9 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	int ret = -ENOMEM;
 
 	memset(f, 0, sizeof(*f));
-	if (!ngroups || ngroups > FPMD_TBL8_MAX_GROUPS || !nslots)
+	/* Slots up to 2^26: adoption sorts them in one 64-bit key. */
+	if (!ngroups || ngroups > FPMD_TBL8_MAX_GROUPS || !nslots ||
+	    nslots > 1u << 26)
 		return -EINVAL;
 	f->ngroups = ngroups;
 	f->nslots = nslots;
