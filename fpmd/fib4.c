@@ -102,6 +102,11 @@ static void set24(struct fib4 *f, uint32_t i, uint32_t v, uint8_t len)
 	uint32_t p = i / PE, k = i - p * PE, n = part_len(p);
 	struct fib4_part *P = f->part[p];
 
+	if (f->adopting) { /* nb is counted once at the end */
+		P->t[k] = v;
+		P->d[k] = len;
+		return;
+	}
 	if (P->t[k] == v && P->d[k] == len)
 		return;
 	P->nb -= nb_of(P, k, n);
@@ -965,14 +970,29 @@ static int adopt(struct fib4 *f)
 			ret = -ENOMEM;
 			goto out;
 		}
-		e = live24(f, live, addr >> 8);
+		e = rec->len > 24 ? live24(f, live, addr >> 8) : 0;
 		ret = paint_add(f, addr, rec->len, rec->val,
 				FPMD_RT_TYPE(e) == FPMD_RT_TBL8 ?
 					FPMD_RT_INDEX(e) : UINT32_MAX);
-		flush24(f); /* adopting: only drops the uniform copies */
 		if (ret)
 			goto out;
 	}
+	/* Which copies are uniform, counted once rather than per entry. */
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
+		struct fib4_part *P = f->part[p];
+
+		if (!P)
+			continue;
+		P->nb = 0;
+		for (uint32_t k = 0; k < part_len(p); k++)
+			P->nb += (FPMD_RT_TYPE(P->t[k]) == FPMD_RT_TBL8) +
+				 (k && (P->t[k - 1] != P->t[k] ||
+					P->d[k - 1] != P->d[k]));
+		if (!P->nb)
+			dematerialize(f, p);
+	}
+	f->dirty_lo = f->chg_lo = 1;
+	f->dirty_hi = f->chg_hi = 0;
 	f->adopting = false;
 	f->next_slot = top;
 	for (uint32_t s = top; s-- > 0;)
