@@ -412,6 +412,69 @@ static void paint8(struct fib4 *f, uint32_t g, uint32_t from, uint32_t n,
 	}
 }
 
+/* tbl8 pointers in [x, y) of P and differing neighbours within it. */
+static uint32_t nb_count(const struct fib4_part *P, uint32_t x, uint32_t y)
+{
+	uint32_t c = 0;
+
+	for (uint32_t k = x; k < y; k++)
+		c += (FPMD_RT_TYPE(P->t[k]) == FPMD_RT_TBL8) +
+		     (k > x && (P->t[k - 1] != P->t[k] || P->d[k - 1] != P->d[k]));
+	return c;
+}
+
+/*
+ * Entries [a, b) of part p (which has its copy): P->nb moves by what
+ * the range and its two neighbours count after minus before, two
+ * sequential scans rather than a neighbour check per entry.
+ */
+static void paint_range(struct fib4 *f, uint32_t p, uint32_t a, uint32_t b,
+			uint8_t len, bool del, uint32_t val, uint8_t vlen)
+{
+	struct fib4_part *P = f->part[p];
+	uint32_t x = a ? a - 1 : 0, y = b < part_len(p) ? b + 1 : b;
+	uint32_t lo = UINT32_MAX, hi = 0, before = 0;
+
+	if (!f->adopting)
+		before = nb_count(P, x, y);
+	for (uint32_t k = a; k < b; k++) {
+		uint32_t e = P->t[k];
+
+		if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8) {
+			paint8(f, FPMD_RT_INDEX(e), 0, FPMD_TBL8_GROUP, len,
+			       del, val, vlen);
+			continue;
+		}
+		if (del ? P->d[k] != len : P->d[k] > len)
+			continue;
+		P->d[k] = vlen;
+		if (e != val) {
+			P->t[k] = val;
+			f->entry_writes++;
+			if (k < lo)
+				lo = k;
+			hi = k;
+		}
+	}
+	if (f->adopting)
+		return; /* nb is counted once at the end */
+	P->nb = P->nb - before + nb_count(P, x, y);
+	touch(f, p);
+	if (lo > hi)
+		return;
+	lo = (p * PE + lo) / 2;
+	hi = (p * PE + hi) / 2;
+	if (f->dirty_lo > f->dirty_hi) {
+		f->dirty_lo = lo;
+		f->dirty_hi = hi;
+		return;
+	}
+	if (lo < f->dirty_lo)
+		f->dirty_lo = lo;
+	if (hi > f->dirty_hi)
+		f->dirty_hi = hi;
+}
+
 /* tbl24 entries [i, i + n) (len <= 24); the parts only partly covered
  * have their copies already (prepare()). */
 static void paint24(struct fib4 *f, uint32_t i, uint32_t n, uint8_t len,
@@ -433,19 +496,8 @@ static void paint24(struct fib4 *f, uint32_t i, uint32_t n, uint8_t len,
 			touch(f, p);
 			continue;
 		}
-		for (uint32_t k = lo; k < hi; k++) {
-			uint32_t e = P->t[k - p * PE];
-			uint8_t d = P->d[k - p * PE];
-
-			if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8) {
-				paint8(f, FPMD_RT_INDEX(e), 0, FPMD_TBL8_GROUP,
-				       len, del, val, vlen);
-				continue;
-			}
-			if (del ? d != len : d > len)
-				continue;
-			set24(f, k, val, vlen);
-		}
+		paint_range(f, p, lo - p * PE, hi - p * PE, len, del, val,
+			    vlen);
 	}
 }
 
@@ -723,13 +775,17 @@ int fib4_foreach(const struct fib4 *f,
 /* tbl24_fill lets go of the parts it holds (one batch, one grace). */
 static int fill_clear(struct fib4 *f)
 {
-	uint32_t n = f->nfill;
+	uint32_t n = 0;
 
-	if (!n)
+	if (!f->nfill)
 		return 0;
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+		if (f->in_fill[p])
+			f->fill_keys[n++] = p;
 	if (bpf_map_delete_batch(f->fill_fd, f->fill_keys, &n, NULL) &&
 	    errno != ENOENT)
 		return -errno;
+	memset(f->in_fill, 0, FPMD_TBL24_PARTS);
 	f->nfill = 0;
 	return 0;
 }
@@ -737,16 +793,15 @@ static int fill_clear(struct fib4 *f)
 /*
  * New parts: into tbl24_fill (one batch), filled from inside the kernel
  * (a user-space batch update costs ~2 ms a part), then into tbl24 (one
- * batch). tbl24_fill keeps its references until parts are dropped: only
- * then would they keep a dropped part's memory.
+ * batch). tbl24_fill keeps its references (a later publish of the same
+ * part replaces them) until parts are dropped: only then would they keep
+ * a dropped part's memory.
  */
 static int publish_parts(struct fib4 *f)
 {
 	uint32_t n = 0, cnt;
 	int *fds, ret = 0;
 
-	if (fill_clear(f))
-		return -errno;
 	fds = calloc(f->parts.npending, sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;
@@ -757,12 +812,17 @@ static int publish_parts(struct fib4 *f)
 		}
 	cnt = n;
 	f->syscalls++;
-	if (bpf_map_update_batch(f->fill_fd, f->fill_keys, fds, &cnt, NULL)) {
+	if (bpf_map_update_batch(f->fill_fd, f->fill_keys, fds, &cnt, NULL))
 		ret = -errno;
-		f->nfill = cnt;
+	else
+		cnt = n;
+	for (uint32_t j = 0; j < cnt && j < n; j++)
+		if (!f->in_fill[f->fill_keys[j]]) {
+			f->in_fill[f->fill_keys[j]] = 1;
+			f->nfill++;
+		}
+	if (ret)
 		goto out;
-	}
-	f->nfill = n;
 	for (uint32_t j = 0; j < n && !ret; j++) {
 		uint32_t p = f->fill_keys[j];
 
@@ -1097,9 +1157,10 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	f->commit_fd = m->commit_prog;
 	f->fill_fd = m->tbl24_fill;
 	f->fill_keys = calloc(FPMD_TBL24_PARTS, sizeof(*f->fill_keys));
+	f->in_fill = calloc(FPMD_TBL24_PARTS, 1);
 	f->dflt = map_mmap(m->tbl24_dflt, dlen);
 	f->stage = map_mmap(m->tbl24_stage, FPMD_TBL24_STAGE_WORDS * 8);
-	if (!f->dflt || !f->stage || !f->fill_keys) {
+	if (!f->dflt || !f->stage || !f->fill_keys || !f->in_fill) {
 		ret = -errno;
 		goto fail;
 	}
@@ -1137,8 +1198,12 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 		/* What tbl24_fill still holds from the previous run. */
 		while (f->nfill < FPMD_TBL24_PARTS &&
 		       !bpf_map_get_next_key(f->fill_fd, pk, &k)) {
-			f->fill_keys[f->nfill++] = k;
-			pk = &f->fill_keys[f->nfill - 1];
+			if (k < FPMD_TBL24_PARTS && !f->in_fill[k]) {
+				f->in_fill[k] = 1;
+				f->nfill++;
+			}
+			f->fill_keys[0] = k;
+			pk = &f->fill_keys[0];
 		}
 		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
 			f->dval[p] = (uint32_t)f->dflt[p];
@@ -1189,5 +1254,6 @@ void fib4_close(struct fib4 *f)
 	free(f->g_freed_ns);
 	free(f->free_slot);
 	free(f->fill_keys);
+	free(f->in_fill);
 	memset(f, 0, sizeof(*f));
 }

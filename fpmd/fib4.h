@@ -41,7 +41,8 @@ struct fib4 {
 	uint64_t *dflt;          /* tbl24_dflt, mapped */
 	int commit_fd;           /* fpmd_tbl24_commit */
 	int fill_fd;             /* tbl24_fill */
-	uint32_t *fill_keys;     /* the parts tbl24_fill holds */
+	uint32_t *fill_keys;     /* scratch: keys of a batch */
+	uint8_t *in_fill;        /* per part: tbl24_fill holds it */
 	uint32_t nfill;
 	uint64_t *stage;         /* tbl24_stage, mapped */
 	uint32_t dirty_lo, dirty_hi; /* tbl24 words to write (lo > hi: none) */
