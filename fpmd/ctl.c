@@ -1433,6 +1433,12 @@ static int handle(struct client *c, const uint8_t *buf, size_t len)
 	case FPMD__REQUEST__REQ_NEIGH_ADD:
 	case FPMD__REQUEST__REQ_NEIGH_DEL:
 		ret = do_change(req, &err);
+		/* The reply says it is done: in the fast path too. */
+		if (!ret && maps_commit(0)) {
+			ret = -EAGAIN;
+			err = "applied, but the new IPv4 table parts are not "
+			      "published yet (fpmd retries)";
+		}
 		break;
 	case FPMD__REQUEST__REQ_SHOW:
 		ret = do_show(c, &a, &rsp, req->show, &err);
