@@ -74,8 +74,15 @@ struct {
 	__type(value, struct fpmd_nh_group);
 } nh_groups SEC(".maps");
 
+/*
+ * Neighbors and own addresses cost memory per entry (NO_PREALLOC): a
+ * preallocated hash holds max_entries elements from the start (6 MiB for
+ * 65536 IPv6 neighbors). Lookups are the same code; only updates
+ * allocate. The bucket array still follows max_entries (16 bytes each).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_NEIGH);
 	__type(key, struct fpmd_neigh_v4_key);
 	__type(value, struct fpmd_neigh_val);
@@ -83,6 +90,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_NEIGH);
 	__type(key, struct fpmd_neigh_v6_key);
 	__type(value, struct fpmd_neigh_val);
@@ -90,6 +98,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_LOCAL_V4);
 	__type(key, __u32);
 	__type(value, struct fpmd_local_v4_val);
