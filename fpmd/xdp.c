@@ -111,16 +111,16 @@ static int open_and_size(void)
 		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
+		/* Chunks come as routes do; the outer map has room for
+		 * the largest table twice (the one in use and the next). */
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
-		uint32_t n = fib6_slots_for(cfg.max_routes_v6);
-
-		bpf_map__set_max_entries(skel->maps.slots_v6, n);
-		skel->rodata->v6_slot_mask = n - 1;
+		bpf_map__set_max_entries(
+			skel->maps.slots_v6,
+			FPMD_V6_OUTER(fib6_slots_for(cfg.max_routes_v6)));
 	} else {
 		bpf_map__set_max_entries(skel->maps.routes_v6,
 					 cfg.max_routes_v6);
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
-		skel->rodata->v6_slot_mask = 0;
 	}
 	/* fpmd_devmap_xmit reads struct net_device (CO-RE): without the
 	 * kernel's BTF it cannot load, and must not stop the rest. */

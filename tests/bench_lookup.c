@@ -957,10 +957,9 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
 		bpf_map__set_max_entries(fp->maps.rules_v4, v4_routes);
-		bpf_map__set_max_entries(fp->maps.slots_v6,
-					 fib6_slots_for((uint32_t)v6_routes));
-		fp->rodata->v6_slot_mask =
-			fib6_slots_for((uint32_t)v6_routes) - 1;
+		bpf_map__set_max_entries(
+			fp->maps.slots_v6,
+			FPMD_V6_OUTER(fib6_slots_for((uint32_t)v6_routes)));
 	} else {
 		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
 		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
@@ -968,7 +967,6 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 		bpf_map__set_max_entries(fp->maps.tbl8, 1);
 		bpf_map__set_max_entries(fp->maps.rules_v4, 1);
 		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
-		fp->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(fp))
 		die("load fpmd.bpf.o (%s): %s", fast ? "fast" : "lpm",
@@ -1262,6 +1260,8 @@ int main(int argc, char **argv)
 
 		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
 			t24 += map_memlock(fib4.part_fd[i]);
+		for (uint32_t i = 0; i < fib6.nslots / FPMD_V6_CHUNK_SLOTS; i++)
+			h6 += map_memlock(fib6.chunks[i].fd);
 		mem[0] = t24, mem[1] = t8, mem[2] = rl, mem[3] = h6,
 		mem[4] = l6, mem[5] = r4, mem[6] = r6;
 		mem_slots = fib6.nslots;

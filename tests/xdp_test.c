@@ -514,14 +514,13 @@ static void skel_load(void)
 					 TEST_TBL8_GROUPS *
 						 FPMD_TBL8_GROUP_WORDS);
 		bpf_map__set_max_entries(skel->maps.rules_v4, TEST_RULES_V4);
-		bpf_map__set_max_entries(skel->maps.slots_v6, TEST_SLOTS_V6);
-		skel->rodata->v6_slot_mask = TEST_SLOTS_V6 - 1;
+		bpf_map__set_max_entries(skel->maps.slots_v6,
+					 FPMD_V6_OUTER(TEST_SLOTS_V6));
 	} else {
 		bpf_map__set_max_entries(skel->maps.tbl24, 1);
 		bpf_map__set_max_entries(skel->maps.tbl8, 1);
 		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
-		skel->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(skel))
 		die("fpmd_bpf__load", errno);
