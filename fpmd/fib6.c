@@ -348,32 +348,52 @@ static int chunk_mmap(struct fib6_chunk *c)
 	return 0;
 }
 
-/* Empty outer entries [first, first + n): one batch, so one RCU grace
- * period rather than one per entry. */
+static int chunk_create(void)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_slots6", sizeof(__u32),
+				sizeof(struct fpmd_v6_slot),
+				FPMD_V6_CHUNK_SLOTS, &o);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Release outer entries [first, first + n). ARRAY_OF_MAPS has no batch
+ * delete and each delete waits an RCU grace period (~15 ms here: seconds
+ * for a large table), so they are pointed at one shared empty chunk, the
+ * filler, in one batch update (one grace period); the chunks they held
+ * are freed.
+ */
 static void outer_clear(struct fib6 *f, uint32_t first, uint32_t n)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
-	uint32_t *keys = malloc((n + 1) * sizeof(*keys)), cnt = 0, id;
+	uint32_t *keys = malloc((n + 1) * sizeof(*keys)), cnt = n, id;
+	int *fds = malloc((n + 1) * sizeof(*fds));
 
-	if (!keys)
-		return;
+	if (!keys || !fds)
+		goto out;
+	if (f->filler_fd < 0)
+		f->filler_fd = chunk_create();
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t k = first + i;
-
-		if (!bpf_map_lookup_elem(f->outer_fd, &k, &id))
-			keys[cnt++] = k;
+		keys[i] = first + i;
+		fds[i] = f->filler_fd;
 	}
-	if (cnt && bpf_map_delete_batch(f->outer_fd, keys, &cnt, &bo))
-		for (uint32_t i = 0; i < cnt; i++)
+	if (f->filler_fd >= 0 &&
+	    !bpf_map_update_batch(f->outer_fd, keys, fds, &cnt, &bo))
+		goto out;
+	for (uint32_t i = 0; i < n; i++)
+		if (!bpf_map_lookup_elem(f->outer_fd, &keys[i], &id))
 			bpf_map_delete_elem(f->outer_fd, &keys[i]);
+out:
 	free(keys);
+	free(fds);
 }
 
 /* n new, empty chunks at outer entries [base, base + n). */
 static struct fib6_chunk *chunks_create(struct fib6 *f, uint32_t base,
 					uint32_t n, int *err)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_batch_opts, bo);
 	struct fib6_chunk *c = chunks_alloc(n);
 	uint32_t *keys = malloc(n * sizeof(*keys)), cnt = n;
@@ -382,12 +402,9 @@ static struct fib6_chunk *chunks_create(struct fib6 *f, uint32_t base,
 	if (!c || !keys || !fds)
 		goto fail;
 	for (uint32_t i = 0; i < n; i++) {
-		c[i].fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_slots6",
-					 sizeof(__u32),
-					 sizeof(struct fpmd_v6_slot),
-					 FPMD_V6_CHUNK_SLOTS, &o);
+		c[i].fd = chunk_create();
 		if (c[i].fd < 0) {
-			ret = -errno;
+			ret = c[i].fd;
 			goto fail;
 		}
 		ret = chunk_mmap(&c[i]);
@@ -908,8 +925,20 @@ static int adopt_chunks(struct fib6 *f)
 	f->chunks = c;
 	f->nslots = n;
 	f->base = base;
-	/* A grow cut short: its half-built table is nobody's. */
-	outer_clear(f, base ? 0 : half, half);
+	/* A grow cut short: its half-built table is nobody's. Unused
+	 * entries all hold the one filler: more than one map there is such
+	 * a table. */
+	for (uint32_t i = 0, k = base ? 0 : half, id0 = 0, id; i < half;
+	     i++, k++) {
+		if (bpf_map_lookup_elem(f->outer_fd, &k, &id))
+			continue;
+		if (!id0)
+			id0 = id;
+		if (id != id0) {
+			outer_clear(f, base ? 0 : half, half);
+			break;
+		}
+	}
 	return 0;
 invalid:
 	chunks_free(c, nch);
@@ -921,7 +950,14 @@ static int fresh_table(struct fib6 *f)
 {
 	int ret = 0;
 
-	outer_clear(f, 0, 2 * (f->max_slots / FPMD_V6_CHUNK_SLOTS));
+	uint32_t k, id;
+
+	/* Maps reused without adoption (tests): free what they hold. */
+	for (k = 0; k < 2 * (f->max_slots / FPMD_V6_CHUNK_SLOTS); k++)
+		if (!bpf_map_lookup_elem(f->outer_fd, &k, &id))
+			break;
+	if (k < 2 * (f->max_slots / FPMD_V6_CHUNK_SLOTS))
+		outer_clear(f, 0, 2 * (f->max_slots / FPMD_V6_CHUNK_SLOTS));
 	f->chunks = chunks_create(f, 0, 1, &ret);
 	if (!f->chunks)
 		return ret;
@@ -998,6 +1034,7 @@ int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t max_slots,
 	void *p;
 
 	memset(f, 0, sizeof(*f));
+	f->filler_fd = -1;
 	if (max_slots < FPMD_V6_CHUNK_SLOTS || (max_slots & (max_slots - 1)))
 		return -EINVAL;
 	f->outer_fd = slots_fd;
@@ -1036,7 +1073,10 @@ void fib6_close(struct fib6 *f)
 	}
 	/* The chunks stay in slots_v6 (pinned) for the next fpmd. */
 	chunks_free(f->chunks, f->nslots / FPMD_V6_CHUNK_SLOTS);
+	if (f->lens && f->filler_fd >= 0) /* opened */
+		close(f->filler_fd);
 	if (f->lens)
 		munmap(f->lens, f->lens_len);
 	memset(f, 0, sizeof(*f));
+	f->filler_fd = -1;
 }

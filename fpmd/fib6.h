@@ -22,6 +22,7 @@ struct fib6_chunk {
 
 struct fib6 {
 	int outer_fd;                /* slots_v6 */
+	int filler_fd;               /* an empty chunk for unused entries */
 	struct fib6_chunk *chunks;   /* the table in use */
 	uint32_t nslots;             /* its size, a power of two */
 	uint32_t base;               /* its first chunk in slots_v6 */
