@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "chunks.h"
 #include "fib4.h"
 #include "fib6.h"
 #include "fib_check.h"
@@ -741,10 +742,134 @@ static void case_v4_part_index(void)
 	printf("PASS %s: %u words\n", case_name, FPMD_TBL24_WORDS);
 }
 
+/* ---- the chunk module (fpmd/chunks.c) ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Chunk idx as the outer map holds it: its first value, or -1: none. */
+static int64_t outer_first(int outer, uint32_t idx)
+{
+	uint32_t id, zero = 0;
+	uint64_t v;
+	int fd;
+
+	if (bpf_map_lookup_elem(outer, &idx, &id))
+		return -1;
+	fd = bpf_map_get_fd_by_id(id);
+	if (fd < 0)
+		fail("chunk %u: fd of id %u: %s", idx, id, strerror(errno));
+	if (bpf_map_lookup_elem(fd, &zero, &v))
+		fail("chunk %u: lookup: %s", idx, strerror(errno));
+	close(fd);
+	return (int64_t)v;
+}
+
+static int make_outer(uint32_t nchunks, uint32_t per_chunk)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, oo);
+	int tmpl, outer;
+
+	tmpl = bpf_map_create(BPF_MAP_TYPE_ARRAY, "tmpl", 4, 8, per_chunk, &o);
+	if (tmpl < 0)
+		fail("inner template: %s", strerror(errno));
+	oo.inner_map_fd = tmpl;
+	outer = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "outer", 4, 4,
+			       nchunks, &oo);
+	if (outer < 0)
+		fail("outer map: %s", strerror(errno));
+	close(tmpl);
+	return outer;
+}
+
+/*
+ * Chunks appear only when committed, all in one outer update; a dropped
+ * one stays visible until the commit; adoption finds them and their
+ * contents through the mapping. Also measures what a grace period costs
+ * (one outer update alone versus a batch of 32).
+ */
+static void case_chunks(void)
+{
+	const uint32_t per = 512, nch = 64;
+	int outer = make_outer(nch, per), ret;
+	struct chunks c, d;
+	uint64_t t0, one_ns, batch_ns;
+
+	ret = chunks_open(&c, outer, 8, per, true, false);
+	if (ret)
+		fail("chunks_open: %s", strerror(-ret));
+	if (chunks_get(&c, 3, false) != -ENOENT)
+		fail("chunk 3 exists before its creation");
+	if (chunks_get(&c, nch, true) != -ERANGE)
+		fail("chunk %u past the end was created", nch);
+	for (uint32_t i = 0; i < 3; i++) {
+		ret = chunks_get(&c, i * 7, true);
+		if (ret)
+			fail("chunks_get(%u): %s", i * 7, strerror(-ret));
+		((uint64_t *)chunks_mem(&c, i * 7))[0] = 1000 + i * 7;
+		((uint64_t *)chunks_mem(&c, i * 7))[per - 1] = 7;
+	}
+	if (outer_first(outer, 7) != -1 || c.npending != 3 || c.live)
+		fail("a pending chunk is visible before the commit");
+	ret = chunks_commit(&c, 64);
+	if (ret)
+		fail("chunks_commit: %s", strerror(-ret));
+	if (c.grace_waits != 1)
+		fail("3 pending chunks took %llu outer updates, not 1",
+		     (unsigned long long)c.grace_waits);
+	for (uint32_t i = 0; i < 3; i++)
+		if (outer_first(outer, i * 7) != 1000 + i * 7)
+			fail("chunk %u not visible after the commit", i * 7);
+	if (c.live != 3 || chunks_bytes(&c) != 3ull * per * 8)
+		fail("counters: %u live, %llu bytes", c.live,
+		     (unsigned long long)chunks_bytes(&c));
+	chunks_drop(&c, 7);
+	if (outer_first(outer, 7) != 1007)
+		fail("a dropped chunk vanished before the commit");
+	chunks_drop(&c, 14);
+	if (chunks_get(&c, 14, false)) /* kept again before the commit */
+		fail("a dropping chunk could not be kept");
+	ret = chunks_commit(&c, 64);
+	if (ret || outer_first(outer, 7) != -1 || outer_first(outer, 14) != 1014)
+		fail("drop of chunk 7 / keep of chunk 14 (ret %d)", ret);
+	/* A restarted user takes the live chunks over, mapped. */
+	ret = chunks_open(&d, outer, 8, per, true, true);
+	if (ret)
+		fail("chunks_open (adopt): %s", strerror(-ret));
+	if (d.live != 2 || !chunks_present(&d, 0) || !chunks_present(&d, 14) ||
+	    chunks_present(&d, 7) ||
+	    ((uint64_t *)chunks_mem(&d, 14))[per - 1] != 7)
+		fail("adoption found %u chunks, or the wrong ones", d.live);
+	chunks_close(&d);
+	/* What a grace period costs: one chunk alone, then 32 at once. */
+	chunks_get(&c, 40, true);
+	t0 = now_ns();
+	chunks_commit(&c, 64);
+	one_ns = now_ns() - t0;
+	for (uint32_t i = 0; i < 32; i++)
+		chunks_get(&c, 20 + i + (i >= 20), true);
+	t0 = now_ns();
+	ret = chunks_commit(&c, 64);
+	batch_ns = now_ns() - t0;
+	if (ret || c.live != 35)
+		fail("batch of 32: %s, %u live", strerror(-ret), c.live);
+	chunks_close(&c);
+	close(outer);
+	printf("PASS %s: one outer update %.1f ms, a batch of 32 %.1f ms\n",
+	       case_name, one_ns / 1e6, batch_ns / 1e6);
+}
+
 static const struct fcase {
 	const char *name;
 	void (*run)(void);
 } cases[] = {
+	{ "chunks", case_chunks },
 	{ "ipv4-part-index", case_v4_part_index },
 	{ "ipv4-random", case_v4_random },
 	{ "ipv4-covering", case_v4_covering },
