@@ -266,6 +266,20 @@ struct fpmd_nexthop {
 	__u32 id;    /* the source's nexthop id (0: implicit) */
 };
 
+/*
+ * nexthops and nh_groups grow in chunks, as the table does: each is an
+ * ARRAY_OF_MAPS of same-size arrays (same size, so the verifier inlines
+ * the inner lookups), index i in chunk i >> SHIFT at i & (per chunk - 1).
+ * fpmd creates a chunk when it first writes an index in it and puts it
+ * in the outer map before any route or group can refer to that index;
+ * indices are handed out low first, so chunks fill in order. The outer
+ * map has room for max-nexthops / max-groups (the limits stay theirs).
+ * Chunks stay below 32 KiB, so the kernel kmallocs them.
+ */
+#define FPMD_NH_CHUNK_SHIFT 9    /* 512 nexthops x 48 bytes: 24 KiB */
+#define FPMD_GROUP_CHUNK_SHIFT 5 /* 32 groups x 592 bytes: 18.5 KiB */
+#define FPMD_CHUNKS_FOR(max, shift) (((max) + (1u << (shift)) - 1) >> (shift))
+
 struct fpmd_nh_group {
 	__u32 nbuckets; /* 0 means empty group: pass to the kernel */
 	__u32 id;       /* the source's group id (0: implicit), for adoption */

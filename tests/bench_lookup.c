@@ -55,6 +55,7 @@
 
 #include "fib4.h"
 #include "fib6.h"
+#include "nhtab.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
@@ -612,7 +613,7 @@ static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 }
 
 /* One resolved nexthop, the gateway on IF_OUT, used by every route. */
-static void setup_nexthop(int fd, const struct family *v4)
+static void setup_nexthop(int fd, int groups_fd, const struct family *v4)
 {
 	struct fpmd_nexthop nh = {
 		.ifindex = if_out,
@@ -621,11 +622,18 @@ static void setup_nexthop(int fd, const struct family *v4)
 		.oslot = 1,
 	};
 	__u32 idx = 0;
+	struct nhtab t;
+	int ret;
 
 	memcpy(nh.dmac, mac_in, ETH_ALEN); /* the gateway's MAC, see top */
 	memcpy(nh.smac, mac_out, ETH_ALEN);
 	inet_pton(AF_INET, v4->gw, nh.gw);
-	map_put(fd, &idx, &nh, "nexthops");
+	ret = nhtab_open(&t, fd, groups_fd, false);
+	if (!ret)
+		ret = nhtab_nexthop_write(&t, idx, &nh);
+	if (ret)
+		die("nexthops: %s", strerror(-ret));
+	nhtab_close(&t); /* the chunk stays in the outer map */
 }
 
 /* Batched update of keys [from, to) in chunks of MAP_BATCH. */
@@ -1211,8 +1219,10 @@ int main(int argc, char **argv)
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
-	setup_nexthop(bpf_map__fd(fl->maps.nexthops), &v4);
-	setup_nexthop(bpf_map__fd(ff->maps.nexthops), &v4);
+	setup_nexthop(bpf_map__fd(fl->maps.nexthops),
+		      bpf_map__fd(fl->maps.nh_groups), &v4);
+	setup_nexthop(bpf_map__fd(ff->maps.nexthops),
+		      bpf_map__fd(ff->maps.nh_groups), &v4);
 
 	pl = (struct prog){ "fpmd-lpm", bpf_program__fd(fl->progs.fpmd_xdp),
 			    bpf_map__fd(fl->maps.stats), XDP_REDIRECT };
