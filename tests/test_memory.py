@@ -7,8 +7,10 @@ before any route refers to that index. max-nexthops / max-groups stay the
 limits. Measured here as the kernel counts it: the BPF maps fpmd holds
 (tests/lib/procmem.py).
 """
-import pytest
+import json
+import os
 
+from lab import ping, sh
 from lib import procmem
 from test_e2e import add_h2_loopback, measure, nonzero
 from test_plugin_feed import Client, acks, hello, nexthop, route
@@ -80,7 +82,7 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
     assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
     assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
     for dst in (VIA_NH, VIA_GROUP):
-        got, dc, f4, _ = measure(lab, d, lambda: lab_ping(lab, dst))
+        got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, dst, 3, 0.05))
         assert got == 3 and f4 == 0 and dc["r1-eth0"]["forwarded"] >= 3, \
             (dst, nonzero(dc), f4)
 
@@ -97,10 +99,51 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
     assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
     assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
     # What fit still forwards.
-    got, dc, f4, _ = measure(lab, d, lambda: lab_ping(lab, VIA_GROUP))
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, VIA_GROUP, 3, 0.05))
     assert got == 3 and f4 == 0, (nonzero(dc), f4)
 
 
-def lab_ping(lab, dst):
-    from lab import ping
-    return ping(lab.h1, dst, 3, 0.05)
+# The IPv4 DIR-24-8 maps (fpmd/fib4.c) have their own budget.
+FIB4_MAPS = {"tbl24", "tbl8", "rules_v4", "tbl24_stage"}
+OTHER_MAPS_BUDGET = 3 << 20
+
+
+def pinned_memory(pin):
+    """{pinned map name: bytes}, the chunks of an ARRAY_OF_MAPS with it."""
+    out = {}
+    for name in sorted(os.listdir(pin)):
+        info = json.loads(sh(f"bpftool -j map show pinned {pin}/{name}")
+                          .stdout)
+        total = info["bytes_memlock"]
+        if info["type"] == "array_of_maps":
+            dump = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}")
+                              .stdout)
+            for e in dump:
+                mid = int.from_bytes(bytes(int(b, 16) for b in e["value"]),
+                                     "little")
+                total += json.loads(sh(f"bpftool -j map show id {mid}")
+                                    .stdout)["bytes_memlock"]
+        out[name] = total
+    return out
+
+
+def test_small_router_maps_follow_the_table(lab):
+    """100 routes with default settings: the IPv6 table, nexthops, groups,
+    neighbors and the rest cost what they hold, not their maximums (they
+    took 66 MiB: 48 slots_v6, 11 neighbors, 7.6 nexthops and groups)."""
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d)
+    for i in range(48):
+        d.ctl("route", "add", f"10.{i}.0.0/16", "via", lab.H2_V4, "dev",
+              "r1-eth1")
+        d.ctl("route", "add", f"2001:db8:{1000 + i}::/48", "via",
+              lab.H2_V6, "dev", "r1-eth1")
+    mem = pinned_memory(lab.pin)
+    table = "\n".join(f"{n:16} {b / 1048576:8.3f} MiB"
+                      for n, b in sorted(mem.items(), key=lambda x: -x[1]))
+    total, nmaps = procmem.map_memory(d.proc.pid)
+    print(f"{table}\nall maps fpmd holds: {total / 1048576:.1f} MiB in "
+          f"{nmaps} maps")
+    other = sum(b for n, b in mem.items() if n not in FIB4_MAPS)
+    assert other <= OTHER_MAPS_BUDGET, table
