@@ -41,20 +41,57 @@ struct {
 	__type(value, __u64);
 } tbl24_stage SEC(".maps");
 
+/* New parts while fpmd fills them (fpmd_tbl24_commit), by part index;
+ * never read by the fast path. A hash: it has a batch delete. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, FPMD_TBL24_PARTS);
+	__type(key, __u32);
+	__array(values, struct tbl24_part);
+} tbl24_fill SEC(".maps");
+
+/* Per tbl24 part: the value of its whole range while it has no part. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_TBL8_GROUPS * FPMD_TBL8_GROUP_WORDS);
+	__uint(max_entries, FPMD_TBL24_PARTS);
 	__type(key, __u32);
 	__type(value, __u64);
-} tbl8 SEC(".maps");
+} tbl24_dflt SEC(".maps");
 
-struct {
+struct tbl8_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_MAX_ROUTES_V4);
+	__uint(max_entries, FPMD_TBL8_CHUNK_WORDS);
 	__type(key, __u32);
-	__type(value, struct fpmd_rule_v4);
+	__type(value, __u64);
+};
+
+/* Set by the loader: groups / FPMD_TBL8_CHUNK_GROUPS, rounded up. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FPMD_TBL8_GROUPS / FPMD_TBL8_CHUNK_GROUPS);
+	__type(key, __u32);
+	__array(values, struct tbl8_chunk);
+} tbl8 SEC(".maps");
+
+struct rules_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_RULES_CHUNK);
+	/* By size: clang leaves a struct behind an inner map's pointer a
+	 * forward declaration in BTF. */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fpmd_rule_v4));
+};
+
+/* Read by user space only (adoption); set by the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct rules_chunk);
 } rules_v4 SEC(".maps");
 
 /* A chunk of slots_v6; fpmd creates them and fills the outer map. Sizes,
@@ -93,46 +130,57 @@ static __always_inline __u32 dir24_lookup(__u32 addr)
 	part = FPMD_TBL24_PART_OF(k);
 	k -= part * FPMD_TBL24_PART_WORDS;
 	inner = bpf_map_lookup_elem(&tbl24, &part);
-	if (!inner)
-		return 0;
+	if (!inner) {
+		/* No part: its whole range has one value. */
+		__u64 *d = bpf_map_lookup_elem(&tbl24_dflt, &part);
+
+		return d ? (__u32)*d : 0;
+	}
 	w = bpf_map_lookup_elem(inner, &k);
 	if (!w)
 		return 0;
 	e = w[(a >> 8) & 1];
 	if (FPMD_RT_TYPE(e) != FPMD_RT_TBL8)
 		return e;
-	k = FPMD_RT_INDEX(e) * FPMD_TBL8_GROUP_WORDS + ((a & 0xff) >> 1);
-	w = bpf_map_lookup_elem(&tbl8, &k);
+	part = FPMD_RT_INDEX(e) / FPMD_TBL8_CHUNK_GROUPS;
+	inner = bpf_map_lookup_elem(&tbl8, &part);
+	if (!inner)
+		return 0;
+	k = (FPMD_RT_INDEX(e) % FPMD_TBL8_CHUNK_GROUPS) * FPMD_TBL8_GROUP_WORDS +
+	    ((a & 0xff) >> 1);
+	w = bpf_map_lookup_elem(inner, &k);
 	if (!w)
 		return 0;
 	return w[a & 1];
 }
 
 struct tbl24_copy {
-	__u32 first, n;
+	void *inner; /* the part */
+	__u32 k0, n, op;
 };
 
 static int tbl24_copy_one(__u32 j, void *arg)
 {
 	struct tbl24_copy *c = arg;
-	__u32 w = c->first + j, part = FPMD_TBL24_PART_OF(w), k;
+	__u32 k = c->k0 + j;
 	__u64 *src, *dst;
-	void *inner;
 
-	k = w - part * FPMD_TBL24_PART_WORDS;
 	src = bpf_map_lookup_elem(&tbl24_stage, &j);
-	inner = bpf_map_lookup_elem(&tbl24, &part);
-	if (!src || !inner)
+	if (!src)
 		return 1;
-	dst = bpf_map_lookup_elem(inner, &k);
+	dst = bpf_map_lookup_elem(c->inner, &k);
 	if (!dst)
 		return 1;
-	*dst = *src; /* one 8-byte store */
+	if (c->op == FPMD_TBL24_READ)
+		*src = *dst;
+	else
+		*dst = *src; /* one 8-byte store */
 	c->n--;
 	return 0;
 }
 
-/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. */
+/* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. The
+ * words are within one part, looked up once. */
 SEC("xdp")
 int fpmd_tbl24_commit(struct xdp_md *ctx)
 {
@@ -140,15 +188,24 @@ int fpmd_tbl24_commit(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	struct fpmd_tbl24_commit *cm = data;
 	struct tbl24_copy c;
-	__u32 n;
+	__u32 n, part;
 
 	if ((void *)(cm + 1) > data_end)
 		return XDP_ABORTED;
 	n = cm->n;
-	c.first = cm->first;
+	if (cm->first >= FPMD_TBL24_WORDS || n > FPMD_TBL24_STAGE_WORDS)
+		return XDP_ABORTED;
+	part = FPMD_TBL24_PART_OF(cm->first);
+	c.k0 = cm->first - part * FPMD_TBL24_PART_WORDS;
+	if (c.k0 + n > FPMD_TBL24_PART_WORDS)
+		return XDP_ABORTED;
 	c.n = n;
-	if (n > FPMD_TBL24_STAGE_WORDS ||
-	    c.first + n > FPMD_TBL24_WORDS || c.first + n < c.first)
+	c.op = cm->op;
+	if (c.op == FPMD_TBL24_FILL)
+		c.inner = bpf_map_lookup_elem(&tbl24_fill, &part);
+	else
+		c.inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!c.inner)
 		return XDP_ABORTED;
 	bpf_loop(n, tbl24_copy_one, &c, 0);
 	return c.n ? XDP_ABORTED : XDP_PASS;

@@ -94,25 +94,32 @@ enum fpmd_fib6_algo {
  * entries each, entry i in word i / 2, as the __u32 at index i % 2 of the
  * word viewed as __u32[2] (so the memory is simply __u32[n] to an mmap).
  *
- * tbl24 (2^23 words, 64 MiB) is an ARRAY_OF_MAPS of FPMD_TBL24_PARTS
- * arrays of FPMD_TBL24_PART_WORDS words each: word w is word
- * w % PART_WORDS of part w / PART_WORDS. A BPF array above 32 KiB is
- * vmalloc'ed in 4 KiB pages, and lookups spread over 64 MiB then pay a
- * TLB miss (a nested page walk under a hypervisor) on top of the cache
- * miss; a part fits in 32 KiB with the array's header, so it comes from
- * kmalloc, in the kernel's huge-page direct map. fpmd keeps its own copy
- * of tbl24 and writes the words a change touched: one or two by map
- * updates, more (a short prefix covers up to 2^23 words) by copying them
- * into tbl24_stage (mmapable, FPMD_TBL24_STAGE_WORDS) and running the
- * program fpmd_tbl24_commit once per stageful (BPF_PROG_TEST_RUN, the
- * frame being a struct fpmd_tbl24_commit), which stores them from inside
- * the kernel at a few ns per word where a map update costs ~0.5 us. Each
- * word is one 8-byte store: a reader sees the old or the new word.
+ * tbl24 (2^23 words, 64 MiB when whole) is an ARRAY_OF_MAPS of up to
+ * FPMD_TBL24_PARTS arrays of FPMD_TBL24_PART_WORDS words each: word w is
+ * word w % PART_WORDS of part w / PART_WORDS. A part exists only where
+ * its range is not uniform (a prefix boundary or a tbl8 group inside
+ * it); where the outer map has no part, every entry of its range is
+ * tbl24_dflt[part] (an mmapable array, one route value per part, read
+ * only on that miss). A BPF array above 32 KiB is vmalloc'ed in 4 KiB
+ * pages, and lookups spread over 64 MiB then pay a TLB miss (a nested
+ * page walk under a hypervisor) on top of the cache miss; a part fits in
+ * 32 KiB with the array's header, so it comes from kmalloc, in the
+ * kernel's huge-page direct map. fpmd keeps its own copy of the parts and
+ * writes the words a change touched: one or two by map updates, more by
+ * copying them into tbl24_stage (mmapable, FPMD_TBL24_STAGE_WORDS) and
+ * running the program fpmd_tbl24_commit (BPF_PROG_TEST_RUN, the frame
+ * being a struct fpmd_tbl24_commit), which stores them from inside the
+ * kernel at a few ns per word where a map update costs ~0.5 us. Each
+ * word is one 8-byte store: a reader sees the old or the new word. A new
+ * part is filled completely before it enters the outer map; a part that
+ * became uniform gets its default written before it leaves it.
  *
- * tbl8 is one BPF_F_MMAPABLE array (rarely read: only /24s holding longer
- * prefixes); fpmd writes it through a shared mapping (aligned 32-bit
- * stores), fills a tbl8 group completely before pointing tbl24 at it, and
- * reuses a freed group only after a grace period.
+ * tbl8 is an ARRAY_OF_MAPS of chunks of FPMD_TBL8_CHUNK_GROUPS groups,
+ * each a BPF_F_MMAPABLE array (rarely read: only /24s holding longer
+ * prefixes), created as groups are needed; fpmd writes them through
+ * shared mappings (aligned 32-bit stores), fills a tbl8 group completely
+ * before pointing tbl24 at it, and reuses a freed group only after a
+ * grace period.
  */
 #define FPMD_TBL24_ENTRIES (1u << 24)
 #define FPMD_TBL24_WORDS (FPMD_TBL24_ENTRIES / 2)
@@ -122,26 +129,43 @@ enum fpmd_fib6_algo {
 /* w / FPMD_TBL24_PART_WORDS for w < 2^23 without a divide (a 64-bit div
  * costs ~15 ns in the JIT); tests/fib_check checks every w. */
 #define FPMD_TBL24_PART_OF(w) ((__u32)(((__u64)(w) * 8589935ull) >> 35))
-#define FPMD_TBL24_STAGE_WORDS 8192
+#define FPMD_TBL24_STAGE_WORDS FPMD_TBL24_PART_WORDS /* one part */
 
-/* The "frame" given to fpmd_tbl24_commit: copy tbl24_stage[0, n) to
- * tbl24 words [first, first + n). Returns XDP_PASS when done. */
+/*
+ * The "frame" given to fpmd_tbl24_commit: copy tbl24_stage[0, n) to
+ * tbl24 words [first, first + n) (op FPMD_TBL24_WRITE), to the same
+ * words of the parts in tbl24_fill (FPMD_TBL24_FILL: new parts, not yet
+ * in tbl24), or those words of tbl24 to the stage (FPMD_TBL24_READ:
+ * adoption). Returns XDP_PASS when done. A map update or batch from
+ * user space costs ~0.5 us per word (2 ms to fill a part).
+ */
+enum {
+	FPMD_TBL24_WRITE = 0,
+	FPMD_TBL24_FILL = 1,
+	FPMD_TBL24_READ = 2,
+};
+
 struct fpmd_tbl24_commit {
 	__u32 first;
 	__u32 n;
-	__u8 pad[8]; /* a test-run frame is at least an Ethernet header */
+	__u32 op;
+	__u8 pad[4]; /* a test-run frame is at least an Ethernet header */
 };
 #define FPMD_TBL8_GROUP 256
 #define FPMD_TBL8_GROUP_WORDS (FPMD_TBL8_GROUP / 2)
-#define FPMD_TBL8_GROUPS 8192 /* default: 8 MiB; /25../32 under 8192 /24s */
+#define FPMD_TBL8_GROUPS 8192 /* default most: 8 MiB; /25../32 under 8192 /24s */
 #define FPMD_TBL8_MAX_GROUPS FPMD_RT_INDEX_MASK
+#define FPMD_TBL8_CHUNK_GROUPS 128 /* 128 KiB per tbl8 chunk */
+#define FPMD_TBL8_CHUNK_WORDS (FPMD_TBL8_CHUNK_GROUPS * FPMD_TBL8_GROUP_WORDS)
 
 /*
  * rules_v4: the IPv4 prefixes themselves when DIR-24-8 is in use (the
  * arrays cannot give them back: a /23 and its two /24s with one nexthop
  * look the same). Only user space reads it, to rebuild its prefix store
- * after a restart. Slot-indexed, BPF_F_MMAPABLE; 16 bytes per prefix.
+ * after a restart. Slot-indexed, 16 bytes per prefix: an ARRAY_OF_MAPS
+ * of BPF_F_MMAPABLE chunks of FPMD_RULES_CHUNK slots, made as needed.
  */
+#define FPMD_RULES_CHUNK 8192 /* 128 KiB per chunk */
 #define FPMD_RULE_F_USED 0x1
 
 struct fpmd_rule_v4 {

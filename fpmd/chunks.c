@@ -205,8 +205,8 @@ static int commit_pending(struct chunks *c)
 	uint32_t *keys, n = 0, cnt;
 	int *fds, ret = 0;
 
-	keys = malloc(c->npending * sizeof(*keys));
-	fds = malloc(c->npending * sizeof(*fds));
+	keys = calloc(c->npending, sizeof(*keys));
+	fds = calloc(c->npending, sizeof(*fds));
 	if (!keys || !fds) {
 		ret = -ENOMEM;
 		goto out;

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * IPv4 DIR-24-8 (DPDK rte_lpm's layout). tbl24 is kept in fpmd's memory
- * and the words a change touched are written to its parts at the end of
- * the change; tbl8 is written through a shared mapping. Each entry remembers, in user space only (d24 / d8), the length
- * of the prefix it came from: adding a prefix overwrites the entries in
- * its range whose prefix is not longer, deleting one gives the entries it
- * owned to its covering prefix. Readers never see a half-written prefix:
- * a new tbl8 group is filled completely before tbl24 points at it, and
+ * part by part (only the parts that are not uniform; a uniform one is a
+ * value in tbl24_dflt) and the words a change touched are written to the
+ * live parts at the end of the change; tbl8 is written through shared
+ * mappings. Each entry remembers, in user space only (d / d8), the
+ * length of the prefix it came from: adding a prefix overwrites the
+ * entries in its range whose prefix is not longer, deleting one gives
+ * the entries it owned to its covering prefix. Readers never see a
+ * half-written prefix: a new tbl8 group is filled completely before
+ * tbl24 points at it, a new part before the outer map holds it, and
  * every entry is one aligned 32-bit store.
  */
 #include <errno.h>
@@ -31,6 +34,8 @@ struct fib4_rule {
 
 #define GRACE_NS_DEFAULT 1000000ull /* 1 ms */
 
+#define PE FIB4_PART_ENTRIES
+
 static void store(uint32_t *p, uint32_t v)
 {
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
@@ -44,65 +49,212 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* tbl24 entry i changes (written out by flush24). */
-static void set24(struct fib4 *f, uint32_t i, uint32_t v)
+/* Entries in part p (the last one is short). */
+static uint32_t part_len(uint32_t p)
 {
-	f->t24[i] = v;
-	f->entry_writes++;
-	if (f->dirty_lo > f->dirty_hi) {
-		f->dirty_lo = f->dirty_hi = i / 2;
-		return;
-	}
-	if (i / 2 < f->dirty_lo)
-		f->dirty_lo = i / 2;
-	if (i / 2 > f->dirty_hi)
-		f->dirty_hi = i / 2;
+	uint32_t left = FPMD_TBL24_ENTRIES - p * PE;
+
+	return left < PE ? left : PE;
 }
 
-/* Words [from, to] of tbl24 into its parts: a map update for one or
- * two, the commit program for more (fpmd_maps.h). */
-static int write24(struct fib4 *f, uint32_t from, uint32_t to)
+static uint32_t part_words(uint32_t p)
+{
+	return part_len(p) / 2;
+}
+
+/* ---- tbl24 parts ---- */
+
+static uint32_t get24(const struct fib4 *f, uint32_t i)
+{
+	uint32_t p = i / PE;
+	const struct fib4_part *P = f->part[p];
+
+	return P ? P->t[i - p * PE] : f->dval[p];
+}
+
+static void touch(struct fib4 *f, uint32_t p)
+{
+	if (f->chg_lo > f->chg_hi) {
+		f->chg_lo = f->chg_hi = p;
+		return;
+	}
+	if (p < f->chg_lo)
+		f->chg_lo = p;
+	if (p > f->chg_hi)
+		f->chg_hi = p;
+}
+
+/* What entry k of P adds to P->nb. */
+static uint32_t nb_of(const struct fib4_part *P, uint32_t k, uint32_t n)
+{
+	uint32_t c = FPMD_RT_TYPE(P->t[k]) == FPMD_RT_TBL8;
+
+	if (k > 0 && (P->t[k - 1] != P->t[k] || P->d[k - 1] != P->d[k]))
+		c++;
+	if (k + 1 < n && (P->t[k + 1] != P->t[k] || P->d[k + 1] != P->d[k]))
+		c++;
+	return c;
+}
+
+/* Entry i (in a part that has its copy) becomes v / len. */
+static void set24(struct fib4 *f, uint32_t i, uint32_t v, uint8_t len)
+{
+	uint32_t p = i / PE, k = i - p * PE, n = part_len(p);
+	struct fib4_part *P = f->part[p];
+
+	if (P->t[k] == v && P->d[k] == len)
+		return;
+	P->nb -= nb_of(P, k, n);
+	P->d[k] = len;
+	if (P->t[k] != v) {
+		P->t[k] = v;
+		f->entry_writes++;
+		if (f->dirty_lo > f->dirty_hi) {
+			f->dirty_lo = f->dirty_hi = i / 2;
+		} else {
+			if (i / 2 < f->dirty_lo)
+				f->dirty_lo = i / 2;
+			if (i / 2 > f->dirty_hi)
+				f->dirty_hi = i / 2;
+		}
+	}
+	P->nb += nb_of(P, k, n);
+	touch(f, p);
+}
+
+/*
+ * Part p gets its own copy, filled with its uniform value, and (unless
+ * adopting) a BPF part: a new one stays pending, out of the fast path's
+ * sight, until fib4_commit(); one still live (about to be dropped) is
+ * kept, its contents being that same uniform value.
+ */
+static int materialize(struct fib4 *f, uint32_t p)
+{
+	struct fib4_part *P;
+	int ret;
+
+	if (f->part[p])
+		return 0;
+	P = malloc(sizeof(*P));
+	if (!P)
+		return -ENOMEM;
+	for (uint32_t k = 0; k < PE; k++)
+		P->t[k] = f->dval[p];
+	memset(P->d, f->dlen[p], PE);
+	P->nb = 0;
+	if (!f->adopting) {
+		ret = chunks_get(&f->parts, p, true);
+		if (ret) {
+			free(P);
+			return ret;
+		}
+	}
+	f->part[p] = P;
+	return 0;
+}
+
+/* Part p is uniform again: its default first, then the part goes (at a
+ * later commit when it is live: a reader sees one or the other). */
+static void dematerialize(struct fib4 *f, uint32_t p)
+{
+	struct fib4_part *P = f->part[p];
+
+	f->dval[p] = P->t[0];
+	f->dlen[p] = P->d[0];
+	free(P);
+	f->part[p] = NULL;
+	if (f->adopting)
+		return;
+	__atomic_store_n(&f->dflt[p], (uint64_t)f->dval[p], __ATOMIC_RELEASE);
+	chunks_drop(&f->parts, p);
+}
+
+/* fpmd_tbl24_commit on words [from, to] of part p through the stage. */
+static int run_commit(struct fib4 *f, uint32_t p, uint32_t from, uint32_t to,
+		      uint32_t op)
+{
+	struct fpmd_tbl24_commit cm = {
+		.first = p * FPMD_TBL24_PART_WORDS + from,
+		.n = to - from + 1,
+		.op = op,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &cm,
+		    .data_size_in = sizeof(cm), .repeat = 1);
+
+	f->syscalls++;
+	if (bpf_prog_test_run_opts(f->commit_fd, &o))
+		return -errno;
+	return o.retval == XDP_PASS ? 0 : -EIO;
+}
+
+/* Words [from, to] of part p, from src (the words themselves, 2 entries
+ * each): a map update for one or two, the commit program for more. */
+static int write_words(struct fib4 *f, uint32_t p, uint32_t from,
+		       uint32_t to, const uint64_t *src)
 {
 	if (to - from < 2) {
-		for (uint32_t w = from; w <= to; w++) {
-			uint32_t part = w / FPMD_TBL24_PART_WORDS;
-			uint32_t k = w - part * FPMD_TBL24_PART_WORDS;
-			uint64_t v;
-
-			memcpy(&v, &f->t24[2 * (size_t)w], 8);
+		for (uint32_t k = from; k <= to; k++) {
 			f->syscalls++;
-			if (bpf_map_update_elem(f->part_fd[part], &k, &v, 0))
+			if (bpf_map_update_elem(chunks_fd(&f->parts, p), &k,
+						&src[k - from], 0))
 				return -errno;
 		}
 		return 0;
 	}
-	while (from <= to) {
-		struct fpmd_tbl24_commit cm = { .first = from };
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = &cm,
-			    .data_size_in = sizeof(cm), .repeat = 1);
-
-		cm.n = to - from + 1;
-		if (cm.n > FPMD_TBL24_STAGE_WORDS)
-			cm.n = FPMD_TBL24_STAGE_WORDS;
-		memcpy(f->stage, &f->t24[2 * (size_t)from], (size_t)cm.n * 8);
-		f->syscalls++;
-		if (bpf_prog_test_run_opts(f->commit_fd, &o))
-			return -errno;
-		if (o.retval != XDP_PASS)
-			return -EIO;
-		from += cm.n;
-	}
-	return 0;
+	memcpy(f->stage, src, (size_t)(to - from + 1) * 8);
+	return run_commit(f, p, from, to, FPMD_TBL24_WRITE);
 }
 
+/*
+ * The end of a change: the words it touched into the live parts, the
+ * defaults of the uniform parts it touched (and the contents of those
+ * still live, about to be dropped), then the parts it made uniform go.
+ */
 static int flush24(struct fib4 *f)
 {
 	int ret = 0;
 
-	if (f->dirty_lo <= f->dirty_hi)
-		ret = write24(f, f->dirty_lo, f->dirty_hi);
-	f->dirty_lo = 1;
-	f->dirty_hi = 0;
+	if (f->adopting)
+		goto uniform;
+	for (uint32_t p = f->dirty_lo / FPMD_TBL24_PART_WORDS;
+	     f->dirty_lo <= f->dirty_hi &&
+	     p <= f->dirty_hi / FPMD_TBL24_PART_WORDS && !ret;
+	     p++) {
+		uint32_t base = p * FPMD_TBL24_PART_WORDS, lo, hi;
+
+		if (!f->part[p] || f->parts.state[p] != CHUNK_LIVE)
+			continue; /* pending: filled whole at the commit */
+		lo = f->dirty_lo > base ? f->dirty_lo - base : 0;
+		hi = f->dirty_hi - base < part_words(p) - 1 ?
+			     f->dirty_hi - base :
+			     part_words(p) - 1;
+		ret = write_words(f, p, lo, hi,
+				  (const uint64_t *)f->part[p]->t + lo);
+	}
+	for (uint32_t p = f->chg_lo; p <= f->chg_hi && !ret; p++) {
+		uint64_t v;
+
+		if (f->part[p])
+			continue;
+		v = f->dval[p];
+		if (__atomic_load_n(&f->dflt[p], __ATOMIC_RELAXED) == v)
+			continue;
+		if (f->parts.state[p] == CHUNK_DROPPING) {
+			/* Still what the fast path reads: keep it right. */
+			static uint64_t img[FPMD_TBL24_PART_WORDS];
+
+			for (uint32_t k = 0; k < part_words(p); k++)
+				img[k] = v | v << 32;
+			ret = write_words(f, p, 0, part_words(p) - 1, img);
+		}
+		__atomic_store_n(&f->dflt[p], v, __ATOMIC_RELEASE);
+	}
+uniform:
+	for (uint32_t p = f->chg_lo; p <= f->chg_hi; p++)
+		if (f->part[p] && !f->part[p]->nb)
+			dematerialize(f, p);
+	f->dirty_lo = f->chg_lo = 1;
+	f->dirty_hi = f->chg_hi = 0;
 	return ret;
 }
 
@@ -148,6 +300,28 @@ static struct fib4_rule *rule_parent(const struct fib4 *f, uint32_t addr,
 	return NULL;
 }
 
+/* The 256 entries of tbl8 group g. */
+static uint32_t *grp(const struct fib4 *f, uint32_t g)
+{
+	if (f->adopting)
+		return f->t8priv + (size_t)g * FPMD_TBL8_GROUP;
+	return (uint32_t *)chunks_mem(&f->t8c, g / FPMD_TBL8_CHUNK_GROUPS) +
+	       (g % FPMD_TBL8_CHUNK_GROUPS) * FPMD_TBL8_GROUP;
+}
+
+/* tbl8's chunk for group g exists and is visible: a pointer to g may be
+ * written right after. A new chunk waits one grace period here, at most
+ * ngroups / FPMD_TBL8_CHUNK_GROUPS times in all. */
+static int t8_chunk(struct fib4 *f, uint32_t g)
+{
+	uint32_t c = g / FPMD_TBL8_CHUNK_GROUPS;
+	int ret;
+
+	if (f->adopting || f->t8c.state[c] == CHUNK_LIVE)
+		return 0;
+	ret = chunks_get(&f->t8c, c, true);
+	return ret ? ret : chunks_commit(&f->t8c, 0);
+}
 /* ---- tbl8 groups ---- */
 
 static void group_free(struct fib4 *f, uint32_t g)
@@ -186,6 +360,10 @@ static int64_t group_alloc(struct fib4 *f, uint32_t prefer)
 	while (f->g_fresh < f->ngroups && f->g_state[f->g_fresh])
 		f->g_fresh++;
 	if (f->g_fresh < f->ngroups) {
+		int ret = t8_chunk(f, f->g_fresh);
+
+		if (ret)
+			return ret;
 		g = f->g_fresh++;
 		goto take;
 	}
@@ -215,46 +393,81 @@ take:
 static void paint8(struct fib4 *f, uint32_t g, uint32_t from, uint32_t n,
 		   uint8_t len, bool del, uint32_t val, uint8_t vlen)
 {
-	uint32_t base = g * FPMD_TBL8_GROUP;
+	uint32_t *t8 = grp(f, g);
+	uint8_t *d8 = f->d8 + (size_t)g * FPMD_TBL8_GROUP;
 
-	for (uint32_t j = base + from; j < base + from + n; j++) {
-		if (del ? f->d8[j] != len : f->d8[j] > len)
+	for (uint32_t j = from; j < from + n; j++) {
+		if (del ? d8[j] != len : d8[j] > len)
 			continue;
-		f->d8[j] = vlen;
-		if (f->t8[j] != val) {
-			store(&f->t8[j], val);
+		d8[j] = vlen;
+		if (t8[j] != val) {
+			store(&t8[j], val);
 			f->entry_writes++;
 		}
 	}
 }
 
-static void paint24(struct fib4 *f, uint32_t i, uint8_t len, bool del,
-		    uint32_t val, uint8_t vlen)
+/* tbl24 entries [i, i + n) (len <= 24); the parts only partly covered
+ * have their copies already (prepare()). */
+static void paint24(struct fib4 *f, uint32_t i, uint32_t n, uint8_t len,
+		    bool del, uint32_t val, uint8_t vlen)
 {
-	uint32_t e = f->t24[i];
+	for (uint32_t p = i / PE; p <= (i + n - 1) / PE; p++) {
+		uint32_t lo = p * PE > i ? p * PE : i;
+		uint32_t hi = p * PE + part_len(p) < i + n ? p * PE + part_len(p) :
+							     i + n;
+		struct fib4_part *P = f->part[p];
 
-	if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8) {
-		paint8(f, FPMD_RT_INDEX(e), 0, FPMD_TBL8_GROUP, len, del, val,
-		       vlen);
-		return;
+		if (!P) { /* uniform and wholly covered */
+			if (del ? f->dlen[p] != len : f->dlen[p] > len)
+				continue;
+			f->dlen[p] = vlen;
+			if (f->dval[p] != val)
+				f->entry_writes += part_len(p);
+			f->dval[p] = val;
+			touch(f, p);
+			continue;
+		}
+		for (uint32_t k = lo; k < hi; k++) {
+			uint32_t e = P->t[k - p * PE];
+			uint8_t d = P->d[k - p * PE];
+
+			if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8) {
+				paint8(f, FPMD_RT_INDEX(e), 0, FPMD_TBL8_GROUP,
+				       len, del, val, vlen);
+				continue;
+			}
+			if (del ? d != len : d > len)
+				continue;
+			set24(f, k, val, vlen);
+		}
 	}
-	if (del ? f->d24[i] != len : f->d24[i] > len)
-		return;
-	f->d24[i] = vlen;
-	if (e != val)
-		set24(f, i, val);
+}
+
+/* The parts addr/len covers only partly get their copies first: the
+ * one step of a change that can fail for want of memory. */
+static int prepare(struct fib4 *f, uint32_t addr, uint8_t len)
+{
+	uint32_t i = addr >> 8, n = len <= 24 ? 1u << (24 - len) : 1;
+	uint32_t p0 = i / PE, p1 = (i + n - 1) / PE;
+	int ret = 0;
+
+	if (len > 24 || i != p0 * PE)
+		ret = materialize(f, p0);
+	if (!ret && (len > 24 || i + n != p1 * PE + part_len(p1)))
+		ret = materialize(f, p1);
+	return ret;
 }
 
 /* Back to one tbl24 entry once no prefix longer than /24 is left. */
 static void maybe_collapse(struct fib4 *f, uint32_t i, uint32_t g)
 {
-	uint32_t base = g * FPMD_TBL8_GROUP;
+	uint8_t *d8 = f->d8 + (size_t)g * FPMD_TBL8_GROUP;
 
-	for (uint32_t j = base; j < base + FPMD_TBL8_GROUP; j++)
-		if (f->d8[j] > 24)
+	for (uint32_t j = 0; j < FPMD_TBL8_GROUP; j++)
+		if (d8[j] > 24)
 			return;
-	f->d24[i] = f->d8[base];
-	set24(f, i, f->t8[base]);
+	set24(f, i, grp(f, g)[0], d8[0]);
 	group_free(f, g);
 }
 
@@ -263,35 +476,40 @@ static int paint_add(struct fib4 *f, uint32_t addr, uint8_t len, uint32_t val,
 		     uint32_t prefer)
 {
 	uint32_t i = addr >> 8, e;
+	struct fib4_part *P;
 	int64_t g;
+	int ret = prepare(f, addr, len);
 
+	if (ret)
+		return ret;
 	if (len <= 24) {
-		uint32_t n = 1u << (24 - len);
-
-		for (uint32_t k = i; k < i + n; k++)
-			paint24(f, k, len, false, val, len);
+		paint24(f, i, 1u << (24 - len), len, false, val, len);
 		return 0;
 	}
-	e = f->t24[i];
+	P = f->part[i / PE];
+	e = get24(f, i);
 	if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8) {
 		g = FPMD_RT_INDEX(e);
 	} else {
-		uint32_t base;
+		uint32_t *t8;
+		uint8_t *d8;
 
 		g = group_alloc(f, prefer);
 		if (g < 0)
 			return (int)g;
-		base = (uint32_t)g * FPMD_TBL8_GROUP;
+		t8 = grp(f, (uint32_t)g);
+		d8 = f->d8 + (size_t)g * FPMD_TBL8_GROUP;
 		/* The whole /24 as it is now, then the new prefix, then
 		 * the pointer: a lookup sees the old /24 or the new one. */
-		for (uint32_t j = base; j < base + FPMD_TBL8_GROUP; j++) {
-			store(&f->t8[j], e);
-			f->d8[j] = f->d24[i];
+		for (uint32_t j = 0; j < FPMD_TBL8_GROUP; j++) {
+			store(&t8[j], e);
+			d8[j] = P->d[i - (i / PE) * PE];
 		}
 		f->entry_writes += FPMD_TBL8_GROUP;
 		paint8(f, (uint32_t)g, addr & 0xff, 1u << (32 - len), len,
 		       false, val, len);
-		set24(f, i, FPMD_RT_ENCODE(FPMD_RT_TBL8, g));
+		/* The /24's own length stays in d: a collapse restores it. */
+		set24(f, i, FPMD_RT_ENCODE(FPMD_RT_TBL8, g), P->d[i % PE]);
 		return 0;
 	}
 	paint8(f, (uint32_t)g, addr & 0xff, 1u << (32 - len), len, false, val,
@@ -299,31 +517,39 @@ static int paint_add(struct fib4 *f, uint32_t addr, uint8_t len, uint32_t val,
 	return 0;
 }
 
-static void paint_del(struct fib4 *f, uint32_t addr, uint8_t len,
-		      uint32_t pval, uint8_t plen)
+static int paint_del(struct fib4 *f, uint32_t addr, uint8_t len,
+		     uint32_t pval, uint8_t plen)
 {
 	uint32_t i = addr >> 8, e;
+	int ret = prepare(f, addr, len);
 
+	if (ret)
+		return ret;
 	if (len <= 24) {
-		uint32_t n = 1u << (24 - len);
-
-		for (uint32_t k = i; k < i + n; k++)
-			paint24(f, k, len, true, pval, plen);
-		return;
+		paint24(f, i, 1u << (24 - len), len, true, pval, plen);
+		return 0;
 	}
-	e = f->t24[i];
+	e = get24(f, i);
 	if (FPMD_RT_TYPE(e) != FPMD_RT_TBL8)
-		return; /* cannot happen: a /25+ always has its group */
+		return 0; /* cannot happen: a /25+ always has its group */
 	paint8(f, FPMD_RT_INDEX(e), addr & 0xff, 1u << (32 - len), len, true,
 	       pval, plen);
 	maybe_collapse(f, i, FPMD_RT_INDEX(e));
+	return 0;
 }
 
 /* ---- the prefix store ---- */
 
+static struct fpmd_rule_v4 *rec_of(const struct fib4 *f, uint32_t slot)
+{
+	return (struct fpmd_rule_v4 *)chunks_mem(&f->rulec,
+						 slot / FPMD_RULES_CHUNK) +
+	       slot % FPMD_RULES_CHUNK;
+}
+
 static void record_write(struct fib4 *f, const struct fib4_rule *r)
 {
-	struct fpmd_rule_v4 *rec = &f->rules[r->slot];
+	struct fpmd_rule_v4 *rec = rec_of(f, r->slot);
 	uint32_t a = __builtin_bswap32(r->addr);
 
 	if (rec->flags & FPMD_RULE_F_USED) {
@@ -353,17 +579,29 @@ static struct fib4_rule *rule_new(struct fib4 *f, uint32_t addr, uint8_t len,
 	return r;
 }
 
-static uint32_t slot_get(struct fib4 *f)
+/* A free slot in rules_v4, its chunk made (pending) if needed. */
+static int64_t slot_get(struct fib4 *f)
 {
+	uint32_t s;
+	int ret;
+
 	if (f->nfree_slot)
 		return f->free_slot[--f->nfree_slot];
-	return f->next_slot++;
+	if (f->next_slot >= f->nslots)
+		return -ENOSPC;
+	s = f->next_slot;
+	ret = chunks_get(&f->rulec, s / FPMD_RULES_CHUNK, true);
+	if (ret)
+		return ret;
+	f->next_slot++;
+	return s;
 }
 
 int fib4_add(struct fib4 *f, const uint8_t a[4], uint8_t len, uint32_t val)
 {
 	uint32_t addr, prefer = UINT32_MAX;
 	struct fib4_rule *r;
+	int64_t slot;
 	int ret;
 
 	if (len > 32 || FPMD_RT_TYPE(val) == FPMD_RT_TBL8 ||
@@ -372,35 +610,53 @@ int fib4_add(struct fib4 *f, const uint8_t a[4], uint8_t len, uint32_t val)
 	memcpy(&addr, a, 4);
 	addr = __builtin_bswap32(addr) & mask_of(len);
 	r = rule_find(f, addr, len);
+	if (r && r->val == val)
+		return 0;
+	ret = prepare(f, addr, len);
+	if (ret)
+		goto out;
 	if (r) {
-		if (r->val == val)
-			return 0;
 		r->val = val;
 		record_write(f, r);
 		ret = paint_add(f, addr, len, val, prefer);
-		return ret ? ret : flush24(f);
+		goto out;
 	}
-	if (!f->nfree_slot && f->next_slot >= f->nslots)
-		return -ENOSPC;
-	if (len > 24 && FPMD_RT_TYPE(f->t24[addr >> 8]) != FPMD_RT_TBL8 &&
-	    !group_available(f, prefer))
-		return -ENOSPC;
-	r = rule_new(f, addr, len, val, slot_get(f));
-	if (!r)
-		return -ENOMEM;
+	if (len > 24 && FPMD_RT_TYPE(get24(f, addr >> 8)) != FPMD_RT_TBL8 &&
+	    !group_available(f, prefer)) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	slot = slot_get(f);
+	if (slot < 0) {
+		ret = (int)slot;
+		goto out;
+	}
+	r = rule_new(f, addr, len, val, (uint32_t)slot);
+	if (!r) {
+		f->free_slot[f->nfree_slot++] = (uint32_t)slot;
+		ret = -ENOMEM;
+		goto out;
+	}
 	record_write(f, r);
 	ret = paint_add(f, addr, len, val, prefer);
-	if (ret) { /* not reached: availability was checked */
+	if (ret) { /* a tbl8 chunk could not be made */
+		flush24(f);
 		fib4_del(f, a, len);
 		return ret;
 	}
-	return flush24(f);
+out:
+	/* Also after a failure: parts prepare() made go again. */
+	if (!ret)
+		return flush24(f);
+	flush24(f);
+	return ret;
 }
 
 int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
 {
 	struct fib4_rule *r, *p;
 	uint32_t addr;
+	int ret;
 
 	if (len > 32)
 		return -EINVAL;
@@ -409,12 +665,17 @@ int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
 	r = rule_find(f, addr, len);
 	if (!r)
 		return -ENOENT;
+	ret = prepare(f, addr, len);
+	if (ret) {
+		flush24(f);
+		return ret;
+	}
 	ht_remove(&f->by_prefix, &r->node);
 	f->len_count[len]--;
 	f->nrules--;
 	p = rule_parent(f, addr, len);
 	paint_del(f, addr, len, p ? p->val : 0, p ? p->len : 0);
-	__atomic_store_n(&f->rules[r->slot].flags, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&rec_of(f, r->slot)->flags, 0, __ATOMIC_RELEASE);
 	f->free_slot[f->nfree_slot++] = r->slot;
 	free(r);
 	return flush24(f);
@@ -426,9 +687,9 @@ uint32_t fib4_lookup(const struct fib4 *f, const uint8_t a[4])
 
 	memcpy(&addr, a, 4);
 	addr = __builtin_bswap32(addr);
-	e = f->t24[addr >> 8];
+	e = get24(f, addr >> 8);
 	if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8)
-		e = f->t8[FPMD_RT_INDEX(e) * FPMD_TBL8_GROUP + (addr & 0xff)];
+		e = grp(f, FPMD_RT_INDEX(e))[addr & 0xff];
 	return e;
 }
 
@@ -452,6 +713,85 @@ int fib4_foreach(const struct fib4 *f,
 	return 0;
 }
 
+/* ---- commit ---- */
+
+/* tbl24_fill lets go of the parts it holds (one batch, one grace). */
+static int fill_clear(struct fib4 *f)
+{
+	uint32_t n = f->nfill;
+
+	if (!n)
+		return 0;
+	if (bpf_map_delete_batch(f->fill_fd, f->fill_keys, &n, NULL) &&
+	    errno != ENOENT)
+		return -errno;
+	f->nfill = 0;
+	return 0;
+}
+
+/*
+ * New parts: into tbl24_fill (one batch), filled from inside the kernel
+ * (a user-space batch update costs ~2 ms a part), then into tbl24 (one
+ * batch). tbl24_fill keeps its references until parts are dropped: only
+ * then would they keep a dropped part's memory.
+ */
+static int publish_parts(struct fib4 *f)
+{
+	uint32_t n = 0, cnt;
+	int *fds, ret = 0;
+
+	if (fill_clear(f))
+		return -errno;
+	fds = calloc(f->parts.npending, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+		if (f->parts.state[p] == CHUNK_PENDING) {
+			f->fill_keys[n] = p;
+			fds[n++] = chunks_fd(&f->parts, p);
+		}
+	cnt = n;
+	f->syscalls++;
+	if (bpf_map_update_batch(f->fill_fd, f->fill_keys, fds, &cnt, NULL)) {
+		ret = -errno;
+		f->nfill = cnt;
+		goto out;
+	}
+	f->nfill = n;
+	for (uint32_t j = 0; j < n && !ret; j++) {
+		uint32_t p = f->fill_keys[j];
+
+		memcpy(f->stage, f->part[p]->t, (size_t)part_words(p) * 8);
+		ret = run_commit(f, p, 0, part_words(p) - 1, FPMD_TBL24_FILL);
+	}
+	if (!ret)
+		ret = chunks_commit(&f->parts, 0);
+out:
+	free(fds);
+	return ret;
+}
+
+int fib4_commit(struct fib4 *f, uint32_t max_drops)
+{
+	int ret;
+
+	ret = chunks_commit(&f->rulec, 0);
+	if (!ret && f->parts.npending)
+		ret = publish_parts(f);
+	if (!ret && max_drops && f->parts.ndropping) {
+		ret = fill_clear(f);
+		if (!ret)
+			ret = chunks_commit(&f->parts, max_drops);
+	}
+	return ret;
+}
+
+uint64_t fib4_map_bytes(const struct fib4 *f)
+{
+	return chunks_bytes(&f->parts) + chunks_bytes(&f->t8c) +
+	       chunks_bytes(&f->rulec);
+}
+
 /* ---- open, adopt, close ---- */
 
 static void *map_mmap(int fd, size_t len)
@@ -461,82 +801,138 @@ static void *map_mmap(int fd, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static size_t page_round(size_t n)
+static int cmp_u64(const void *a, const void *b)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	return (n + pg - 1) / pg * pg;
+	return x < y ? -1 : x > y;
 }
 
-static int cmp_rec_len(const void *a, const void *b)
+/* The words of the parts the maps hold (NULL where no part). */
+/* Read from inside the kernel: a batch lookup costs ~2.6 ms a part. */
+static int read_live(struct fib4 *f, uint64_t **live)
 {
-	const struct fpmd_rule_v4 *x = *(const struct fpmd_rule_v4 *const *)a;
-	const struct fpmd_rule_v4 *y = *(const struct fpmd_rule_v4 *const *)b;
-
-	return (int)x->len - (int)y->len;
-}
-
-/* tbl24 as the maps hold it, into buf (2^24 entries). */
-static int read24(struct fib4 *f, uint32_t *buf)
-{
-	static uint32_t keys[FPMD_TBL24_PART_WORDS];
-	static uint64_t vals[FPMD_TBL24_PART_WORDS];
-
 	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
-		uint32_t out, cnt = FPMD_TBL24_PART_WORDS, base;
 		int ret;
 
-		ret = bpf_map_lookup_batch(f->part_fd[p], NULL, &out, keys,
-					   vals, &cnt, NULL);
-		if (ret && errno != ENOENT)
-			return -errno;
-		base = p * FPMD_TBL24_PART_WORDS;
-		for (uint32_t j = 0; j < cnt; j++) {
-			uint32_t w = base + keys[j];
-
-			if (keys[j] < FPMD_TBL24_PART_WORDS &&
-			    w < FPMD_TBL24_WORDS)
-				memcpy(&buf[2 * (size_t)w], &vals[j], 8);
-		}
+		if (f->parts.state[p] != CHUNK_LIVE)
+			continue;
+		live[p] = malloc(FPMD_TBL24_PART_WORDS * 8);
+		if (!live[p])
+			return -ENOMEM;
+		ret = run_commit(f, p, 0, part_words(p) - 1, FPMD_TBL24_READ);
+		if (ret)
+			return ret;
+		memcpy(live[p], f->stage, (size_t)part_words(p) * 8);
 	}
 	return 0;
+}
+
+static uint32_t live24(const struct fib4 *f, uint64_t *const *live,
+		       uint32_t i)
+{
+	uint32_t p = i / PE;
+
+	if (live[p])
+		return ((const uint32_t *)live[p])[i - p * PE];
+	return (uint32_t)f->dflt[p];
+}
+
+/* Runs of words of part p that differ from the live ones, written. */
+static int adopt_part(struct fib4 *f, uint32_t p, const uint64_t *live)
+{
+	const uint64_t *want = (const uint64_t *)f->part[p]->t;
+	uint32_t n = part_words(p);
+	int ret = 0;
+
+	for (uint32_t w = 0; w < n && !ret; w++) {
+		uint32_t end = w;
+
+		if (want[w] == live[w])
+			continue;
+		while (end + 1 < n && want[end + 1] != live[end + 1])
+			end++;
+		f->entry_writes += end - w + 1;
+		ret = write_words(f, p, w, end, want + w);
+		w = end;
+	}
+	return ret;
+}
+
+/* Part p is uniform: its default, and a live part dropped after. */
+static int adopt_uniform(struct fib4 *f, uint32_t p, const uint64_t *live)
+{
+	uint64_t v = f->dval[p], img[FPMD_TBL24_PART_WORDS];
+	int ret = 0;
+
+	if (f->dflt[p] != v) {
+		f->entry_writes++;
+		__atomic_store_n(&f->dflt[p], v, __ATOMIC_RELEASE);
+	}
+	if (!live)
+		return 0;
+	for (uint32_t k = 0; k < part_words(p); k++)
+		img[k] = v | v << 32;
+	if (memcmp(img, live, part_words(p) * 8)) {
+		f->entry_writes += part_words(p);
+		ret = write_words(f, p, 0, part_words(p) - 1, img);
+	}
+	chunks_drop(&f->parts, p);
+	return ret;
 }
 
 /*
  * Replay rules_v4 into private tables (shortest prefixes first, each /24
  * keeping the tbl8 group number it has in the live tables), then write
- * the live ones only where they differ: groups first, tbl24 last.
+ * the live ones only where they differ: groups first, tbl24 last. Parts
+ * and chunks absent from the maps are never read.
  */
 static int adopt(struct fib4 *f)
 {
-	uint32_t *live24, *live8 = f->t8;
-	struct fpmd_rule_v4 **recs;
-	uint32_t n = 0, top = 0;
+	uint64_t **live = calloc(FPMD_TBL24_PARTS, sizeof(*live));
+	uint64_t *recs = NULL; /* length << 32 | slot */
+	uint32_t n = 0, top = 0, nrec = 0;
 	int ret = 0;
 
-	live24 = calloc(FPMD_TBL24_ENTRIES, sizeof(uint32_t));
-	f->t8 = calloc((size_t)f->ngroups * FPMD_TBL8_GROUP, sizeof(uint32_t));
-	recs = calloc(f->nslots ? f->nslots : 1, sizeof(*recs));
-	if (!live24 || !f->t8 || !recs) {
+	f->t8priv = calloc((size_t)f->ngroups * FPMD_TBL8_GROUP, 4);
+	if (!live || !f->t8priv) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = read24(f, live24);
+	ret = read_live(f, live);
 	if (ret)
 		goto out;
-	for (uint32_t i = 0; i < FPMD_TBL24_ENTRIES; i++) {
-		uint32_t e = live24[i];
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
+		const uint32_t *e = (const uint32_t *)live[p];
 
-		if (FPMD_RT_TYPE(e) == FPMD_RT_TBL8 &&
-		    FPMD_RT_INDEX(e) < f->ngroups &&
-		    !f->g_state[FPMD_RT_INDEX(e)]) {
-			f->g_state[FPMD_RT_INDEX(e)] = 2;
+		for (uint32_t k = 0; e && k < part_len(p); k++) {
+			uint32_t g = FPMD_RT_INDEX(e[k]);
+
+			if (FPMD_RT_TYPE(e[k]) != FPMD_RT_TBL8 ||
+			    g >= f->ngroups || f->g_state[g] ||
+			    f->t8c.state[g / FPMD_TBL8_CHUNK_GROUPS] !=
+				    CHUNK_LIVE)
+				continue;
+			f->g_state[g] = 2;
 			f->groups_used++;
 		}
 	}
+	for (uint32_t c = 0; c < f->rulec.max_chunks; c++)
+		if (chunks_present(&f->rulec, c))
+			nrec += FPMD_RULES_CHUNK;
+	recs = calloc(nrec ? nrec : 1, sizeof(*recs));
+	if (!recs) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	for (uint32_t s = 0; s < f->nslots; s++) {
-		struct fpmd_rule_v4 *rec = &f->rules[s];
+		struct fpmd_rule_v4 *rec;
 
+		if (!chunks_present(&f->rulec, s / FPMD_RULES_CHUNK)) {
+			s = (s / FPMD_RULES_CHUNK + 1) * FPMD_RULES_CHUNK - 1;
+			continue;
+		}
+		rec = rec_of(f, s);
 		if (!(rec->flags & FPMD_RULE_F_USED))
 			continue;
 		if (rec->len > 32 || FPMD_RT_TYPE(rec->val) == FPMD_RT_NONE ||
@@ -544,13 +940,14 @@ static int adopt(struct fib4 *f)
 			rec->flags = 0; /* torn or foreign: drop it */
 			continue;
 		}
-		recs[n++] = rec;
+		recs[n++] = (uint64_t)rec->len << 32 | s;
 		top = s + 1;
 	}
-	qsort(recs, n, sizeof(*recs), cmp_rec_len);
+	qsort(recs, n, sizeof(*recs), cmp_u64);
+	f->adopting = true;
 	for (uint32_t k = 0; k < n; k++) {
-		struct fpmd_rule_v4 *rec = recs[k];
-		uint32_t addr, slot = (uint32_t)(rec - f->rules), e;
+		uint32_t slot = (uint32_t)recs[k], addr, e;
+		struct fpmd_rule_v4 *rec = rec_of(f, slot);
 
 		memcpy(&addr, rec->addr, 4);
 		addr = __builtin_bswap32(addr) & mask_of(rec->len);
@@ -562,105 +959,104 @@ static int adopt(struct fib4 *f)
 			ret = -ENOMEM;
 			goto out;
 		}
-		e = live24[addr >> 8];
+		e = live24(f, live, addr >> 8);
 		ret = paint_add(f, addr, rec->len, rec->val,
 				FPMD_RT_TYPE(e) == FPMD_RT_TBL8 ?
 					FPMD_RT_INDEX(e) : UINT32_MAX);
+		flush24(f); /* adopting: only drops the uniform copies */
 		if (ret)
 			goto out;
 	}
+	f->adopting = false;
 	f->next_slot = top;
 	for (uint32_t s = top; s-- > 0;)
-		if (!(f->rules[s].flags & FPMD_RULE_F_USED))
+		if (chunks_present(&f->rulec, s / FPMD_RULES_CHUNK) &&
+		    !(rec_of(f, s)->flags & FPMD_RULE_F_USED))
 			f->free_slot[f->nfree_slot++] = s;
 	f->entry_writes = 0;
-	for (uint32_t g = 0; g < f->ngroups; g++) {
+	/* tbl8 first: every group tbl24 will point at, complete. */
+	for (uint32_t g = 0; g < f->ngroups && !ret; g++) {
+		const uint32_t *want = f->t8priv + (size_t)g * FPMD_TBL8_GROUP;
+		uint32_t *t8;
+
 		if (f->g_state[g] != 1)
 			continue;
-		for (uint32_t j = g * FPMD_TBL8_GROUP;
-		     j < (g + 1) * FPMD_TBL8_GROUP; j++)
-			if (live8[j] != f->t8[j]) {
-				store(&live8[j], f->t8[j]);
+		ret = chunks_get(&f->t8c, g / FPMD_TBL8_CHUNK_GROUPS, true);
+		if (ret)
+			break;
+		t8 = grp(f, g);
+		for (uint32_t j = 0; j < FPMD_TBL8_GROUP; j++)
+			if (t8[j] != want[j]) {
+				store(&t8[j], want[j]);
 				f->entry_writes++;
 			}
 	}
-	f->dirty_lo = 1;
-	f->dirty_hi = 0;
-	for (uint32_t w = 0; w < FPMD_TBL24_WORDS && !ret; w++) {
-		uint32_t end = w;
-
-		if (!memcmp(&live24[2 * (size_t)w], &f->t24[2 * (size_t)w], 8))
-			continue;
-		while (end + 1 < FPMD_TBL24_WORDS &&
-		       memcmp(&live24[2 * (size_t)(end + 1)],
-			      &f->t24[2 * (size_t)(end + 1)], 8))
-			end++;
-		f->entry_writes += end - w + 1;
-		ret = write24(f, w, end);
-		w = end;
+	if (!ret)
+		ret = chunks_commit(&f->t8c, 0);
+	for (uint32_t p = 0; p < FPMD_TBL24_PARTS && !ret; p++) {
+		if (!f->part[p])
+			ret = adopt_uniform(f, p, live[p]);
+		else if (live[p])
+			ret = adopt_part(f, p, live[p]);
+		else
+			ret = chunks_get(&f->parts, p, true);
 	}
+	if (!ret)
+		ret = fib4_commit(f, 0);
 	/* Groups the old tables used that no prefix needs any more. */
 	for (uint32_t g = 0; g < f->ngroups; g++)
 		if (f->g_state[g] == 2)
 			group_free(f, g);
 out:
-	free(live24);
-	free(f->t8);
+	f->adopting = false;
+	if (live)
+		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+			free(live[p]);
+	free(live);
+	free(f->t8priv);
+	f->t8priv = NULL;
 	free(recs);
-	f->t8 = live8;
 	return ret;
 }
 
-/*
- * tbl24's parts: the adopted ones, or new ones put into the outer map in
- * one batch (every single update of a map-in-map waits for an RCU grace
- * period: 2098 of them take seconds).
- */
-static int open_parts(struct fib4 *f, int tbl24_fd, bool adopt_maps)
+void fib4_size(struct bpf_object *obj, uint32_t ngroups, uint32_t nslots)
 {
-	uint32_t *keys = NULL, n = 0, cnt;
-	int *fds = NULL, ret = 0;
+	struct bpf_map *t8 = bpf_object__find_map_by_name(obj, "tbl8");
+	struct bpf_map *rl = bpf_object__find_map_by_name(obj, "rules_v4");
+	struct bpf_map *t24 = bpf_object__find_map_by_name(obj, "tbl24");
+	struct bpf_map *fill = bpf_object__find_map_by_name(obj, "tbl24_fill");
 
-	f->part_fd = malloc(FPMD_TBL24_PARTS * sizeof(*f->part_fd));
-	keys = malloc(FPMD_TBL24_PARTS * sizeof(*keys));
-	fds = malloc(FPMD_TBL24_PARTS * sizeof(*fds));
-	if (!f->part_fd || !keys || !fds) {
-		ret = -ENOMEM;
-		goto out;
+	if (!ngroups || !nslots) {
+		bpf_map__set_max_entries(t24, 1);
+		bpf_map__set_max_entries(fill, 1);
+		bpf_map__set_max_entries(t8, 1);
+		bpf_map__set_max_entries(rl, 1);
+		return;
 	}
-	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
-		f->part_fd[p] = -1;
-	for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++) {
-		uint32_t id;
-		int fd = -1;
+	bpf_map__set_max_entries(t8, (ngroups + FPMD_TBL8_CHUNK_GROUPS - 1) /
+					     FPMD_TBL8_CHUNK_GROUPS);
+	bpf_map__set_max_entries(rl, (nslots + FPMD_RULES_CHUNK - 1) /
+					     FPMD_RULES_CHUNK);
+}
 
-		if (adopt_maps && !bpf_map_lookup_elem(tbl24_fd, &p, &id))
-			fd = bpf_map_get_fd_by_id(id);
-		if (fd < 0) {
-			fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_tbl24p",
-					    4, 8, FPMD_TBL24_PART_WORDS, NULL);
-			if (fd < 0) {
-				ret = -errno;
-				goto out;
-			}
-			keys[n] = p;
-			fds[n++] = fd;
-		}
-		f->part_fd[p] = fd;
-	}
-	cnt = n;
-	if (n && (bpf_map_update_batch(tbl24_fd, keys, fds, &cnt, NULL) ||
-		  cnt != n))
-		ret = -errno;
-out:
-	free(keys);
-	free(fds);
-	return ret;
+void fib4_maps_of(struct bpf_object *obj, struct fib4_maps *m)
+{
+	struct bpf_program *prog =
+		bpf_object__find_program_by_name(obj, "fpmd_tbl24_commit");
+
+	m->tbl24 = bpf_object__find_map_fd_by_name(obj, "tbl24");
+	m->tbl24_dflt = bpf_object__find_map_fd_by_name(obj, "tbl24_dflt");
+	m->tbl24_fill = bpf_object__find_map_fd_by_name(obj, "tbl24_fill");
+	m->tbl8 = bpf_object__find_map_fd_by_name(obj, "tbl8");
+	m->rules_v4 = bpf_object__find_map_fd_by_name(obj, "rules_v4");
+	m->tbl24_stage = bpf_object__find_map_fd_by_name(obj, "tbl24_stage");
+	m->commit_prog = prog ? bpf_program__fd(prog) : -1;
 }
 
 int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	      uint32_t nslots, bool adopt_maps)
 {
+	size_t dlen = FPMD_TBL24_PARTS * 8;
 	int ret = -ENOMEM;
 
 	memset(f, 0, sizeof(*f));
@@ -669,34 +1065,61 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	f->ngroups = ngroups;
 	f->nslots = nslots;
 	f->grace_ns = GRACE_NS_DEFAULT;
-	f->dirty_lo = 1;
-	f->t8_len = page_round((size_t)ngroups * FPMD_TBL8_GROUP_WORDS * 8);
-	f->rules_len = page_round((size_t)nslots * sizeof(struct fpmd_rule_v4));
+	f->dirty_lo = f->chg_lo = 1;
 	f->commit_fd = m->commit_prog;
-	f->t8 = map_mmap(m->tbl8, f->t8_len);
-	f->rules = map_mmap(m->rules_v4, f->rules_len);
+	f->fill_fd = m->tbl24_fill;
+	f->fill_keys = calloc(FPMD_TBL24_PARTS, sizeof(*f->fill_keys));
+	f->dflt = map_mmap(m->tbl24_dflt, dlen);
 	f->stage = map_mmap(m->tbl24_stage, FPMD_TBL24_STAGE_WORDS * 8);
-	if (!f->t8 || !f->rules || !f->stage) {
+	if (!f->dflt || !f->stage || !f->fill_keys) {
 		ret = -errno;
 		goto fail;
 	}
-	f->t24 = calloc(FPMD_TBL24_ENTRIES, sizeof(uint32_t));
-	f->d24 = calloc(FPMD_TBL24_ENTRIES, 1);
+	f->part = calloc(FPMD_TBL24_PARTS, sizeof(*f->part));
+	f->dval = calloc(FPMD_TBL24_PARTS, sizeof(*f->dval));
+	f->dlen = calloc(FPMD_TBL24_PARTS, 1);
 	f->d8 = calloc((size_t)ngroups * FPMD_TBL8_GROUP, 1);
 	f->g_state = calloc(ngroups, 1);
 	f->g_queue = calloc(ngroups, sizeof(*f->g_queue));
 	f->g_freed_ns = calloc(ngroups, sizeof(*f->g_freed_ns));
 	f->free_slot = calloc(nslots, sizeof(*f->free_slot));
-	if (!f->t24 || !f->d24 || !f->d8 || !f->g_state || !f->g_queue ||
-	    !f->g_freed_ns || !f->free_slot || ht_init(&f->by_prefix, 1024))
+	if (!f->part || !f->dval || !f->dlen || !f->d8 || !f->g_state ||
+	    !f->g_queue || !f->g_freed_ns || !f->free_slot ||
+	    ht_init(&f->by_prefix, 1024))
 		goto fail;
-	ret = open_parts(f, m->tbl24, adopt_maps);
+	ret = chunks_open(&f->parts, m->tbl24, 8, FPMD_TBL24_PART_WORDS, false,
+			  adopt_maps);
+	if (!ret)
+		ret = chunks_open(&f->t8c, m->tbl8, 8, FPMD_TBL8_CHUNK_WORDS,
+				  true, adopt_maps);
+	if (!ret)
+		ret = chunks_open(&f->rulec, m->rules_v4,
+				  sizeof(struct fpmd_rule_v4), FPMD_RULES_CHUNK,
+				  true, adopt_maps);
 	if (ret)
 		goto fail;
+	if (f->t8c.max_chunks * FPMD_TBL8_CHUNK_GROUPS < ngroups ||
+	    f->rulec.max_chunks * FPMD_RULES_CHUNK < nslots) {
+		ret = -EINVAL; /* maps sized for less: see fib4_size() */
+		goto fail;
+	}
 	if (adopt_maps) {
+		uint32_t k, *pk = NULL;
+
+		/* What tbl24_fill still holds from the previous run. */
+		while (f->nfill < FPMD_TBL24_PARTS &&
+		       !bpf_map_get_next_key(f->fill_fd, pk, &k)) {
+			f->fill_keys[f->nfill++] = k;
+			pk = &f->fill_keys[f->nfill - 1];
+		}
+		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
+			f->dval[p] = (uint32_t)f->dflt[p];
 		ret = adopt(f);
 		if (ret)
 			goto fail;
+	} else {
+		/* Fresh maps: no parts, every default "no route". */
+		memset(f->dflt, 0, dlen);
 	}
 	return 0;
 fail:
@@ -714,24 +1137,29 @@ void fib4_close(struct fib4 *f)
 			free(container_of(n, struct fib4_rule, node));
 		ht_free(&f->by_prefix);
 	}
-	if (f->part_fd) {
+	if (f->part) {
 		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
-			if (f->part_fd[p] >= 0)
-				close(f->part_fd[p]);
-		free(f->part_fd);
+			free(f->part[p]);
+		free(f->part);
 	}
-	free(f->t24);
-	if (f->t8)
-		munmap(f->t8, f->t8_len);
-	if (f->rules)
-		munmap(f->rules, f->rules_len);
+	if (f->parts.state)
+		chunks_close(&f->parts);
+	if (f->t8c.state)
+		chunks_close(&f->t8c);
+	if (f->rulec.state)
+		chunks_close(&f->rulec);
+	if (f->dflt)
+		munmap(f->dflt, FPMD_TBL24_PARTS * 8);
 	if (f->stage)
 		munmap(f->stage, FPMD_TBL24_STAGE_WORDS * 8);
-	free(f->d24);
+	free(f->dval);
+	free(f->dlen);
 	free(f->d8);
+	free(f->t8priv);
 	free(f->g_state);
 	free(f->g_queue);
 	free(f->g_freed_ns);
 	free(f->free_slot);
+	free(f->fill_keys);
 	memset(f, 0, sizeof(*f));
 }

@@ -15,16 +15,40 @@
 #include "fpmd_maps.h"
 #include "hash.h"
 
+#include "chunks.h"
+
+struct bpf_object;
+
+/* tbl24 entries per part. */
+#define FIB4_PART_ENTRIES (2 * FPMD_TBL24_PART_WORDS)
+
+/* fpmd's copy of one tbl24 part that is not uniform. */
+struct fib4_part {
+	uint32_t t[FIB4_PART_ENTRIES] __attribute__((aligned(8)));
+	uint8_t d[FIB4_PART_ENTRIES]; /* prefix length behind each entry */
+	/* Adjacent entries that differ (value or length) plus tbl8
+	 * pointers: 0 means uniform, and the part goes. */
+	uint32_t nb;
+};
+
 struct fib4 {
-	uint32_t *t24;              /* fpmd's copy of tbl24 */
-	int *part_fd;               /* tbl24's parts (FPMD_TBL24_PARTS) */
-	int commit_fd;              /* fpmd_tbl24_commit */
-	uint64_t *stage;            /* tbl24_stage, mapped */
+	struct chunks parts; /* tbl24's parts */
+	struct chunks t8c;   /* tbl8's chunks (mapped) */
+	struct chunks rulec; /* rules_v4's chunks (mapped) */
+	struct fib4_part **part; /* per part: its copy, NULL: uniform */
+	uint32_t *dval;          /* per uniform part: its value ... */
+	uint8_t *dlen;           /* ... and prefix length */
+	uint64_t *dflt;          /* tbl24_dflt, mapped */
+	int commit_fd;           /* fpmd_tbl24_commit */
+	int fill_fd;             /* tbl24_fill */
+	uint32_t *fill_keys;     /* the parts tbl24_fill holds */
+	uint32_t nfill;
+	uint64_t *stage;         /* tbl24_stage, mapped */
 	uint32_t dirty_lo, dirty_hi; /* tbl24 words to write (lo > hi: none) */
-	uint32_t *t8;               /* tbl8, mapped */
-	struct fpmd_rule_v4 *rules; /* rules_v4, mapped */
-	size_t t8_len, rules_len;   /* mapping sizes */
-	uint8_t *d24, *d8; /* prefix length behind each entry (user space) */
+	uint32_t chg_lo, chg_hi;     /* parts the change touched */
+	bool adopting;          /* replaying rules_v4: no map writes */
+	uint32_t *t8priv;       /* tbl8 as replayed during adoption */
+	uint8_t *d8;            /* prefix length behind each tbl8 entry */
 	uint32_t ngroups, nslots;
 	struct htable by_prefix;
 	uint32_t nrules, len_count[33];
@@ -44,21 +68,45 @@ struct fib4 {
 };
 
 /*
- * Take the maps (fds of tbl24, tbl8 and rules_v4 as created from
- * bpf/fpmd_fib.h; tbl8 has ngroups groups, rules_v4 nslots slots): create
- * tbl24's parts and map the other two. With adopt, the maps already hold
- * a previous fpmd's tables: the prefix store is rebuilt from rules_v4 and
- * the tables are rewritten only where they differ from what the prefixes
- * give (normally nowhere). 0 or -errno.
+ * Take the maps (as created from bpf/fpmd_fib.h and sized by
+ * fib4_size(): tbl8 for ngroups groups, rules_v4 for nslots prefixes).
+ * Nothing is created until a prefix needs it. With adopt, the maps
+ * already hold a previous fpmd's tables: the prefix store is rebuilt
+ * from rules_v4 and the tables are rewritten only where they differ from
+ * what the prefixes give (normally nowhere). 0 or -errno.
  */
 struct fib4_maps {
-	int tbl24, tbl8, rules_v4, tbl24_stage; /* map fds */
-	int commit_prog;                        /* fpmd_tbl24_commit's fd */
+	int tbl24, tbl24_dflt, tbl24_fill, tbl8, rules_v4, tbl24_stage;
+	int commit_prog; /* fpmd_tbl24_commit's fd */
 };
+
+/* Before loading obj: size tbl8's and rules_v4's outer maps for ngroups
+ * groups and nslots prefixes (0, 0: DIR-24-8 unused, smallest maps). */
+void fib4_size(struct bpf_object *obj, uint32_t ngroups, uint32_t nslots);
+/* After loading: the maps and program of obj by name. */
+void fib4_maps_of(struct bpf_object *obj, struct fib4_maps *m);
 
 int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	      uint32_t nslots, bool adopt);
 void fib4_close(struct fib4 *f);
+
+/*
+ * Make the new tbl24 parts and rules_v4 chunks visible (filled, then one
+ * batch update of each outer map, one RCU grace period) and drop up to
+ * max_drops parts that became uniform (one grace period each). Until
+ * then a change that needed a new part is not seen by the fast path:
+ * the caller commits before anything tells that a route is in place.
+ * 0 or -errno (what failed stays pending for the next commit).
+ */
+int fib4_commit(struct fib4 *f, uint32_t max_drops);
+
+static inline bool fib4_pending(const struct fib4 *f)
+{
+	return f->parts.npending || f->rulec.npending;
+}
+
+/* Bytes of every map fib4 created (parts and chunks). */
+uint64_t fib4_map_bytes(const struct fib4 *f);
 
 /* Add or replace addr/len (network order, host bits ignored). -ENOSPC
  * when rules_v4 or the tbl8 groups are full (nothing changed). */

@@ -1169,6 +1169,21 @@ static void log_notes(const char *notes)
 	}
 }
 
+/* Route writes into the fast path before anything observable. */
+static void commit_maps(uint32_t max_drops)
+{
+	static bool failed;
+	int ret = maps_commit(max_drops);
+
+	if (ret && !failed)
+		log_err("fib: new IPv4 table parts cannot be published: %s; "
+			"routes written since are not yet in the fast path, "
+			"retrying", strerror(-ret));
+	else if (!ret && failed)
+		log_info("fib: pending IPv4 table parts published");
+	failed = ret != 0;
+}
+
 int fpmd_reload(char *err, size_t elen)
 {
 	struct fpmd_config nc, old;
@@ -1208,6 +1223,7 @@ int fpmd_reload(char *err, size_t elen)
 	periodic();
 	local_routes_refresh();
 	neigh_resync();
+	commit_maps(0);
 	status_update();
 	notify_ready();
 	return 0;
@@ -1244,6 +1260,15 @@ static int run(int sfd)
 		for (int k = 0; k < n; k++) {
 			enum ev_kind kind = (enum ev_kind)(evs[k].data.u64 >> 32);
 			int fd = (int)(uint32_t)evs[k].data.u64;
+
+			/* Whatever answers or reports sees committed maps. */
+			if (kind == EV_CTL_CLIENT || kind == EV_METRICS ||
+			    kind == EV_SIGNAL)
+				commit_maps(0);
+			/* Uniform parts leave a few per tick: each waits
+			 * a grace period (~15 ms) of its own. */
+			if (kind == EV_TIMER)
+				commit_maps(4);
 
 			switch (kind) {
 			case EV_SIGNAL: {
@@ -1377,6 +1402,7 @@ static int run(int sfd)
 		if (recheck)
 			periodic();
 		/* Route status changes, a slice at a time, then to zebra. */
+		commit_maps(0);
 		status_busy = rib_status_run();
 		plugin_status_flush();
 		fpm_status_flush();
@@ -1656,6 +1682,7 @@ int main(int argc, char **argv)
 	log_info("fpmd %s started: %d interface(s), control socket %s%s",
 		 PACKAGE_VERSION, cfg.n_ifaces, cfg.ctl_sock.path,
 		 adopted ? ", maps adopted" : "");
+	commit_maps(0);
 	status_update();
 	notify_ready();
 	ret = run(sfd);

@@ -17,7 +17,7 @@ struct fpmd_map_fds mapfd = {
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1,
 	.tx_ports = -1, .ifaces = -1, .ifaces_direct = -1, .stats = -1,
 	.meta = -1, .tbl24 = -1, .tbl8 = -1,
-	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1, .tbl24_dflt = -1, .tbl24_fill = -1,
 	.tbl24_commit = -1,
 };
 
@@ -44,6 +44,8 @@ int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
 			.tbl24 = mapfd.tbl24, .tbl8 = mapfd.tbl8,
 			.rules_v4 = mapfd.rules_v4,
 			.tbl24_stage = mapfd.tbl24_stage,
+			.tbl24_dflt = mapfd.tbl24_dflt,
+			.tbl24_fill = mapfd.tbl24_fill,
 			.commit_prog = mapfd.tbl24_commit,
 		};
 
@@ -82,6 +84,26 @@ void maps_fib_trim(void)
 		ht_shrink(&fib4->by_prefix, 1024);
 	if (fib6)
 		ht_shrink(&fib6->nodes, 1024);
+}
+
+int maps_commit(uint32_t max_drops)
+{
+	if (!fib4 || (!fib4_pending(fib4) &&
+		      !(max_drops && fib4->parts.ndropping)))
+		return 0;
+	return fib4_commit(fib4, max_drops);
+}
+
+bool maps_commit_pending(void)
+{
+	return fib4 && fib4_pending(fib4);
+}
+
+/* Before a nexthop or group index is cleared (and maybe reused), the
+ * routes deleted from pending parts must be gone from the fast path. */
+static int commit_before_clear(void)
+{
+	return fib4 && fib4_pending(fib4) ? fib4_commit(fib4, 0) : 0;
 }
 
 struct foreach_ctx {
@@ -214,7 +236,9 @@ int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh)
 
 int maps_nexthop_clear(uint32_t index)
 {
-	return nhtab_nexthop_clear(&nhtab, index);
+	int ret = commit_before_clear();
+
+	return ret ? ret : nhtab_nexthop_clear(&nhtab, index);
 }
 
 int maps_group_write(uint32_t index, const struct fpmd_nh_group *g)
@@ -224,7 +248,9 @@ int maps_group_write(uint32_t index, const struct fpmd_nh_group *g)
 
 int maps_group_clear(uint32_t index)
 {
-	return nhtab_group_clear(&nhtab, index);
+	int ret = commit_before_clear();
+
+	return ret ? ret : nhtab_group_clear(&nhtab, index);
 }
 
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,

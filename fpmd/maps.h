@@ -16,7 +16,8 @@ struct fpmd_map_fds {
 	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
 		local_v4, local_v4_filter, tx_ports, ifaces, ifaces_direct, stats,
 		meta;
-	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage;
+	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage, tbl24_dflt,
+	    tbl24_fill;
 	int tbl24_commit; /* the program fpmd_tbl24_commit */
 };
 
@@ -37,6 +38,19 @@ extern uint32_t fpmd_tbl8_groups;   /* DIR-24-8: tbl8 groups of 256 */
 int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6);
 void maps_fib_close(void);
 void maps_fib_trim(void);
+/*
+ * Make the route writes so far visible to the fast path: the IPv4
+ * table's new parts wait in a batch (one RCU grace period for all
+ * instead of one each), so the main loop calls this before anything
+ * observable (control replies, metrics, route status to zebra) and at
+ * the end of each iteration. Also drops up to max_drops parts that
+ * became uniform (each waits a grace period of its own, ~15 ms: the
+ * periodic timer does a few at a time). 0 or -errno (left pending,
+ * retried at the next call).
+ */
+int maps_commit(uint32_t max_drops);
+/* What a commit would publish is waiting (tbl24 parts or chunks). */
+bool maps_commit_pending(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,

@@ -23,6 +23,7 @@
 #include "fpmd.h"
 #include "fpmd.skel.h"
 #include "log.h"
+#include "fib4.h"
 #include "maps.h"
 #include "xdp.h"
 
@@ -98,17 +99,11 @@ static int open_and_size(void)
 	skel->rodata->fib6_algo = (__u32)fpmd_fib6_algo;
 	if (fpmd_fib4_algo == FPMD_FIB4_DIR24) {
 		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
-		bpf_map__set_max_entries(skel->maps.tbl8,
-					 fpmd_tbl8_groups *
-						 FPMD_TBL8_GROUP_WORDS);
-		bpf_map__set_max_entries(skel->maps.rules_v4,
-					 cfg.max_routes_v4);
+		fib4_size(skel->obj, fpmd_tbl8_groups, cfg.max_routes_v4);
 	} else {
 		bpf_map__set_max_entries(skel->maps.routes_v4,
 					 cfg.max_routes_v4);
-		bpf_map__set_max_entries(skel->maps.tbl24, 1);
-		bpf_map__set_max_entries(skel->maps.tbl8, 1);
-		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
+		fib4_size(skel->obj, 0, 0);
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
 		/* Chunks come as routes do; the outer map has room for
@@ -325,6 +320,8 @@ int xdp_load(bool *adopted)
 	mapfd.rules_v4 = bpf_map__fd(skel->maps.rules_v4);
 	mapfd.slots_v6 = bpf_map__fd(skel->maps.slots_v6);
 	mapfd.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage);
+	mapfd.tbl24_dflt = bpf_map__fd(skel->maps.tbl24_dflt);
+	mapfd.tbl24_fill = bpf_map__fd(skel->maps.tbl24_fill);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
 	/* Adopted maps, before any attach: the caches from local_v4 and

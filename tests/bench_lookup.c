@@ -851,6 +851,41 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 		ns[i] = median(v[i], opt.rounds);
 }
 
+/* fpmd publishes new tbl24 parts once per main-loop iteration; here
+ * once per COMMIT_EVERY routes (about one FPM read's worth). */
+#define COMMIT_EVERY 1000
+
+static void fast_commit(void)
+{
+	int ret = fib4_commit(&fib4, 0);
+
+	if (ret)
+		die("fib4_commit: %s", strerror(-ret));
+}
+
+static int fib4_open_on(struct fpmd_bpf *fp, size_t v4_routes, bool adopt)
+{
+	struct fib4_maps m;
+
+	fib4_maps_of(fp->obj, &m);
+	return fib4_open(&fib4, &m, FPMD_TBL8_GROUPS, (uint32_t)v4_routes,
+			 adopt);
+}
+
+/* The kernel's memory accounting of a map (fdinfo "memlock"), bytes. */
+static unsigned long long map_memlock(int fd);
+
+/* Memlock of an outer map and every chunk it holds. */
+static unsigned long long chunks_memlock(int outer, const struct chunks *c)
+{
+	unsigned long long b = map_memlock(outer);
+
+	for (uint32_t i = 0; i < c->max_chunks; i++)
+		if (c->fd[i] >= 0)
+			b += map_memlock(c->fd[i]);
+	return b;
+}
+
 /* Routes [from, to) into fpmd's fast tables, as fpmd writes them; s. */
 static double fast_put(const struct family *f, size_t from, size_t to)
 {
@@ -865,7 +900,11 @@ static double fast_put(const struct family *f, size_t from, size_t to)
 		if (ret)
 			die("%s fast table: add route %zu: %s", f->name, i,
 			    strerror(-ret));
+		if (f->af == AF_INET && (i + 1) % COMMIT_EVERY == 0)
+			fast_commit();
 	}
+	if (f->af == AF_INET)
+		fast_commit();
 	return now() - t;
 }
 
@@ -964,16 +1003,14 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 	if (fast) {
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
-		bpf_map__set_max_entries(fp->maps.rules_v4, v4_routes);
+		fib4_size(fp->obj, FPMD_TBL8_GROUPS, (uint32_t)v4_routes);
 		bpf_map__set_max_entries(
 			fp->maps.slots_v6,
 			FPMD_V6_OUTER(fib6_slots_for((uint32_t)v6_routes)));
 	} else {
 		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
 		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
-		bpf_map__set_max_entries(fp->maps.tbl24, 1);
-		bpf_map__set_max_entries(fp->maps.tbl8, 1);
-		bpf_map__set_max_entries(fp->maps.rules_v4, 1);
+		fib4_size(fp->obj, 0, 0);
 		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
 	}
 	if (fpmd_bpf__load(fp))
@@ -990,7 +1027,7 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
  */
 static void write_rates(const struct family *v4, size_t n4,
 			const struct family *v6, size_t n6, double rate[2][2],
-			double adopt_s[2])
+			double adopt_s[2], uint32_t *parts)
 {
 	struct fpmd_bpf *fw = load_fpmd(1, v4->n, v6->n);
 	const struct family *fam[2] = { v4, v6 };
@@ -999,16 +1036,7 @@ static void write_rates(const struct family *v4, size_t n4,
 
 	fib4_close(&fib4);
 	fib6_close(&fib6);
-	ret = fib4_open(&fib4,
-			&(struct fib4_maps){
-				.tbl24 = bpf_map__fd(fw->maps.tbl24),
-				.tbl8 = bpf_map__fd(fw->maps.tbl8),
-				.rules_v4 = bpf_map__fd(fw->maps.rules_v4),
-				.tbl24_stage = bpf_map__fd(fw->maps.tbl24_stage),
-				.commit_prog = bpf_program__fd(
-					fw->progs.fpmd_tbl24_commit),
-			},
-			FPMD_TBL8_GROUPS, (uint32_t)v4->n, false);
+	ret = fib4_open_on(fw, v4->n, false);
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(fw->maps.slots_v6),
 				bpf_map__fd(fw->maps.lens_v6),
@@ -1027,8 +1055,14 @@ static void write_rates(const struct family *v4, size_t n4,
 			if (ret)
 				die("%s write rate: add route %zu: %s", f->name,
 				    i, strerror(-ret));
+			if (!k && (i + 1) % COMMIT_EVERY == 0)
+				fast_commit();
 		}
+		if (!k)
+			fast_commit();
 		rate[k][0] = cnt[k] / (now() - t);
+		if (!k)
+			*parts = fib4.parts.live;
 		/* A restarted fpmd: rebuild the store from the maps. */
 		t = now();
 		if (k) {
@@ -1038,18 +1072,7 @@ static void write_rates(const struct family *v4, size_t n4,
 					fib6_slots_for((uint32_t)v6->n), true);
 		} else {
 			fib4_close(&fib4);
-			ret = fib4_open(
-				&fib4,
-				&(struct fib4_maps){
-					.tbl24 = bpf_map__fd(fw->maps.tbl24),
-					.tbl8 = bpf_map__fd(fw->maps.tbl8),
-					.rules_v4 = bpf_map__fd(fw->maps.rules_v4),
-					.tbl24_stage =
-						bpf_map__fd(fw->maps.tbl24_stage),
-					.commit_prog = bpf_program__fd(
-						fw->progs.fpmd_tbl24_commit),
-				},
-				FPMD_TBL8_GROUPS, (uint32_t)v4->n, true);
+			ret = fib4_open_on(fw, v4->n, true);
 		}
 		if (ret)
 			die("%s: adoption: %s", f->name, strerror(-ret));
@@ -1067,7 +1090,11 @@ static void write_rates(const struct family *v4, size_t n4,
 			if (ret)
 				die("%s write rate: delete route %zu: %s",
 				    f->name, i, strerror(-ret));
+			if (!k && (i + 1) % COMMIT_EVERY == 0)
+				fast_commit();
 		}
+		if (!k)
+			fast_commit();
 		rate[k][1] = cnt[k] / (now() - t);
 	}
 	fpmd_bpf__destroy(fw);
@@ -1076,6 +1103,65 @@ static void write_rates(const struct family *v4, size_t n4,
 static double mib(unsigned long long b)
 {
 	return b / 1048576.0;
+}
+
+/* Every IPv4 fast-table map of fp (fib4 open on it), memlock bytes. */
+static unsigned long long fib4_memlock(struct fpmd_bpf *fp,
+				       unsigned long long part[3])
+{
+	part[0] = chunks_memlock(bpf_map__fd(fp->maps.tbl24), &fib4.parts) +
+		  map_memlock(bpf_map__fd(fp->maps.tbl24_dflt)) +
+		  map_memlock(bpf_map__fd(fp->maps.tbl24_stage));
+	part[1] = chunks_memlock(bpf_map__fd(fp->maps.tbl8), &fib4.t8c);
+	part[2] = chunks_memlock(bpf_map__fd(fp->maps.rules_v4), &fib4.rulec);
+	return part[0] + part[1] + part[2];
+}
+
+/*
+ * A lab router's table, with fpmd's default sizes: 100 IPv4 routes in
+ * 10.0.0.0/16 (40 /24 subnets, 40 /30 links, 20 /32 loopbacks). The
+ * IPv4 maps' memory once written, and the time to adopt them.
+ */
+static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
+{
+	struct fpmd_bpf *fs = load_fpmd(1, FPMD_MAX_ROUTES_V4, 1);
+	unsigned long long part[3];
+	double t;
+	int ret;
+
+	fib4_close(&fib4);
+	ret = fib4_open_on(fs, FPMD_MAX_ROUTES_V4, false);
+	if (ret)
+		die("small table: fib4_open: %s", strerror(-ret));
+	for (int i = 0; i < 100; i++) {
+		uint8_t a[4] = { 10, 0, 0, 0 };
+		uint8_t len;
+
+		if (i < 40) {
+			a[2] = (uint8_t)i, len = 24;
+		} else if (i < 80) {
+			a[2] = 200, a[3] = (uint8_t)(4 * (i - 40)), len = 30;
+		} else {
+			a[2] = 255, a[3] = (uint8_t)(i - 80), len = 32;
+		}
+		ret = fib4_add(&fib4, a, len,
+			       FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % 8));
+		if (ret)
+			die("small table: add route %d: %s", i, strerror(-ret));
+	}
+	fast_commit();
+	*mem_mib = mib(fib4_memlock(fs, part));
+	*parts = fib4.parts.live;
+	fib4_close(&fib4);
+	t = now();
+	ret = fib4_open_on(fs, FPMD_MAX_ROUTES_V4, true);
+	*adopt_s = now() - t;
+	if (ret || fib4.nrules != 100 || fib4.entry_writes)
+		die("small table: adoption: %s, %u routes, %llu rewritten",
+		    strerror(-ret), fib4.nrules,
+		    (unsigned long long)fib4.entry_writes);
+	fib4_close(&fib4);
+	fpmd_bpf__destroy(fs);
 }
 
 /* One line per target the run measured: gross and net of the floor. */
@@ -1146,7 +1232,9 @@ int main(int argc, char **argv)
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
 	double ins[2][2], wrate[2][2], adopt_s[2];
 	unsigned long long mem[7], writes[4];
-	uint32_t mem_slots, mem_in_map, mem_groups;
+	uint32_t mem_slots, mem_in_map, mem_groups, mem_parts, mem_t8c,
+		mem_rulec, fresh_parts = 0, small_parts = 0;
+	double small_mib = 0, small_adopt = 0;
 	struct frames fr = { 0 };
 	struct utsname u;
 	char nb[16];
@@ -1193,16 +1281,7 @@ int main(int argc, char **argv)
 	ref = fpmd_ref_bpf__open_and_load();
 	if (!ref)
 		die("load fpmd_ref.bpf.o: %s", strerror(errno));
-	ret = fib4_open(&fib4,
-			&(struct fib4_maps){
-				.tbl24 = bpf_map__fd(ff->maps.tbl24),
-				.tbl8 = bpf_map__fd(ff->maps.tbl8),
-				.rules_v4 = bpf_map__fd(ff->maps.rules_v4),
-				.tbl24_stage = bpf_map__fd(ff->maps.tbl24_stage),
-				.commit_prog = bpf_program__fd(
-					ff->progs.fpmd_tbl24_commit),
-			},
-			FPMD_TBL8_GROUPS, (uint32_t)v4.n, false);
+	ret = fib4_open_on(ff, v4.n, false);
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
 				bpf_map__fd(ff->maps.lens_v6),
@@ -1260,19 +1339,19 @@ int main(int argc, char **argv)
 	}
 
 	{
-		unsigned long long t24 = map_memlock(bpf_map__fd(ff->maps.tbl24)),
-				   t8 = map_memlock(bpf_map__fd(ff->maps.tbl8)),
-				   rl = map_memlock(bpf_map__fd(ff->maps.rules_v4)),
+		unsigned long long p4[3],
 				   h6 = map_memlock(bpf_map__fd(ff->maps.slots_v6)),
 				   l6 = map_memlock(bpf_map__fd(ff->maps.lens_v6)),
 				   r4 = map_memlock(bpf_map__fd(fl->maps.routes_v4)),
 				   r6 = map_memlock(bpf_map__fd(fl->maps.routes_v6));
 
-		for (uint32_t i = 0; i < FPMD_TBL24_PARTS; i++)
-			t24 += map_memlock(fib4.part_fd[i]);
+		fib4_memlock(ff, p4);
+		mem_parts = fib4.parts.live;
+		mem_t8c = fib4.t8c.live;
+		mem_rulec = fib4.rulec.live;
 		for (uint32_t i = 0; i < fib6.nslots / FPMD_V6_CHUNK_SLOTS; i++)
 			h6 += map_memlock(fib6.chunks[i].fd);
-		mem[0] = t24, mem[1] = t8, mem[2] = rl, mem[3] = h6,
+		mem[0] = p4[0], mem[1] = p4[1], mem[2] = p4[2], mem[3] = h6,
 		mem[4] = l6, mem[5] = r4, mem[6] = r6;
 		mem_slots = fib6.nslots;
 		mem_in_map = fib6.in_map;
@@ -1282,8 +1361,11 @@ int main(int argc, char **argv)
 		writes[2] = fib6.map_writes;
 		writes[3] = fib6.rebuilds;
 	}
-	write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate, adopt_s);
+	write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate, adopt_s,
+		    &fresh_parts);
 	progress("fast-table write rates measured");
+	small_table(&small_mib, &small_adopt, &small_parts);
+	progress("small table measured");
 	ins[0][0] = lpm_insert_rate(&v4, s4[n4 - 1], 0);
 	ins[0][1] = lpm_insert_rate(&v4, s4[n4 - 1], 1);
 	ins[1][0] = lpm_insert_rate(&v6, s6[n6 - 1], 0);
@@ -1350,6 +1432,15 @@ int main(int argc, char **argv)
 	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
 	       fmt_count(s6[n6 - 1], nb), wrate[1][0], wrate[1][1],
 	       adopt_s[1]);
+	printf("IPv4: %u tbl24 parts after the fresh load (new parts "
+	       "published every %d routes).\n",
+	       fresh_parts, COMMIT_EVERY);
+	printf("\nSmall table (a lab router: 100 IPv4 routes in 10.0.0.0/16, "
+	       "default sizes):\n"
+	       "| family | routes | IPv4 map memory | tbl24 parts | adoption "
+	       "(restart) |\n|---|---:|---:|---:|---:|\n"
+	       "| ipv4 | 100 | %.3f MiB | %u | %.3f s |\n",
+	       small_mib, small_parts, small_adopt);
 
 	{
 		unsigned long long t24 = mem[0], t8 = mem[1], rl = mem[2],
@@ -1361,13 +1452,16 @@ int main(int argc, char **argv)
 		       "%s IPv4 + %s IPv6 routes:\n",
 		       fmt_count(s4[n4 - 1], nb), fmt_count(m6, nb + 8));
 		printf("| map | MiB | notes |\n|---|---:|---|\n");
-		printf("| tbl24 | %.1f | %u parts x %u x 8 bytes, fixed |\n",
-		       mib(t24), FPMD_TBL24_PARTS, FPMD_TBL24_PART_WORDS);
-		printf("| tbl8 | %.1f | %u groups x 1 KiB (%u in use) |\n",
-		       mib(t8), FPMD_TBL8_GROUPS, mem_groups);
+		printf("| tbl24 | %.1f | %u of %u parts x %u x 8 bytes, "
+		       "+ tbl24_dflt, tbl24_stage |\n",
+		       mib(t24), mem_parts, FPMD_TBL24_PARTS,
+		       FPMD_TBL24_PART_WORDS);
+		printf("| tbl8 | %.1f | %u chunks x %u groups x 1 KiB (%u "
+		       "groups in use) |\n",
+		       mib(t8), mem_t8c, FPMD_TBL8_CHUNK_GROUPS, mem_groups);
 		printf("| rules_v4 | %.1f | the IPv4 prefixes, for adoption; "
-		       "%zu slots x 16 bytes |\n",
-		       mib(rl), v4.n);
+		       "%u chunks x %u slots x 16 bytes |\n",
+		       mib(rl), mem_rulec, FPMD_RULES_CHUNK);
 		printf("| slots_v6 | %.1f | %u slots x 24 bytes, %u routes + "
 		       "markers in use |\n",
 		       mib(h6), mem_slots, mem_in_map);

@@ -52,6 +52,7 @@ static struct pfx *live; /* what the oracle holds */
 static size_t nlive, cap_live;
 static char last_op[128];
 static uint64_t total_lookups;
+static bool hold_drops; /* checks publish new parts but drop none */
 static uint64_t rng = 0x66706d64u;
 
 static uint64_t rnd(void)
@@ -242,6 +243,16 @@ static void check_n(const char *step, uint32_t lookups)
 		    .data_size_in = sizeof(frame), .repeat = 1);
 	uint32_t n = 0;
 
+	/* What fpmd does before anything observable: new parts in, and a
+	 * few uniform ones out (the others stay until a later commit and
+	 * must be right meanwhile). */
+	if (family == 4) {
+		int ret = fib4_commit(&f4, hold_drops ? 0 : rnd() % 2 * 4);
+
+		if (ret)
+			fail("%s: fib4_commit: %s", step, strerror(-ret));
+	}
+
 	/* The current prefixes (a random subset past MAX_BASES), and /0
 	 * so that addresses far from any prefix are drawn too. */
 	for (size_t i = 0; i < nlive && n < MAX_BASES - 1; i++) {
@@ -311,9 +322,7 @@ static void load(uint32_t ngroups)
 	skel = fib_check_bpf__open();
 	if (!skel)
 		fail("open bpf/fib_check.bpf.o: %s", strerror(errno));
-	bpf_map__set_max_entries(skel->maps.tbl8,
-				 ngroups * FPMD_TBL8_GROUP_WORDS);
-	bpf_map__set_max_entries(skel->maps.rules_v4, 1 << 18);
+	fib4_size(skel->obj, ngroups, 1 << 18);
 	bpf_map__set_max_entries(skel->maps.slots_v6, FPMD_V6_OUTER(1 << 17));
 	if (fib_check_bpf__load(skel))
 		fail("load bpf/fib_check.bpf.o: %s", strerror(errno));
@@ -324,14 +333,9 @@ static void open_tables(uint32_t ngroups, bool adopt)
 	int ret;
 
 	if (family == 4) {
-		struct fib4_maps m = {
-			.tbl24 = bpf_map__fd(skel->maps.tbl24),
-			.tbl8 = bpf_map__fd(skel->maps.tbl8),
-			.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
-			.tbl24_stage = bpf_map__fd(skel->maps.tbl24_stage),
-			.commit_prog =
-				bpf_program__fd(skel->progs.fpmd_tbl24_commit),
-		};
+		struct fib4_maps m;
+
+		fib4_maps_of(skel->obj, &m);
 
 		ret = fib4_open(&f4, &m, ngroups, 1 << 18, adopt);
 		f4.grace_ns = 0; /* nothing reads while we write */
@@ -742,6 +746,190 @@ static void case_v4_part_index(void)
 	printf("PASS %s: %u words\n", case_name, FPMD_TBL24_WORDS);
 }
 
+/* ---- tbl24 parts, tbl8 and rules_v4 chunks ---- */
+
+/* Every part that became uniform leaves the outer map now. */
+static void settle(const char *step)
+{
+	int ret = fib4_commit(&f4, UINT32_MAX);
+
+	if (ret)
+		fail("%s: fib4_commit: %s", step, strerror(-ret));
+	if (f4.parts.ndropping || f4.parts.npending)
+		fail("%s: %u parts still dropping, %u pending", step,
+		     f4.parts.ndropping, f4.parts.npending);
+}
+
+static void expect_parts(const char *step, uint32_t want)
+{
+	settle(step);
+	check_step(step);
+	if (f4.parts.live != want)
+		fail("%s: %u tbl24 parts, expected %u", step, f4.parts.live,
+		     want);
+}
+
+/* Whether the fast path can see part p (the outer map holds it). */
+static bool part_visible(uint32_t p)
+{
+	uint32_t id;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(skel->maps.tbl24), &p, &id);
+}
+
+/*
+ * Parts exist only where the table is not uniform: a /25 in an empty
+ * part makes one (invisible until the commit), its removal drops it; a
+ * /9 over several parts needs only the two its ends fall in; longer
+ * prefixes inside add and remove theirs; a default route and its
+ * changes live in tbl24_dflt. A part waiting to be dropped stays right
+ * when the routes over it change.
+ */
+static void case_v4_parts(void)
+{
+	const uint32_t p25 = (0x0a000000u >> 8) / FIB4_PART_ENTRIES;
+	uint8_t a[16], d[16];
+
+	start(4, 64);
+	hold_drops = true;
+	expect_parts("empty table", 0);
+	v4(a, 0x0a000000);
+	add(a, 25, random_val());
+	if (part_visible(p25) || !f4.parts.npending)
+		fail("a new part is visible before its commit");
+	expect_parts("a /25 in an empty part", 1);
+	del(a, 25);
+	check_step("the /25 deleted, its part not yet dropped");
+	if (!part_visible(p25))
+		fail("a part went before the commit that drops it");
+	expect_parts("the /25's part dropped", 0);
+	/* 10.0.0.0/9: /24s 655360..688127, parts 81 (partly) .. 86
+	 * (partly); 82..85 are wholly inside. */
+	add(a, 9, random_val());
+	expect_parts("a /9 over six parts", 2);
+	v4(a, 0x0a300000);
+	add(a, 24, random_val());
+	v4(a, 0x0a300100);
+	add(a, 28, random_val());
+	expect_parts("a /24 and a /28 inside the /9", 3);
+	v4(d, 0);
+	add(d, 0, random_val());
+	expect_parts("a default route", 3);
+	add(d, 0, random_val());
+	expect_parts("the default route changed", 3);
+	v4(a, 0x0a300000);
+	del(a, 24);
+	v4(a, 0x0a300100);
+	del(a, 28);
+	/* Uniform again but not dropped yet: the routes over it change. */
+	v4(a, 0x0a000000);
+	add(a, 9, random_val()); /* the /9 over it changes */
+	add(a, 8, random_val());
+	check_n("the /9 over a part waiting to be dropped changed",
+		LOOKUPS / 8);
+	/* The /9's ends and the /8's (parts 81, 86 and 90). */
+	expect_parts("the inner part dropped", 3);
+	del(a, 9);
+	del(a, 8);
+	expect_parts("the /9 and /8 deleted", 0);
+	del(d, 0);
+	expect_parts("no route at all", 0);
+	/* A lab router: 100 routes cost well under 1 MiB of maps. */
+	for (int i = 0; i < 100; i++) {
+		uint32_t x = i < 40 ? 0x0a000000 + ((uint32_t)i << 8) :
+			     i < 80 ? 0x0a00c800 + 4 * (uint32_t)(i - 40) :
+				      0x0a00ff00 + (uint32_t)(i - 80);
+
+		v4(a, x);
+		add(a, i < 40 ? 24 : i < 80 ? 30 : 32, random_val());
+	}
+	expect_parts("100 routes in 10.0.0.0/16", 1);
+	if (fib4_map_bytes(&f4) >= 512 * 1024)
+		fail("100 routes take %llu bytes of maps",
+		     (unsigned long long)fib4_map_bytes(&f4));
+	finish();
+}
+
+/*
+ * tbl8 and rules_v4 grow chunk by chunk: 300 /25s in distinct /24s take
+ * three tbl8 chunks, 9000 prefixes two rules_v4 chunks; adoption finds
+ * them all and rewrites nothing; deleting everything frees the groups.
+ */
+static void case_v4_chunks_grow(void)
+{
+	uint8_t a[16];
+
+	start(4, 1024);
+	for (uint32_t i = 0; i < 300; i++) {
+		v4(a, 0x0b000000 + (i << 8));
+		add(a, 25, random_val());
+		if (i == 127)
+			check_step("one tbl8 chunk full");
+	}
+	for (uint32_t i = 0; i < 8700; i++) {
+		v4(a, 0x0c000000 + (i << 8));
+		add(a, 24, random_val());
+	}
+	settle("grown");
+	check("grown");
+	if (f4.t8c.live != 3 || f4.rulec.live != 2)
+		fail("%u tbl8 chunks (expected 3), %u rules_v4 chunks "
+		     "(expected 2)", f4.t8c.live, f4.rulec.live);
+	close_tables();
+	open_tables(1024, true);
+	if (f4.entry_writes || f4.nrules != 9000 || f4.t8c.live != 3 ||
+	    f4.rulec.live != 2)
+		fail("adoption: %llu entries rewritten, %u prefixes, %u tbl8 "
+		     "and %u rules_v4 chunks",
+		     (unsigned long long)f4.entry_writes, f4.nrules,
+		     f4.t8c.live, f4.rulec.live);
+	check("after adoption");
+	while (nlive)
+		del_at(nlive - 1);
+	settle("all deleted");
+	check("all deleted");
+	if (f4.groups_used || f4.parts.live)
+		fail("%u groups, %u parts left with no prefix",
+		     f4.groups_used, f4.parts.live);
+	finish();
+}
+
+/*
+ * A sparse table adopted: only the parts and chunks the maps hold are
+ * read, nothing is rewritten, and a part that was waiting to be dropped
+ * when fpmd stopped is dropped by the new one.
+ */
+static void case_v4_adopt_sparse(void)
+{
+	uint8_t a[16];
+
+	start(4, 64);
+	hold_drops = true;
+	v4(a, 0);
+	add(a, 0, random_val());
+	v4(a, 0x0a000000);
+	add(a, 24, random_val());
+	v4(a, 0xc0a80100);
+	add(a, 30, random_val());
+	v4(a, 0x64000000);
+	add(a, 16, random_val());
+	expect_parts("three parts", 3);
+	del(a, 16); /* uniform again, left live */
+	check_step("one part waiting to be dropped");
+	close_tables();
+	open_tables(64, true);
+	if (f4.entry_writes || f4.nrules != 3)
+		fail("adoption: %llu entries rewritten, %u prefixes",
+		     (unsigned long long)f4.entry_writes, f4.nrules);
+	if (f4.parts.live != 3 || f4.parts.ndropping != 1)
+		fail("adoption: %u parts live, %u dropping (expected 3, 1)",
+		     f4.parts.live, f4.parts.ndropping);
+	check_step("adopted");
+	expect_parts("the old uniform part dropped", 2);
+	churn(3000, 1000);
+	finish();
+}
+
 /* ---- the chunk module (fpmd/chunks.c) ---- */
 
 static uint64_t now_ns(void)
@@ -875,6 +1063,9 @@ static const struct fcase {
 	{ "ipv4-covering", case_v4_covering },
 	{ "ipv4-groups-full", case_v4_groups_full },
 	{ "ipv4-adopt", case_v4_adopt },
+	{ "ipv4-parts", case_v4_parts },
+	{ "ipv4-chunks-grow", case_v4_chunks_grow },
+	{ "ipv4-adopt-sparse", case_v4_adopt_sparse },
 	{ "ipv6-random", case_v6_random },
 	{ "ipv6-covering", case_v6_covering },
 	{ "ipv6-markers", case_v6_markers },
@@ -906,6 +1097,7 @@ int main(int argc, char **argv)
 		if (!want)
 			continue;
 		case_name = cases[i].name;
+		hold_drops = false;
 		rng = 0x66706d64u + i;
 		total_lookups = 0;
 		cases[i].run();

@@ -469,6 +469,8 @@ static void del_route(const char *prefix)
 		ret = family == AF_INET ?
 			      fib4_del(&fib4, key.addr, (uint8_t)key.prefixlen) :
 			      fib6_del(&fib6, key.addr, (uint8_t)key.prefixlen);
+		if (!ret && family == AF_INET)
+			ret = fib4_commit(&fib4, 64);
 		if (ret)
 			die(prefix, -ret);
 		return;
@@ -496,12 +498,15 @@ static void put_route(int family, const struct fpmd_lpm_v6 *key, __u32 val,
 	ret = family == AF_INET ?
 		      fib4_add(&fib4, key->addr, (uint8_t)key->prefixlen, val) :
 		      fib6_add(&fib6, key->addr, (uint8_t)key->prefixlen, val);
+	if (!ret && family == AF_INET)
+		ret = fib4_commit(&fib4, 64);
 	if (ret)
 		die(prefix, -ret);
 }
 
 static void skel_load(void)
 {
+	struct fib4_maps m4;
 	int ret;
 
 	skel = fpmd_bpf__open();
@@ -512,16 +517,11 @@ static void skel_load(void)
 		skel->rodata->fib6_algo = FPMD_FIB6_BSPL;
 		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
-		bpf_map__set_max_entries(skel->maps.tbl8,
-					 TEST_TBL8_GROUPS *
-						 FPMD_TBL8_GROUP_WORDS);
-		bpf_map__set_max_entries(skel->maps.rules_v4, TEST_RULES_V4);
+		fib4_size(skel->obj, TEST_TBL8_GROUPS, TEST_RULES_V4);
 		bpf_map__set_max_entries(skel->maps.slots_v6,
 					 FPMD_V6_OUTER(TEST_SLOTS_V6));
 	} else {
-		bpf_map__set_max_entries(skel->maps.tbl24, 1);
-		bpf_map__set_max_entries(skel->maps.tbl8, 1);
-		bpf_map__set_max_entries(skel->maps.rules_v4, 1);
+		fib4_size(skel->obj, 0, 0);
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
 	}
 	if (fpmd_bpf__load(skel))
@@ -532,17 +532,10 @@ static void skel_load(void)
 		die("nhtab_open", -ret);
 	if (!fib_fast)
 		return;
-	ret = fib4_open(&fib4,
-			&(struct fib4_maps){
-				.tbl24 = bpf_map__fd(skel->maps.tbl24),
-				.tbl8 = bpf_map__fd(skel->maps.tbl8),
-				.rules_v4 = bpf_map__fd(skel->maps.rules_v4),
-				.tbl24_stage =
-					bpf_map__fd(skel->maps.tbl24_stage),
-				.commit_prog = bpf_program__fd(
-					skel->progs.fpmd_tbl24_commit),
-			},
-			TEST_TBL8_GROUPS, TEST_RULES_V4, false);
+	fib4_maps_of(skel->obj, &m4);
+	ret = fib4_open(&fib4, &m4, TEST_TBL8_GROUPS, TEST_RULES_V4, false);
+	if (!ret)
+		ret = fib4_commit(&fib4, 0);
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.slots_v6),
 				bpf_map__fd(skel->maps.lens_v6), TEST_SLOTS_V6,
