@@ -306,10 +306,15 @@ static uint32_t best_route(const struct fib6 *f, const uint8_t *a,
 	return 0;
 }
 
+/* Slot k of a table made of chunks c. */
+static struct fpmd_v6_slot *chunk_slot(const struct fib6_chunk *c, uint32_t k)
+{
+	return &c[k >> FPMD_V6_CHUNK_SHIFT].slots[k & (FPMD_V6_CHUNK_SLOTS - 1)];
+}
+
 static struct fpmd_v6_slot *slot_at(const struct fib6 *f, uint32_t k)
 {
-	return &f->chunks[k >> FPMD_V6_CHUNK_SHIFT]
-			.slots[k & (FPMD_V6_CHUNK_SLOTS - 1)];
+	return chunk_slot(f->chunks, k);
 }
 
 static const size_t chunk_bytes =
@@ -351,8 +356,8 @@ static int chunk_mmap(struct fib6_chunk *c)
 static int chunk_create(void)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
-	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_slots6", sizeof(__u32),
-				sizeof(struct fpmd_v6_slot),
+	int fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "fpmd_slots6",
+				sizeof(__u32), sizeof(struct fpmd_v6_slot),
 				FPMD_V6_CHUNK_SLOTS, &o);
 
 	return fd < 0 ? -errno : fd;
@@ -471,9 +476,7 @@ static int64_t free_slot(struct fib6_chunk *c, uint32_t mask, uint64_t hi,
 	for (uint32_t p = 0; p < FPMD_V6_MAX_PROBE; p++) {
 		uint32_t k = (home + p) & mask;
 
-		if (!(c[k >> FPMD_V6_CHUNK_SHIFT]
-			      .slots[k & (FPMD_V6_CHUNK_SLOTS - 1)]
-			      .tag & FPMD_V6S_VALID))
+		if (!(chunk_slot(c, k)->tag & FPMD_V6S_VALID))
 			return k;
 	}
 	return -1;
@@ -513,7 +516,7 @@ static int grow(struct fib6 *f)
 			break;
 		}
 		x->nslot = (uint32_t)k;
-		c[k >> FPMD_V6_CHUNK_SHIFT].slots[k & (FPMD_V6_CHUNK_SLOTS - 1)] = *o;
+		*chunk_slot(c, (uint32_t)k) = *o;
 	}
 	if (ret) {
 		outer_clear(f, base, nch);
