@@ -14,9 +14,10 @@
  * Nodes are also kept in address order (a crit-bit tree on address and
  * length), so the markers under a prefix are found without a scan.
  *
- * The table itself is a run of chunks in slots_v6 and grows by doubling:
- * the larger table is built in the other half of the outer map, lens_v6
- * flips to it, and the old chunks go after a grace period.
+ * The table itself is a run of chunks in slots_v6; it doubles at half
+ * full and halves below an eighth: the new table is built in the other
+ * half of the outer map, lens_v6 flips to it, and the old chunks go after
+ * a grace period.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -483,20 +484,21 @@ static int64_t free_slot(struct fib6_chunk *c, uint32_t mask, uint64_t hi,
 }
 
 /*
- * Double the table: build it in the other half of slots_v6 (lookups do
- * not see it yet), flip lens_v6 to it with the same length list, and drop
- * the old chunks once no lookup can still be reading them.
+ * Move to a table of n slots: build it in the other half of slots_v6
+ * (lookups do not see it yet), flip lens_v6 to it with the same length
+ * list, and drop the old chunks once no lookup can still be reading them.
  */
-static int grow(struct fib6 *f)
+static int resize(struct fib6 *f, uint32_t n)
 {
-	uint32_t n = f->nslots * 2, nch = n / FPMD_V6_CHUNK_SLOTS, a,
+	uint32_t nch = n / FPMD_V6_CHUNK_SLOTS, a,
 		 base = f->base ? 0 : f->max_slots / FPMD_V6_CHUNK_SLOTS;
 	struct fib6_chunk *c;
 	struct hnode *h, *tmp;
 	size_t it;
 	int ret = 0;
 
-	if (n > f->max_slots)
+	if (n > f->max_slots || n < FPMD_V6_CHUNK_SLOTS ||
+	    f->in_map > n / 10 * 6)
 		return -ENOSPC;
 	c = chunks_create(f, base, nch, &ret);
 	if (!c)
@@ -523,22 +525,21 @@ static int grow(struct fib6 *f)
 		chunks_free(c, nch);
 		return ret;
 	}
-	if (f->grow_hook)
-		f->grow_hook(f, false);
+	if (f->resize_hook)
+		f->resize_hook(f, n, false);
 	a = f->lens->active & 1;
 	memcpy(f->lens->len[!a], f->lens->len[a], FPMD_V6_LENS);
 	f->lens->n[!a] = f->lens->n[a];
 	f->lens->base[!a] = base;
 	f->lens->mask[!a] = n - 1;
 	__atomic_store_n(&f->lens->active, !a, __ATOMIC_RELEASE);
-	if (f->grow_hook)
-		f->grow_hook(f, true);
+	if (f->resize_hook)
+		f->resize_hook(f, n, true);
 	grace(f);
 	outer_clear(f, f->base, f->nslots / FPMD_V6_CHUNK_SLOTS);
 	chunks_free(f->chunks, f->nslots / FPMD_V6_CHUNK_SLOTS);
 	f->chunks = c;
 	f->base = base;
-	f->nslots = n;
 	ht_for_each(&f->nodes, h, tmp, it)
 	{
 		struct fib6_node *x = container_of(h, struct fib6_node, node);
@@ -546,8 +547,26 @@ static int grow(struct fib6 *f)
 		if (x->in_map)
 			x->slot = x->nslot;
 	}
-	f->grows++;
+	if (n > f->nslots)
+		f->grows++;
+	else
+		f->shrinks++;
+	f->nslots = n;
 	return 0;
+}
+
+static int grow(struct fib6 *f)
+{
+	return resize(f, f->nslots * 2);
+}
+
+/* Below an eighth full, halve (to a quarter full: no flapping with the
+ * growth at half). */
+static void shrink(struct fib6 *f)
+{
+	while (f->nslots > FPMD_V6_CHUNK_SLOTS && f->in_map < f->nslots / 8)
+		if (resize(f, f->nslots / 2))
+			break;
 }
 
 /* Write x's entry: in place when it has a slot, else into the first free
@@ -844,11 +863,16 @@ int fib6_del(struct fib6 *f, const uint8_t a[16], uint8_t len)
 		return -ENOENT;
 	x->route = false;
 	f->nroutes--;
-	if (!--f->len_routes[len])
-		return rebuild(f);
+	if (!--f->len_routes[len]) {
+		int ret = rebuild(f);
+
+		shrink(f);
+		return ret;
+	}
 	node_sync(f, x, false); /* a marker now, or gone */
 	update_below(f, p, len);
 	markers_adjust(f, p, len, -1);
+	shrink(f);
 	return 0;
 }
 

@@ -39,10 +39,11 @@ struct fib6 {
 	 * of dropped, this long after lens_v6 flips, so a lookup still
 	 * bisecting the old list finds what it needs. */
 	uint64_t grace_ns;
-	uint64_t map_writes, rebuilds, grows;
-	/* Tests: called while growing, with the new table built but not in
-	 * use (flipped false), then in use with the old not yet dropped. */
-	void (*grow_hook)(struct fib6 *f, bool flipped);
+	uint64_t map_writes, rebuilds, grows, shrinks;
+	/* Tests: called while moving to a table of n slots (growing or
+	 * shrinking), with the new table built but not in use (flipped
+	 * false), then in use with the old not yet dropped. */
+	void (*resize_hook)(struct fib6 *f, uint32_t n, bool flipped);
 };
 
 /* The largest slots_v6 table for max_routes routes: a power of two, at

@@ -212,11 +212,13 @@ static void del_at(size_t i)
 
 	snprintf(last_op, sizeof(last_op), "delete %s",
 		 fmt_pfx(p.addr, p.len, b));
+	/* The oracle first: a table shrinks at the end of a delete, and
+	 * checks it (resize_hook) against the oracle. */
+	oracle_del(p.addr, p.len);
 	ret = family == 4 ? fib4_del(&f4, p.addr, p.len) :
 			    fib6_del(&f6, p.addr, p.len);
 	if (ret)
 		fail("%s: %s", last_op, strerror(-ret));
-	oracle_del(p.addr, p.len);
 	live[i] = live[--nlive];
 }
 
@@ -671,12 +673,12 @@ static void case_v6_adopt(void)
 
 /* Both tables answer right while slots_v6 grows: the new one before it
  * is used (the old one still is), and after the flip. */
-static void grow_check(struct fib6 *f, bool flipped)
+static void grow_check(struct fib6 *f, uint32_t n, bool flipped)
 {
 	char step[96];
 
-	snprintf(step, sizeof(step), "growing %u -> %u slots, %s", f->nslots,
-		 f->nslots * 2,
+	snprintf(step, sizeof(step), "%s %u -> %u slots, %s",
+		 n > f->nslots ? "growing" : "shrinking", f->nslots, n,
 		 flipped ? "after the flip" : "new table built, old in use");
 	check_step(step);
 }
@@ -686,7 +688,8 @@ static void grow_check(struct fib6 *f, bool flipped)
  * of a sequence: checked at each growth (before and after the flip),
  * with a growth inside a length-set rebuild (a new length brings a
  * marker for many routes at once), then after adoption of the grown
- * table and while deleting back down.
+ * table and while deleting back down, when it halves below an eighth
+ * full, back to one chunk.
  */
 static void case_v6_grow(void)
 {
@@ -694,7 +697,7 @@ static void case_v6_grow(void)
 	uint32_t slots;
 
 	start(6, 1);
-	f6.grow_hook = grow_check;
+	f6.resize_hook = grow_check;
 	if (f6.nslots != FPMD_V6_CHUNK_SLOTS)
 		fail("a new table has %u slots, not one chunk (%u)", f6.nslots,
 		     FPMD_V6_CHUNK_SLOTS);
@@ -724,7 +727,7 @@ static void case_v6_grow(void)
 	slots = f6.nslots;
 	close_tables();
 	open_tables(1, true);
-	f6.grow_hook = grow_check;
+	f6.resize_hook = grow_check;
 	if (f6.nslots != slots)
 		fail("adopted a table of %u slots, the grown one has %u",
 		     f6.nslots, slots);
@@ -732,6 +735,10 @@ static void case_v6_grow(void)
 	while (nlive > 64)
 		del_at(rnd() % nlive);
 	check("deleted back down");
+	if (f6.nslots != FPMD_V6_CHUNK_SLOTS || !f6.shrinks)
+		fail("%u entries left in %u slots after %llu shrinks: the table "
+		     "did not shrink back to one chunk", f6.in_map, f6.nslots,
+		     (unsigned long long)f6.shrinks);
 	churn(3000, 1000);
 	finish();
 }
