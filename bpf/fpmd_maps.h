@@ -202,8 +202,8 @@ struct fpmd_rule_v4 {
  * outer map has two halves of max / FPMD_V6_CHUNK_SLOTS entries: fpmd
  * builds the doubled table in the half not in use, flips lens_v6 to it
  * (base and mask travel with the length list), and drops the old chunks
- * after a grace period. A table starts at one chunk and doubles at half
- * full.
+ * after a grace period. A table starts at one chunk, doubles at half
+ * full and halves below an eighth.
  *
  * lens_v6 has two halves; fpmd writes the inactive one, then flips
  * "active" (one 32-bit store), so a lookup always sees one whole list
