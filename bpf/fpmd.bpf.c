@@ -60,22 +60,66 @@ struct {
 	__type(value, struct fpmd_route_val);
 } routes_v6 SEC(".maps");
 
-struct {
+/* Chunks of nexthops and nh_groups (fpmd_maps.h). Sizes, not types:
+ * clang leaves a struct reached only through the outer map's pointer a
+ * forward declaration in BTF. */
+struct nexthops_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FPMD_MAX_NEXTHOPS);
+	__uint(max_entries, 1u << FPMD_NH_CHUNK_SHIFT);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fpmd_nexthop));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries,
+	       FPMD_CHUNKS_FOR(FPMD_MAX_NEXTHOPS, FPMD_NH_CHUNK_SHIFT));
 	__type(key, __u32);
-	__type(value, struct fpmd_nexthop);
+	__array(values, struct nexthops_chunk);
 } nexthops SEC(".maps");
 
-struct {
+struct nh_groups_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, FPMD_MAX_GROUPS);
-	__type(key, __u32);
-	__type(value, struct fpmd_nh_group);
-} nh_groups SEC(".maps");
+	__uint(max_entries, 1u << FPMD_GROUP_CHUNK_SHIFT);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fpmd_nh_group));
+};
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries,
+	       FPMD_CHUNKS_FOR(FPMD_MAX_GROUPS, FPMD_GROUP_CHUNK_SHIFT));
+	__type(key, __u32);
+	__array(values, struct nh_groups_chunk);
+} nh_groups SEC(".maps");
+
+static __always_inline struct fpmd_nexthop *nexthop_at(__u32 idx)
+{
+	__u32 c = idx >> FPMD_NH_CHUNK_SHIFT,
+	      i = idx & ((1u << FPMD_NH_CHUNK_SHIFT) - 1);
+	void *chunk = bpf_map_lookup_elem(&nexthops, &c);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &i) : NULL;
+}
+
+static __always_inline struct fpmd_nh_group *group_at(__u32 idx)
+{
+	__u32 c = idx >> FPMD_GROUP_CHUNK_SHIFT,
+	      i = idx & ((1u << FPMD_GROUP_CHUNK_SHIFT) - 1);
+	void *chunk = bpf_map_lookup_elem(&nh_groups, &c);
+
+	return chunk ? bpf_map_lookup_elem(chunk, &i) : NULL;
+}
+
+/*
+ * Neighbors and own addresses cost memory per entry (NO_PREALLOC): a
+ * preallocated hash holds max_entries elements from the start (6 MiB for
+ * 65536 IPv6 neighbors). Lookups are the same code; only updates
+ * allocate. The bucket array still follows max_entries (16 bytes each).
+ */
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_NEIGH);
 	__type(key, struct fpmd_neigh_v4_key);
 	__type(value, struct fpmd_neigh_val);
@@ -83,6 +127,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_NEIGH);
 	__type(key, struct fpmd_neigh_v6_key);
 	__type(value, struct fpmd_neigh_val);
@@ -90,6 +135,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, FPMD_MAX_LOCAL_V4);
 	__type(key, __u32);
 	__type(value, struct fpmd_local_v4_val);
@@ -212,14 +258,14 @@ static __always_inline int rpf_ok(__u32 rv, __u32 flags, __u32 ifindex)
 	__u32 type = FPMD_RT_TYPE(rv), idx = FPMD_RT_INDEX(rv);
 
 	if (type == FPMD_RT_NEXTHOP) {
-		struct fpmd_nexthop *nh = bpf_map_lookup_elem(&nexthops, &idx);
+		struct fpmd_nexthop *nh = nexthop_at(idx);
 
 		if (!nh)
 			return 0;
 		return !(flags & FPMD_IF_F_RPF_STRICT) || nh->ifindex == ifindex;
 	}
 	if (type == FPMD_RT_GROUP) {
-		struct fpmd_nh_group *g = bpf_map_lookup_elem(&nh_groups, &idx);
+		struct fpmd_nh_group *g = group_at(idx);
 
 		if (!g || !g->nbuckets)
 			return 0;
@@ -232,7 +278,7 @@ static __always_inline int rpf_ok(__u32 rv, __u32 flags, __u32 ifindex)
 			if (i >= g->nbuckets)
 				break;
 			n = g->bucket[i];
-			nh = bpf_map_lookup_elem(&nexthops, &n);
+			nh = nexthop_at(n);
 			if (nh && nh->ifindex == ifindex)
 				return 1;
 		}
@@ -258,7 +304,7 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 	case FPMD_RT_NEXTHOP:
 		break;
 	case FPMD_RT_GROUP: {
-		struct fpmd_nh_group *g = bpf_map_lookup_elem(&nh_groups, &idx);
+		struct fpmd_nh_group *g = group_at(idx);
 		__u32 b;
 
 		if (!g || !g->nbuckets)
@@ -281,7 +327,7 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 		return FPMD_R_PASS_NO_ROUTE;
 	}
 
-	nh = bpf_map_lookup_elem(&nexthops, &idx);
+	nh = nexthop_at(idx);
 	if (!nh || !(nh->flags & FPMD_NH_F_VALID) ||
 	    (nh->flags & FPMD_NH_F_IFDOWN))
 		return FPMD_R_PASS_UNRESOLVED;

@@ -94,15 +94,22 @@ struct {
 	__array(values, struct rules_chunk);
 } rules_v4 SEC(".maps");
 
-/* Set by the loader: slots_v6's max_entries - 1 (a power of two). */
-const volatile __u32 v6_slot_mask = FPMD_V6_SLOTS_DEFAULT - 1;
-
-struct {
+/* A chunk of slots_v6; fpmd creates them and fills the outer map. Sizes,
+ * not types: clang leaves a struct reached only through the outer map's
+ * pointer a forward declaration in BTF. */
+struct slots_v6_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, FPMD_V6_SLOTS_DEFAULT);
+	__uint(max_entries, FPMD_V6_CHUNK_SLOTS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(struct fpmd_v6_slot));
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, FPMD_V6_OUTER(FPMD_V6_SLOTS_DEFAULT));
 	__type(key, __u32);
-	__type(value, struct fpmd_v6_slot);
+	__array(values, struct slots_v6_chunk);
 } slots_v6 SEC(".maps");
 
 struct {
@@ -217,18 +224,26 @@ static __always_inline __u32 v6_word_mask(__u32 len, int i)
 }
 
 /*
- * Probe slots_v6 for (hi, lo, len): 1 << 32 | val when found, 0 if not.
- * A global function, so the verifier checks it once rather than at each
- * of the eight bisection steps.
+ * Probe the table (base, mask) of slots_v6 for (hi, lo, len): 1 << 32 |
+ * val when found, 0 if not. A global function, so the verifier checks it
+ * once rather than at each of the eight bisection steps.
  */
-__noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len)
+__noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len, __u32 base,
+			      __u32 mask)
 {
 	__u32 home = (__u32)fpmd_v6_hash(hi, lo, len);
 
 	for (int p = 0; p < FPMD_V6_MAX_PROBE; p++) {
-		__u32 k = (home + p) & v6_slot_mask, tag;
-		struct fpmd_v6_slot *s = bpf_map_lookup_elem(&slots_v6, &k);
+		__u32 k = (home + p) & mask, c, i, tag;
+		struct fpmd_v6_slot *s;
+		void *chunk;
 
+		c = base + (k >> FPMD_V6_CHUNK_SHIFT);
+		i = k & (FPMD_V6_CHUNK_SLOTS - 1);
+		chunk = bpf_map_lookup_elem(&slots_v6, &c);
+		if (!chunk)
+			return 0;
+		s = bpf_map_lookup_elem(chunk, &i);
 		if (!s)
 			return 0;
 		tag = s->tag;
@@ -246,7 +261,7 @@ __noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len)
 static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 {
 	struct fpmd_v6_lens *l;
-	__u32 zero = 0, best = 0, lo = 0, hi, s;
+	__u32 zero = 0, best = 0, lo = 0, hi, s, base, mask;
 	__u64 a0, a1;
 
 	l = bpf_map_lookup_elem(&lens_v6, &zero);
@@ -254,6 +269,8 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 		return 0;
 	s = l->active & 1;
 	hi = l->n[s];
+	base = l->base[s];
+	mask = l->mask[s];
 	__builtin_memcpy(&a0, dst, 8);
 	__builtin_memcpy(&a1, (const __u8 *)dst + 8, 8);
 	for (int i = 0; i < FPMD_V6_PROBES; i++) {
@@ -270,7 +287,7 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 		m0 = len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
 		m1 = len >= 128 ? ~0ull :
 		     len > 64  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
-		e = fpmd_v6_find(a0 & m0, a1 & m1, len);
+		e = fpmd_v6_find(a0 & m0, a1 & m1, len, base, mask);
 		if (e) {
 			if ((__u32)e)
 				best = (__u32)e;

@@ -192,18 +192,34 @@ struct fpmd_rule_v4 {
  * slots of fpmd_v6_hash(), and a lookup stops at an empty slot. fpmd
  * writes a slot's key and val before its tag, deletes by turning the tag
  * into a tombstone (one 32-bit store) and turns tombstones back into empty
- * slots only where no probe sequence passes them. The BPF side gets the
- * slot mask in its rodata (v6_slot_mask).
+ * slots only where no probe sequence passes them.
+ *
+ * The table grows with the routes: slots_v6 is an ARRAY_OF_MAPS of
+ * chunks, same-size mmapable arrays of FPMD_V6_CHUNK_SLOTS slots (same
+ * size, so the verifier inlines the inner lookups), and slot k of a table
+ * of mask + 1 slots starting at outer index base is slot
+ * k % FPMD_V6_CHUNK_SLOTS of chunk base + k / FPMD_V6_CHUNK_SLOTS. The
+ * outer map has two halves of max / FPMD_V6_CHUNK_SLOTS entries: fpmd
+ * builds the doubled table in the half not in use, flips lens_v6 to it
+ * (base and mask travel with the length list), and drops the old chunks
+ * after a grace period. A table starts at one chunk, doubles at half
+ * full and halves below an eighth.
  *
  * lens_v6 has two halves; fpmd writes the inactive one, then flips
- * "active" (one 32-bit store), so a lookup always sees one whole list.
- * Markers needed by the new list are written before the flip, stale ones
- * removed after it (an extra marker with a correct val is harmless).
+ * "active" (one 32-bit store), so a lookup always sees one whole list
+ * and the table it belongs to. Markers needed by the new list are
+ * written before the flip, stale ones removed after it (an extra marker
+ * with a correct val is harmless).
  */
 #define FPMD_V6_LENS 129
 #define FPMD_V6_PROBES 8
 #define FPMD_V6_MAX_PROBE 64 /* linear probing runs: rare past 64 below half full */
 #define FPMD_V6_ENTRIES_PER_ROUTE 2 /* routes + markers, for sizing */
+#define FPMD_V6_CHUNK_SHIFT 12
+#define FPMD_V6_CHUNK_SLOTS (1u << FPMD_V6_CHUNK_SHIFT) /* 96 KiB */
+/* slots_v6's outer entries for tables of at most max_slots slots. */
+#define FPMD_V6_OUTER(max_slots)                                           \
+	(2 * (((max_slots) + FPMD_V6_CHUNK_SLOTS - 1) / FPMD_V6_CHUNK_SLOTS))
 
 #define FPMD_V6S_EMPTY 0           /* never used: ends a probe sequence */
 #define FPMD_V6S_TOMB 0x40000000u  /* deleted: probing goes on */
@@ -231,6 +247,8 @@ fpmd_v6_hash(__u64 hi, __u64 lo, __u32 len)
 struct fpmd_v6_lens {
 	__u32 active; /* 0 or 1: the half lookups use */
 	__u32 n[2];
+	__u32 base[2]; /* the table: its first chunk in slots_v6 */
+	__u32 mask[2]; /* and its size - 1 (a power of two) */
 	__u8 len[2][FPMD_V6_LENS]; /* ascending */
 };
 
@@ -271,6 +289,20 @@ struct fpmd_nexthop {
 	__u8 gw[16]; /* IPv4 in the first 4 bytes */
 	__u32 id;    /* the source's nexthop id (0: implicit) */
 };
+
+/*
+ * nexthops and nh_groups grow in chunks, as the table does: each is an
+ * ARRAY_OF_MAPS of same-size arrays (same size, so the verifier inlines
+ * the inner lookups), index i in chunk i >> SHIFT at i & (per chunk - 1).
+ * fpmd creates a chunk when it first writes an index in it and puts it
+ * in the outer map before any route or group can refer to that index;
+ * indices are handed out low first, so chunks fill in order. The outer
+ * map has room for max-nexthops / max-groups (the limits stay theirs).
+ * Chunks stay below 32 KiB, so the kernel kmallocs them.
+ */
+#define FPMD_NH_CHUNK_SHIFT 9    /* 512 nexthops x 48 bytes: 24 KiB */
+#define FPMD_GROUP_CHUNK_SHIFT 5 /* 32 groups x 592 bytes: 18.5 KiB */
+#define FPMD_CHUNKS_FOR(max, shift) (((max) + (1u << (shift)) - 1) >> (shift))
 
 struct fpmd_nh_group {
 	__u32 nbuckets; /* 0 means empty group: pass to the kernel */

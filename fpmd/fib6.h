@@ -15,31 +15,47 @@
 
 struct fib6_node;
 
+struct fib6_chunk {
+	int fd;
+	struct fpmd_v6_slot *slots; /* its mmap */
+};
+
 struct fib6 {
-	struct fpmd_v6_slot *slots; /* mmap of slots_v6 */
-	uint32_t nslots;            /* a power of two */
-	struct fpmd_v6_lens *lens;  /* mmap of lens_v6 */
-	size_t slots_len, lens_len;
+	int outer_fd;                /* slots_v6 */
+	int filler_fd;               /* an empty chunk for unused entries */
+	struct fib6_chunk *chunks;   /* the table in use */
+	uint32_t nslots;             /* its size, a power of two */
+	uint32_t base;               /* its first chunk in slots_v6 */
+	uint32_t max_slots;          /* the largest it may grow to */
+	struct fpmd_v6_lens *lens;   /* mmap of lens_v6 */
+	size_t lens_len;
 	struct htable nodes;        /* routes and markers, by prefix */
 	void *tree;                 /* the same in address order (crit-bit) */
 	uint32_t len_routes[FPMD_V6_LENS];
 	uint8_t lens_in_use[FPMD_V6_LENS]; /* what lens_v6 says now */
 	uint32_t nlens;
 	uint32_t nroutes, in_map, max_in_map;
-	/* Stale markers are removed this long after lens_v6 flips, so a
-	 * lookup still bisecting the old list finds what it needs. */
+	/* Stale markers are removed, and the chunks of a table grown out
+	 * of dropped, this long after lens_v6 flips, so a lookup still
+	 * bisecting the old list finds what it needs. */
 	uint64_t grace_ns;
-	uint64_t map_writes, rebuilds;
+	uint64_t map_writes, rebuilds, grows, shrinks;
+	/* Tests: called while moving to a table of n slots (growing or
+	 * shrinking), with the new table built but not in use (flipped
+	 * false), then in use with the old not yet dropped. */
+	void (*resize_hook)(struct fib6 *f, uint32_t n, bool flipped);
 };
 
-/* slots_v6's size for max_routes routes: a power of two, at most half
- * full with FPMD_V6_ENTRIES_PER_ROUTE entries per route (fpmd refuses
- * entries past 60%). The program's v6_slot_mask must be this - 1. */
+/* The largest slots_v6 table for max_routes routes: a power of two, at
+ * most half full with FPMD_V6_ENTRIES_PER_ROUTE entries per route (fpmd
+ * refuses entries past 60%). slots_v6 needs FPMD_V6_OUTER() of it. */
 uint32_t fib6_slots_for(uint32_t max_routes);
 
-/* slots_fd, lens_fd: slots_v6 (nslots, a power of two) and lens_v6 as
- * created from bpf/fpmd_fib.h. With adopt, rebuild from them. */
-int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t nslots,
+/* slots_fd, lens_fd: slots_v6 (FPMD_V6_OUTER(max_slots) entries) and
+ * lens_v6 as created from bpf/fpmd_fib.h. The table starts at one chunk
+ * and doubles at half full up to max_slots (a power of two). With adopt,
+ * rebuild from them; else start empty. */
+int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t max_slots,
 	      bool adopt);
 void fib6_close(struct fib6 *f);
 

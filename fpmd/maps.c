@@ -10,6 +10,7 @@
 #include "fib4.h"
 #include "fib6.h"
 #include "maps.h"
+#include "nhtab.h"
 
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1, .routes_v6 = -1, .nexthops = -1, .nh_groups = -1,
@@ -27,6 +28,7 @@ uint32_t fpmd_tbl8_groups = FPMD_TBL8_GROUPS;
 /* Open when the fast algorithms are in use; NULL with the LPM tries. */
 static struct fib4 fib4_store, *fib4;
 static struct fib6 fib6_store, *fib6;
+static struct nhtab nhtab;
 
 static int err(int ret)
 {
@@ -207,30 +209,48 @@ int maps_route_delete(const struct prefix *p)
 	return err(ret);
 }
 
+int maps_nh_open(bool adopt)
+{
+	return nhtab_open(&nhtab, mapfd.nexthops, mapfd.nh_groups, adopt);
+}
+
+void maps_nh_close(void)
+{
+	nhtab_close(&nhtab);
+}
+
+int maps_nexthop_read(uint32_t index, struct fpmd_nexthop *nh)
+{
+	return nhtab_nexthop_read(&nhtab, index, nh);
+}
+
+int maps_group_read(uint32_t index, struct fpmd_nh_group *g)
+{
+	return nhtab_group_read(&nhtab, index, g);
+}
+
 int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh)
 {
-	return err(bpf_map_update_elem(mapfd.nexthops, &index, nh, BPF_ANY));
+	return nhtab_nexthop_write(&nhtab, index, nh);
 }
 
 int maps_nexthop_clear(uint32_t index)
 {
-	struct fpmd_nexthop z = { 0 };
 	int ret = commit_before_clear();
 
-	return ret ? ret : maps_nexthop_write(index, &z);
+	return ret ? ret : nhtab_nexthop_clear(&nhtab, index);
 }
 
 int maps_group_write(uint32_t index, const struct fpmd_nh_group *g)
 {
-	return err(bpf_map_update_elem(mapfd.nh_groups, &index, g, BPF_ANY));
+	return nhtab_group_write(&nhtab, index, g);
 }
 
 int maps_group_clear(uint32_t index)
 {
-	struct fpmd_nh_group z = { 0 };
 	int ret = commit_before_clear();
 
-	return ret ? ret : maps_group_write(index, &z);
+	return ret ? ret : nhtab_group_clear(&nhtab, index);
 }
 
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,

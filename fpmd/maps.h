@@ -59,6 +59,12 @@ int maps_routes_foreach(int family,
 
 int maps_route_write(const struct prefix *p, uint32_t val);
 int maps_route_delete(const struct prefix *p);
+/* After the program is loaded: the nexthops and nh_groups chunks (taken
+ * over with adopt). */
+int maps_nh_open(bool adopt);
+void maps_nh_close(void);
+int maps_nexthop_read(uint32_t index, struct fpmd_nexthop *nh);
+int maps_group_read(uint32_t index, struct fpmd_nh_group *g);
 int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh);
 int maps_nexthop_clear(uint32_t index);
 int maps_group_write(uint32_t index, const struct fpmd_nh_group *g);

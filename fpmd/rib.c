@@ -1942,8 +1942,7 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 		struct nexthop *nh;
 		struct rib_path path = { 0 };
 
-		if (bpf_map_lookup_elem(mapfd.nexthops, &i, &v) ||
-		    !(v.flags & FPMD_NH_F_VALID) || !pool_take(&nh_pool, i))
+		if (maps_nexthop_read(i, &v) || !(v.flags & FPMD_NH_F_VALID) || !pool_take(&nh_pool, i))
 			continue;
 		nh = calloc(1, sizeof(*nh));
 		if (!nh)
@@ -1972,8 +1971,7 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 		struct nexthop *g;
 		int nm = 0;
 
-		if (bpf_map_lookup_elem(mapfd.nh_groups, &i, gv) ||
-		    !gv->nmembers || gv->nmembers > NH_MAX_MEMBERS ||
+		if (maps_group_read(i, gv) || !gv->nmembers || gv->nmembers > NH_MAX_MEMBERS ||
 		    !pool_take(&group_pool, i))
 			continue;
 		for (uint32_t k = 0; k < gv->nmembers; k++) {

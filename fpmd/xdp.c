@@ -106,23 +106,28 @@ static int open_and_size(void)
 		fib4_size(skel->obj, 0, 0);
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
+		/* Chunks come as routes do; the outer map has room for
+		 * the largest table twice (the one in use and the next). */
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
-		uint32_t n = fib6_slots_for(cfg.max_routes_v6);
-
-		bpf_map__set_max_entries(skel->maps.slots_v6, n);
-		skel->rodata->v6_slot_mask = n - 1;
+		bpf_map__set_max_entries(
+			skel->maps.slots_v6,
+			FPMD_V6_OUTER(fib6_slots_for(cfg.max_routes_v6)));
 	} else {
 		bpf_map__set_max_entries(skel->maps.routes_v6,
 					 cfg.max_routes_v6);
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
-		skel->rodata->v6_slot_mask = 0;
 	}
 	/* fpmd_devmap_xmit reads struct net_device (CO-RE): without the
 	 * kernel's BTF it cannot load, and must not stop the rest. */
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		bpf_program__set_autoload(skel->progs.fpmd_devmap_xmit, false);
-	bpf_map__set_max_entries(skel->maps.nexthops, cfg.max_nexthops);
-	bpf_map__set_max_entries(skel->maps.nh_groups, cfg.max_groups);
+	/* Room for the maximums; chunks come as indices are used. */
+	bpf_map__set_max_entries(
+		skel->maps.nexthops,
+		FPMD_CHUNKS_FOR(cfg.max_nexthops, FPMD_NH_CHUNK_SHIFT));
+	bpf_map__set_max_entries(
+		skel->maps.nh_groups,
+		FPMD_CHUNKS_FOR(cfg.max_groups, FPMD_GROUP_CHUNK_SHIFT));
 	bpf_map__set_max_entries(skel->maps.neigh_v4, cfg.max_neigh);
 	bpf_map__set_max_entries(skel->maps.neigh_v6, cfg.max_neigh);
 	bpf_object__for_each_map(m, skel->obj) {
@@ -336,6 +341,11 @@ int xdp_load(bool *adopted)
 		}
 		fpmd_phase("caches");
 	}
+	ret = maps_nh_open(layout >= 0);
+	if (ret) {
+		log_err("bpf: nexthops / nh_groups chunks: %s", strerror(-ret));
+		return ret;
+	}
 	ret = maps_fib_open(layout >= 0, cfg.max_routes_v4,
 			    fib6_slots_for(cfg.max_routes_v6));
 	if (ret) {
@@ -386,6 +396,7 @@ void xdp_unpin(void)
 void xdp_close(void)
 {
 	maps_fib_close();
+	maps_nh_close();
 	for (int k = 0; k < 2; k++) {
 		bpf_link__destroy(tp_links[k]);
 		tp_links[k] = NULL;

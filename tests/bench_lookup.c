@@ -55,6 +55,7 @@
 
 #include "fib4.h"
 #include "fib6.h"
+#include "nhtab.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
@@ -612,7 +613,7 @@ static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 }
 
 /* One resolved nexthop, the gateway on IF_OUT, used by every route. */
-static void setup_nexthop(int fd, const struct family *v4)
+static void setup_nexthop(int fd, int groups_fd, const struct family *v4)
 {
 	struct fpmd_nexthop nh = {
 		.ifindex = if_out,
@@ -621,11 +622,18 @@ static void setup_nexthop(int fd, const struct family *v4)
 		.oslot = 1,
 	};
 	__u32 idx = 0;
+	struct nhtab t;
+	int ret;
 
 	memcpy(nh.dmac, mac_in, ETH_ALEN); /* the gateway's MAC, see top */
 	memcpy(nh.smac, mac_out, ETH_ALEN);
 	inet_pton(AF_INET, v4->gw, nh.gw);
-	map_put(fd, &idx, &nh, "nexthops");
+	ret = nhtab_open(&t, fd, groups_fd, false);
+	if (!ret)
+		ret = nhtab_nexthop_write(&t, idx, &nh);
+	if (ret)
+		die("nexthops: %s", strerror(-ret));
+	nhtab_close(&t); /* the chunk stays in the outer map */
 }
 
 /* Batched update of keys [from, to) in chunks of MAP_BATCH. */
@@ -996,16 +1004,14 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
 		fib4_size(fp->obj, FPMD_TBL8_GROUPS, (uint32_t)v4_routes);
-		bpf_map__set_max_entries(fp->maps.slots_v6,
-					 fib6_slots_for((uint32_t)v6_routes));
-		fp->rodata->v6_slot_mask =
-			fib6_slots_for((uint32_t)v6_routes) - 1;
+		bpf_map__set_max_entries(
+			fp->maps.slots_v6,
+			FPMD_V6_OUTER(fib6_slots_for((uint32_t)v6_routes)));
 	} else {
 		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
 		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
 		fib4_size(fp->obj, 0, 0);
 		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
-		fp->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(fp))
 		die("load fpmd.bpf.o (%s): %s", fast ? "fast" : "lpm",
@@ -1292,8 +1298,10 @@ int main(int argc, char **argv)
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
-	setup_nexthop(bpf_map__fd(fl->maps.nexthops), &v4);
-	setup_nexthop(bpf_map__fd(ff->maps.nexthops), &v4);
+	setup_nexthop(bpf_map__fd(fl->maps.nexthops),
+		      bpf_map__fd(fl->maps.nh_groups), &v4);
+	setup_nexthop(bpf_map__fd(ff->maps.nexthops),
+		      bpf_map__fd(ff->maps.nh_groups), &v4);
 
 	pl = (struct prog){ "fpmd-lpm", bpf_program__fd(fl->progs.fpmd_xdp),
 			    bpf_map__fd(fl->maps.stats), XDP_REDIRECT };
@@ -1341,6 +1349,8 @@ int main(int argc, char **argv)
 		mem_parts = fib4.parts.live;
 		mem_t8c = fib4.t8c.live;
 		mem_rulec = fib4.rulec.live;
+		for (uint32_t i = 0; i < fib6.nslots / FPMD_V6_CHUNK_SLOTS; i++)
+			h6 += map_memlock(fib6.chunks[i].fd);
 		mem[0] = p4[0], mem[1] = p4[1], mem[2] = p4[2], mem[3] = h6,
 		mem[4] = l6, mem[5] = r4, mem[6] = r6;
 		mem_slots = fib6.nslots;

@@ -212,11 +212,13 @@ static void del_at(size_t i)
 
 	snprintf(last_op, sizeof(last_op), "delete %s",
 		 fmt_pfx(p.addr, p.len, b));
+	/* The oracle first: a table shrinks at the end of a delete, and
+	 * checks it (resize_hook) against the oracle. */
+	oracle_del(p.addr, p.len);
 	ret = family == 4 ? fib4_del(&f4, p.addr, p.len) :
 			    fib6_del(&f6, p.addr, p.len);
 	if (ret)
 		fail("%s: %s", last_op, strerror(-ret));
-	oracle_del(p.addr, p.len);
 	live[i] = live[--nlive];
 }
 
@@ -323,8 +325,7 @@ static void load(uint32_t ngroups)
 	if (!skel)
 		fail("open bpf/fib_check.bpf.o: %s", strerror(errno));
 	fib4_size(skel->obj, ngroups, 1 << 18);
-	bpf_map__set_max_entries(skel->maps.slots_v6, 1 << 17);
-	skel->rodata->v6_slot_mask = (1 << 17) - 1;
+	bpf_map__set_max_entries(skel->maps.slots_v6, FPMD_V6_OUTER(1 << 17));
 	if (fib_check_bpf__load(skel))
 		fail("load bpf/fib_check.bpf.o: %s", strerror(errno));
 }
@@ -670,6 +671,78 @@ static void case_v6_adopt(void)
 	case_adopt(6);
 }
 
+/* Both tables answer right while slots_v6 grows: the new one before it
+ * is used (the old one still is), and after the flip. */
+static void grow_check(struct fib6 *f, uint32_t n, bool flipped)
+{
+	char step[96];
+
+	snprintf(step, sizeof(step), "%s %u -> %u slots, %s",
+		 n > f->nslots ? "growing" : "shrinking", f->nslots, n,
+		 flipped ? "after the flip" : "new table built, old in use");
+	check_step(step);
+}
+
+/*
+ * slots_v6 starts at one chunk and doubles at half full, in the middle
+ * of a sequence: checked at each growth (before and after the flip),
+ * with a growth inside a length-set rebuild (a new length brings a
+ * marker for many routes at once), then after adoption of the grown
+ * table and while deleting back down, when it halves below an eighth
+ * full, back to one chunk.
+ */
+static void case_v6_grow(void)
+{
+	uint8_t a[16];
+	uint32_t slots;
+
+	start(6, 1);
+	f6.resize_hook = grow_check;
+	if (f6.nslots != FPMD_V6_CHUNK_SLOTS)
+		fail("a new table has %u slots, not one chunk (%u)", f6.nslots,
+		     FPMD_V6_CHUNK_SLOTS);
+	/* A /48, and /80s each in a /64 of its own up to just under half
+	 * full: no growth. With two lengths no route needs a marker. */
+	inet_pton(AF_INET6, "2001:db8::", a);
+	add(a, 48, random_val());
+	for (uint32_t i = 0; f6.in_map + 2 < f6.nslots / 2; i++) {
+		a[6] = (uint8_t)(i >> 8), a[7] = (uint8_t)i;
+		add(a, 80, random_val());
+	}
+	if (f6.grows)
+		fail("grew below half full (%u of %u slots)", f6.in_map,
+		     f6.nslots);
+	/* A /64, a new length: the search starts there, and every /80
+	 * needs a marker at /64, all written in one rebuild, and the table
+	 * grows inside it. */
+	memset(a + 6, 0xff, 10);
+	add(a, 64, random_val());
+	if (f6.grows != 1)
+		fail("a rebuild past half full grew %llu times, expected 1",
+		     (unsigned long long)f6.grows);
+	check_step("growth inside a rebuild");
+	/* Random changes through two more doublings (checked by the hook). */
+	while (f6.nslots < 8 * FPMD_V6_CHUNK_SLOTS)
+		churn(1000, 1 << 30);
+	slots = f6.nslots;
+	close_tables();
+	open_tables(1, true);
+	f6.resize_hook = grow_check;
+	if (f6.nslots != slots)
+		fail("adopted a table of %u slots, the grown one has %u",
+		     f6.nslots, slots);
+	check("after adoption of the grown table");
+	while (nlive > 64)
+		del_at(rnd() % nlive);
+	check("deleted back down");
+	if (f6.nslots != FPMD_V6_CHUNK_SLOTS || !f6.shrinks)
+		fail("%u entries left in %u slots after %llu shrinks: the table "
+		     "did not shrink back to one chunk", f6.in_map, f6.nslots,
+		     (unsigned long long)f6.shrinks);
+	churn(3000, 1000);
+	finish();
+}
+
 /* The divide-free part index agrees with the divide for every word. */
 static void case_v4_part_index(void)
 {
@@ -1004,6 +1077,7 @@ static const struct fcase {
 	{ "ipv6-covering", case_v6_covering },
 	{ "ipv6-markers", case_v6_markers },
 	{ "ipv6-adopt", case_v6_adopt },
+	{ "ipv6-grow", case_v6_grow },
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

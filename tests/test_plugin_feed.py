@@ -292,10 +292,24 @@ def test_plugin_wider_ecmp_than_fpmd_takes_kernel_path(lab):
     c.close()
 
 
+# nexthops and nh_groups are arrays of chunks (ARRAY_OF_MAPS, chunks
+# without BTF): where a u32 field sits in the raw value (bpf/fpmd_maps.h).
+FIELD_AT = {("nexthops", "ifindex"): 0, ("nh_groups", "nmembers"): 588}
+
+
 def occupied(pin, name, field):
-    """Slots of a pinned array map whose value has field set."""
-    dump = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}").stdout)
-    return sum(1 for e in dump if e["formatted"]["value"][field])
+    """Slots of a pinned chunked map whose u32 field is set."""
+    off = FIELD_AT[(name, field)]
+    outer = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}").stdout)
+    n = 0
+    for e in outer:  # value: the chunk's map id
+        mid = int.from_bytes(bytes(int(b, 16) for b in e["value"]),
+                             "little")
+        dump = json.loads(sh(f"bpftool -j map dump id {mid}").stdout)
+        for v in dump:
+            raw = bytes(int(b, 16) for b in v["value"][off:off + 4])
+            n += raw != b"\0\0\0\0"
+    return n
 
 
 def test_summary_and_state_count_alike(lab):

@@ -40,6 +40,7 @@
 
 #include "fib4.h"
 #include "fib6.h"
+#include "nhtab.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 
@@ -242,6 +243,7 @@ static int ncpus;
 static bool fib_fast; /* --fib fast */
 static struct fib4 fib4;
 static struct fib6 fib6;
+static struct nhtab nhtab;
 #define TEST_TBL8_GROUPS 64
 #define TEST_RULES_V4 4096
 #define TEST_SLOTS_V6 16384
@@ -516,15 +518,18 @@ static void skel_load(void)
 		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
 		fib4_size(skel->obj, TEST_TBL8_GROUPS, TEST_RULES_V4);
-		bpf_map__set_max_entries(skel->maps.slots_v6, TEST_SLOTS_V6);
-		skel->rodata->v6_slot_mask = TEST_SLOTS_V6 - 1;
+		bpf_map__set_max_entries(skel->maps.slots_v6,
+					 FPMD_V6_OUTER(TEST_SLOTS_V6));
 	} else {
 		fib4_size(skel->obj, 0, 0);
 		bpf_map__set_max_entries(skel->maps.slots_v6, 1);
-		skel->rodata->v6_slot_mask = 0;
 	}
 	if (fpmd_bpf__load(skel))
 		die("fpmd_bpf__load", errno);
+	ret = nhtab_open(&nhtab, bpf_map__fd(skel->maps.nexthops),
+			 bpf_map__fd(skel->maps.nh_groups), false);
+	if (ret)
+		die("nhtab_open", -ret);
 	if (!fib_fast)
 		return;
 	fib4_maps_of(skel->obj, &m4);
@@ -567,13 +572,19 @@ static void fixture_load(void)
 
 		nh_dmac(id, nh.dmac);
 		nh_smac(id, nh.smac);
-		map_put(skel->maps.nexthops, &id, &nh);
+		int err = nhtab_nexthop_write(&nhtab, id, &nh);
+
+		if (err)
+			die("nexthops write", -err);
 	}
 	for (__u32 id = 1; id < G_COUNT; id++) {
 		struct fpmd_nh_group g;
 
 		fill_group(&g, &grp_defs[id]);
-		map_put(skel->maps.nh_groups, &id, &g);
+		int err = nhtab_group_write(&nhtab, id, &g);
+
+		if (err)
+			die("nh_groups write", -err);
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(route_defs); i++) {
 		__u32 v = FPMD_RT_ENCODE(route_defs[i].type, route_defs[i].idx);
@@ -618,6 +629,7 @@ static void fixture_unload(void)
 		fib4_close(&fib4);
 		fib6_close(&fib6);
 	}
+	nhtab_close(&nhtab);
 	fpmd_bpf__destroy(skel);
 	skel = NULL;
 }

@@ -151,6 +151,22 @@ int maps_group_clear(uint32_t index)
 	return maps_group_write(index, &z);
 }
 
+int maps_nexthop_read(uint32_t index, struct fpmd_nexthop *nh)
+{
+	if (index >= FAKE_MAX_NEXTHOPS)
+		return -ENOENT;
+	*nh = nexthops[index];
+	return 0;
+}
+
+int maps_group_read(uint32_t index, struct fpmd_nh_group *g)
+{
+	if (index >= FAKE_MAX_GROUPS)
+		return -ENOENT;
+	*g = groups[index];
+	return 0;
+}
+
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
 		     const uint8_t mac[6], uint16_t flags)
 {

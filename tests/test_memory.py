@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Map memory follows the table.
+
+nexthops and nh_groups are arrays of chunks (bpf/fpmd_maps.h): a chunk is
+created when fpmd first writes an index in it, and is in the fast path
+before any route refers to that index. max-nexthops / max-groups stay the
+limits. Measured here as the kernel counts it: the BPF maps fpmd holds
+(tests/lib/procmem.py).
+"""
+import json
+import os
+
+from lab import ping, sh
+from lib import procmem
+from test_e2e import add_h2_loopback, measure, nonzero
+from test_plugin_feed import Client, acks, hello, nexthop, route
+
+NH_CHUNK, NH_SIZE = 512, 44          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
+GROUP_CHUNK, GROUP_SIZE = 32, 592    # FPMD_GROUP_CHUNK_SHIFT 5
+VIA_NH, VIA_GROUP = "10.99.0.1", "10.97.0.1"  # on h2's lo
+GW_NET = "172.16.104"  # a /22 on r1-eth1: gateways for filler nexthops
+
+
+def chunk_count(d, value_size, per_chunk):
+    """Chunks of one of fpmd's chunked maps, among the maps it holds."""
+    return sum(1 for m in procmem.maps(d.proc.pid).values()
+               if m["value_size"] == value_size and
+               m["max_entries"] == per_chunk)
+
+
+def filler_gw(i):
+    return f"{GW_NET[:-1]}{4 + i // 250}.{1 + i % 250}"
+
+
+class Feed:
+    """The plugin feed, one op per sequence number, every op acked."""
+
+    def __init__(self, d):
+        self.c = Client(d)
+        self.c.send(hello())
+        self.c.recv()
+        self.seq = 0
+
+    def send(self, make, *args, **kw):
+        """make(seq, *args): the op; returns (status, error) of its ack."""
+        self.seq += 1
+        self.c.send(make(self.seq, *args, **kw))
+        (_, status, err), = acks(self.c, 1)
+        return status, err
+
+
+def test_nexthops_and_groups_grow_past_a_chunk(lab):
+    """Nexthops and groups past the first chunk forward in XDP with the
+    right MACs (h2 answers only frames to its own MAC), new chunks come
+    one at a time, and the configured maximums still say map-full."""
+    d = lab.fpmd(extra=("--no-fpm", "--max-nexthops", "600",
+                        "--max-groups", "40"))
+    lab.routes_and_neighbors(d, v6=False)
+    lab.r1.run(f"ip addr add {GW_NET}.3/22 dev r1-eth1")
+    add_h2_loopback(lab, VIA_NH, VIA_GROUP)
+    for pfx in ("10.99.0.0/24", "10.97.0.0/24"):
+        lab.r1.run(f"ip route add {pfx} via {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    # The two connected routes' nexthops: one chunk; no group yet.
+    assert chunk_count(d, NH_SIZE, NH_CHUNK) == 1
+    assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 0
+    idx = lab.r1.ifindex("r1-eth1")
+    feed = Feed(d)
+    for i in range(NH_CHUNK + 40):
+        assert feed.send(nexthop, 10 + i, filler_gw(i), idx)[0] == 0
+    assert feed.send(nexthop, 5000, lab.H2_V4, idx)[0] == 0
+    for k in range(GROUP_CHUNK + 2):
+        assert feed.send(nexthop, 6000 + k,
+                         group=((5000, 1), (10 + k, 1)))[0] == 0
+    assert feed.send(nexthop, 7000, group=((5000, 1),))[0] == 0
+    assert feed.send(route, "10.99.0.0", 24, nhg=5000)[0] == 0
+    assert feed.send(route, "10.97.0.0", 24, nhg=7000)[0] == 0
+
+    nhs = d.show("nexthops")
+    assert nhs["5000"]["fpmdIndex"] >= NH_CHUNK, nhs["5000"]
+    assert nhs["7000"]["fpmdIndex"] >= GROUP_CHUNK, nhs["7000"]
+    assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
+    assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
+    for dst in (VIA_NH, VIA_GROUP):
+        got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, dst, 3, 0.05))
+        assert got == 3 and f4 == 0 and dc["r1-eth0"]["forwarded"] >= 3, \
+            (dst, nonzero(dc), f4)
+
+    # The maximums: what does not fit is map-full, named and counted.
+    for i in range(NH_CHUNK + 40, 600):
+        feed.send(nexthop, 10 + i, filler_gw(i), idx)
+    for k in range(GROUP_CHUNK + 2, 45):
+        feed.send(nexthop, 6000 + k, group=((5000, 1), (10 + k, 1)))
+    summ = d.show("summary")
+    assert summ["nexthopMapFull"] >= 1 and summ["groupMapFull"] >= 1, summ
+    log = d.logtext()
+    assert "nexthop table full (tables/max-nexthops = 600)" in log
+    assert "nexthop group table full (tables/max-groups = 40)" in log
+    assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
+    assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
+    # What fit still forwards.
+    got, dc, f4, _ = measure(lab, d,
+                             lambda: ping(lab.h1, VIA_GROUP, 3, 0.05))
+    assert got == 3 and f4 == 0, (nonzero(dc), f4)
+
+
+# The IPv4 DIR-24-8 maps (fpmd/fib4.c) have their own budget.
+FIB4_MAPS = {"tbl24", "tbl8", "rules_v4", "tbl24_stage", "tbl24_fill",
+             "tbl24_dflt"}
+OTHER_MAPS_BUDGET = 3 << 20
+TOTAL_BUDGET = 16 << 20  # issue 13: every map fd fpmd holds
+
+
+def pinned_memory(pin):
+    """{pinned map name: bytes}, the chunks of an ARRAY_OF_MAPS with it."""
+    out = {}
+    for name in sorted(os.listdir(pin)):
+        info = json.loads(sh(f"bpftool -j map show pinned {pin}/{name}")
+                          .stdout)
+        total = info["bytes_memlock"]
+        if info["type"] == "array_of_maps":
+            dump = json.loads(sh(f"bpftool -j map dump pinned {pin}/{name}")
+                              .stdout)
+            for e in dump:
+                mid = int.from_bytes(bytes(int(b, 16) for b in e["value"]),
+                                     "little")
+                total += json.loads(sh(f"bpftool -j map show id {mid}")
+                                    .stdout)["bytes_memlock"]
+        out[name] = total
+    return out
+
+
+def test_small_router_maps_follow_the_table(lab):
+    """100 routes with default settings: the IPv6 table, nexthops, groups,
+    neighbors and the rest cost what they hold, not their maximums (they
+    took 66 MiB: 48 slots_v6, 11 neighbors, 7.6 nexthops and groups), and
+    all the maps fpmd holds, IPv4 tables included, fit in 16 MiB (they
+    took 157 MiB in 2119 maps)."""
+    d = lab.fpmd()
+    lab.routes_and_neighbors(d)
+    for i in range(48):
+        d.ctl("route", "add", f"10.{i}.0.0/16", "via", lab.H2_V4, "dev",
+              "r1-eth1")
+        d.ctl("route", "add", f"2001:db8:{1000 + i}::/48", "via",
+              lab.H2_V6, "dev", "r1-eth1")
+    mem = pinned_memory(lab.pin)
+    table = "\n".join(f"{n:16} {b / 1048576:8.3f} MiB"
+                      for n, b in sorted(mem.items(), key=lambda x: -x[1]))
+    total, nmaps = procmem.map_memory(d.proc.pid)
+    print(f"{table}\nall maps fpmd holds: {total / 1048576:.1f} MiB in "
+          f"{nmaps} maps")
+    other = sum(b for n, b in mem.items() if n not in FIB4_MAPS)
+    assert other <= OTHER_MAPS_BUDGET, table
+    assert total <= TOTAL_BUDGET, table
