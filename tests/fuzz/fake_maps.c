@@ -74,6 +74,18 @@ void maps_fib_trim(void)
 {
 }
 
+/* Writes to the fake maps are visible at once: nothing to publish. */
+int maps_commit(uint32_t max_drops)
+{
+	(void)max_drops;
+	return 0;
+}
+
+bool maps_commit_pending(void)
+{
+	return false;
+}
+
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,
 				  void *arg),
