@@ -866,11 +866,46 @@ static void *map_mmap(int fd, size_t len)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * Sort n 64-bit keys: LSD radix, 16 bits a pass, passes whose digit is
+ * the same in every key skipped. qsort took ~180 ms of a 1M adoption.
+ * tmp has room for n keys; the result ends in a. 0 or -ENOMEM.
+ */
+static int sort_u64(uint64_t *a, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t *tmp = malloc((n ? n : 1) * sizeof(*tmp)), *src = a, *dst;
+	size_t *cnt = calloc(65536, sizeof(*cnt));
 
-	return x < y ? -1 : x > y;
+	if (!tmp || !cnt) {
+		free(tmp);
+		free(cnt);
+		return -ENOMEM;
+	}
+	dst = tmp;
+	for (unsigned int sh = 0; sh < 64; sh += 16) {
+		size_t sum = 0;
+
+		memset(cnt, 0, 65536 * sizeof(*cnt));
+		for (size_t i = 0; i < n; i++)
+			cnt[(src[i] >> sh) & 0xffff]++;
+		if (n && cnt[(src[0] >> sh) & 0xffff] == n)
+			continue; /* one digit everywhere: already in order */
+		for (size_t d = 0; d < 65536; d++) {
+			size_t c = cnt[d];
+
+			cnt[d] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> sh) & 0xffff]++] = src[i];
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	free(cnt);
+	return 0;
 }
 
 /* The words of the parts the maps hold (NULL where no part). */
@@ -1012,7 +1047,9 @@ static int adopt(struct fib4 *f)
 		recs[n++] = (uint64_t)rec->len << 58 | (uint64_t)addr << 26 | s;
 		top = s + 1;
 	}
-	qsort(recs, n, sizeof(*recs), cmp_u64);
+	ret = sort_u64(recs, n);
+	if (ret)
+		goto out;
 	/* Room for every prefix at once, not ten doublings. */
 	while (f->by_prefix.nbuckets < n)
 		ht_grow(&f->by_prefix);

@@ -1063,17 +1063,20 @@ static void write_rates(const struct family *v4, size_t n4,
 		rate[k][0] = cnt[k] / (now() - t);
 		if (!k)
 			*parts = fib4.parts.live;
-		/* A restarted fpmd: rebuild the store from the maps. */
-		t = now();
-		if (k) {
+		/* A restarted fpmd: rebuild the store from the maps. The
+		 * old store's teardown is the old process's exit, not part
+		 * of the new one's adoption: not timed. */
+		if (k)
 			fib6_close(&fib6);
+		else
+			fib4_close(&fib4);
+		t = now();
+		if (k)
 			ret = fib6_open(&fib6, bpf_map__fd(fw->maps.slots_v6),
 					bpf_map__fd(fw->maps.lens_v6),
 					fib6_slots_for((uint32_t)v6->n), true);
-		} else {
-			fib4_close(&fib4);
+		else
 			ret = fib4_open_on(fw, v4->n, true);
-		}
 		if (ret)
 			die("%s: adoption: %s", f->name, strerror(-ret));
 		adopt_s[k] = now() - t;
