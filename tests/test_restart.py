@@ -171,6 +171,10 @@ def test_startup_phases_logged(lab):
     (fresh, then adopting)."""
     d = lab.fpmd(extra=("--keep-forwarding",))
     for adopted, want in ((False, "maps created"), (True, "maps adopted")):
+        # The phases are logged right after READY, which can come after
+        # the control socket that wait_ready() saw answer.
+        wait_for(lambda: "startup: ready in" in d.logtext()[d.log_start:],
+                 timeout=10, what="startup: ready in")
         log = d.logtext()[d.log_start:]
         phases = dict(re.findall(r"startup: (.+?) (\d+\.\d) ms, heap [-+]\d+ KiB\n", log))
         for p in ("config (YANG)", "nl_events_open, watches",
