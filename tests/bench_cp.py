@@ -48,6 +48,7 @@ own Popen handles, never by name.
 """
 import argparse
 import ctypes
+import errno
 import json
 import os
 import random
@@ -378,20 +379,58 @@ FPMD_RULE_F_USED = 0x1
 RULE_V4_SIZE, RULE_V4_FLAGS = 16, 9  # struct fpmd_rule_v4, its flags
 
 
+class _Lookup(ctypes.Structure):
+    _fields_ = [("map_fd", ctypes.c_uint32), ("pad", ctypes.c_uint32),
+                ("key", ctypes.c_uint64), ("value", ctypes.c_uint64),
+                ("flags", ctypes.c_uint64)]
+
+
+class _GetById(ctypes.Structure):
+    _fields_ = [("id", ctypes.c_uint32), ("next_id", ctypes.c_uint32),
+                ("open_flags", ctypes.c_uint32)]
+
+
+BPF_MAP_LOOKUP_ELEM, BPF_MAP_GET_FD_BY_ID = 1, 14
+
+
 def rules_used(path):
-    """Routes in the DIR-24-8 table: rules_v4 records marked used, read
-    through the map's mmap (BPF_F_MMAPABLE)."""
+    """Routes in the DIR-24-8 table: rules_v4 records marked used. rules_v4
+    is an ARRAY_OF_MAPS of BPF_F_MMAPABLE chunks: each chunk present (the
+    outer map gives its id) is mapped and its flags read."""
     import mmap
 
-    fd, info = open_pinned(path)
+    outer, oinfo = open_pinned(path)
+    n = 0
     try:
-        size = info.max_entries * RULE_V4_SIZE
-        size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * mmap.PAGESIZE
-        with mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ) as m:
-            flags = m[RULE_V4_FLAGS:info.max_entries * RULE_V4_SIZE:RULE_V4_SIZE]
-        return sum(1 for b in flags if b & FPMD_RULE_F_USED)
+        for k in range(oinfo.max_entries):
+            key, mid = ctypes.c_uint32(k), ctypes.c_uint32(0)
+            try:
+                _bpf(BPF_MAP_LOOKUP_ELEM,
+                     _Lookup(outer, 0, ctypes.addressof(key),
+                             ctypes.addressof(mid), 0))
+            except OSError as e:
+                if e.errno == errno.ENOENT:
+                    continue  # no chunk there
+                raise
+            fd = _bpf(BPF_MAP_GET_FD_BY_ID, _GetById(mid.value, 0, 0))
+            try:
+                info = _MapInfo()
+                _bpf(BPF_OBJ_GET_INFO_BY_FD,
+                     _InfoAttr(fd, ctypes.sizeof(info),
+                               ctypes.addressof(info)))
+                size = info.max_entries * RULE_V4_SIZE
+                size = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE * \
+                    mmap.PAGESIZE
+                with mmap.mmap(fd, size, mmap.MAP_SHARED,
+                               mmap.PROT_READ) as m:
+                    flags = m[RULE_V4_FLAGS:info.max_entries * RULE_V4_SIZE:
+                              RULE_V4_SIZE]
+                n += sum(1 for b in flags if b & FPMD_RULE_F_USED)
+            finally:
+                os.close(fd)
+        return n
     finally:
-        os.close(fd)
+        os.close(outer)
 
 
 # --------------------------------------------------------------------------
