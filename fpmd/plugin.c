@@ -376,7 +376,9 @@ static bool group_stale(const Fpmd__RouteOp *r, const struct prefix *p)
 	const char *err;
 	int nm;
 
-	if (!g || !r->n_paths || r->n_paths > NH_MAX_MEMBERS)
+	/* A group fpmd keeps on the kernel path stays so. */
+	if (!g || g->unsupported || g->blackhole || !r->n_paths ||
+	    r->n_paths > NH_MAX_MEMBERS)
 		return false;
 	for (size_t i = 0; i < r->n_paths; i++)
 		if (path_of(r->paths[i], &paths[i], &err))
