@@ -89,6 +89,8 @@ static bool out_drop_logged;
 static const struct nlmsghdr *const *cur_msgs;
 static size_t cur_n;
 static void (*watch)(int fd, bool in, bool out);
+static void held_clear(void);
+static bool held_has(uint32_t id);
 
 void fpm_set_watch(void (*fn)(int fd, bool in, bool out))
 {
@@ -146,6 +148,7 @@ static void conn_close(const char *why)
 	close(conn_fd);
 	conn_fd = -1;
 	rlen = 0;
+	held_clear(); /* the next connection replays them */
 	wire_out_free(&out);
 	st.connected = false;
 	hold_deadline_ns = now_ns(CLOCK_MONOTONIC) +
@@ -244,6 +247,7 @@ void fpm_close(void)
 		close(timer_fd);
 	conn_fd = timer_fd = -1;
 	wire_out_free(&out);
+	held_clear();
 	free(rbuf);
 	rbuf = NULL;
 	rlen = rcap = 0;
@@ -844,11 +848,95 @@ static void route_apply(const struct nlmsghdr *nlh, bool replaced_next)
 	ret = rib_route_add(&rq, &err);
 	if (ret)
 		log_warn("fpm: route %s: %s", fmt_prefix(&rq.p, pb), err);
-	else if (rq.nhid && !rib_nexthop_find(SRC_FPM, rq.nhid))
+	else if (rq.nhid && !rib_nexthop_find(SRC_FPM, rq.nhid) &&
+		 !held_has(rq.nhid))
 		log_warn("fpm: route %s: nexthop id %u was never sent (zebra "
 			 "without kernel nexthop objects?); the kernel routes "
 			 "it",
 			 fmt_prefix(&rq.p, pb), rq.nhid);
+}
+
+/*
+ * Groups that came ahead of a member. zebra 8.4.4 replays its nexthops in
+ * hash order (dplane_fpm_nl walks nhgs_id), so on a (re)connect a group
+ * can come before its members; refusing it left every route using it on
+ * the kernel path ("never sent") until the group changed. Held here and
+ * applied once the last member is in; a newer message for the id, its
+ * delete, or the connection closing drops it.
+ */
+struct held_group {
+	uint32_t id, n;
+	uint32_t ids[NH_MAX_MEMBERS], w[NH_MAX_MEMBERS];
+};
+
+static struct held_group *held;
+static size_t n_held, cap_held;
+
+static void held_drop(uint32_t id)
+{
+	for (size_t i = 0; i < n_held; i++)
+		if (held[i].id == id) {
+			held[i] = held[--n_held];
+			return;
+		}
+}
+
+static bool held_has(uint32_t id)
+{
+	for (size_t i = 0; i < n_held; i++)
+		if (held[i].id == id)
+			return true;
+	return false;
+}
+
+static void held_clear(void)
+{
+	free(held);
+	held = NULL;
+	n_held = cap_held = 0;
+}
+
+static bool held_add(uint32_t id, const uint32_t *ids, const uint32_t *w,
+		     int n)
+{
+	struct held_group *h;
+
+	held_drop(id);
+	if (n_held == cap_held) {
+		size_t cap = cap_held ? 2 * cap_held : 16;
+
+		h = realloc(held, cap * sizeof(*h));
+		if (!h)
+			return false;
+		held = h;
+		cap_held = cap;
+	}
+	h = &held[n_held++];
+	h->id = id;
+	h->n = (uint32_t)n;
+	memcpy(h->ids, ids, sizeof(ids[0]) * (size_t)n);
+	memcpy(h->w, w, sizeof(w[0]) * (size_t)n);
+	return true;
+}
+
+/* A nexthop arrived: apply the held groups it completes. */
+static void held_retry(void)
+{
+	const char *err = NULL;
+
+	for (size_t i = 0; i < n_held;) {
+		struct held_group h = held[i];
+		int ret = rib_group_add(SRC_FPM, h.id, h.ids, h.w, (int)h.n,
+					gen, &err);
+
+		if (ret == -ENOENT) {
+			i++;
+			continue;
+		}
+		held[i] = held[--n_held];
+		if (ret)
+			log_warn("fpm: nexthop %u: %s", h.id, err);
+	}
 }
 
 static void nexthop_apply(const struct nlmsghdr *nlh)
@@ -864,6 +952,7 @@ static void nexthop_apply(const struct nlmsghdr *nlh)
 	st.nexthop_msgs++;
 	attrs_parse(nlh, sizeof(*nhm), &a, NHA_MAX + 1, why, sizeof(why));
 	id = mnl_attr_get_u32(a.tb[NHA_ID]);
+	held_drop(id);
 	if (nlh->nlmsg_type == RTM_DELNEXTHOP) {
 		ret = rib_nexthop_del(SRC_FPM, id, &err);
 		if (ret && ret != -ENOENT)
@@ -894,6 +983,11 @@ static void nexthop_apply(const struct nlmsghdr *nlh)
 			w[i] = g[i].weight + 1u; /* the kernel's weight - 1 */
 		}
 		ret = rib_group_add(SRC_FPM, id, ids, w, n, gen, &err);
+		if (ret == -ENOENT && held_add(id, ids, w, n)) {
+			log_debug("fpm: nexthop group %u: held until its "
+				  "members arrive", id);
+			return;
+		}
 	} else if (a.tb[NHA_BLACKHOLE]) {
 		ret = rib_nexthop_add(SRC_FPM, id, &path, true, false, gen, &err);
 	} else if (a.tb[NHA_ENCAP] || a.tb[NHA_FDB] || !a.tb[NHA_OIF]) {
@@ -910,6 +1004,8 @@ static void nexthop_apply(const struct nlmsghdr *nlh)
 	}
 	if (ret)
 		log_warn("fpm: nexthop %u: %s", id, err);
+	else if (n_held && !a.tb[NHA_GROUP])
+		held_retry();
 }
 
 static bool route_family_ok(const struct nlmsghdr *nlh)

@@ -358,6 +358,44 @@ static bool prefix_of(const Fpmd__Prefix *pp, struct prefix *p)
 	return true;
 }
 
+/*
+ * A route's group differs from the route's own paths. zebra 8.4.4 builds a
+ * group's member list from the members valid when the group is installed
+ * and never sends the group again when one comes back (a link down, then
+ * up): the route returns to that group id with both paths while the group
+ * zebra gave us (and, with kernel nexthop objects, the kernel's) has one.
+ * The paths are zebra's selection, as the kernel gets them without
+ * nexthop objects: forward over them. Said once per group id in a row.
+ */
+static bool group_stale(const Fpmd__RouteOp *r, const struct prefix *p)
+{
+	static uint32_t warned;
+	struct rib_path paths[NH_MAX_MEMBERS];
+	struct nexthop *g = rib_nexthop_find(SRC_PLUGIN, r->nhg_id);
+	char pb[PREFIX_STRLEN];
+	const char *err;
+	int nm;
+
+	/* A group fpmd keeps on the kernel path stays so. */
+	if (!g || g->unsupported || g->blackhole || !r->n_paths ||
+	    r->n_paths > NH_MAX_MEMBERS)
+		return false;
+	for (size_t i = 0; i < r->n_paths; i++)
+		if (path_of(r->paths[i], &paths[i], &err))
+			return false;
+	if (rib_nexthop_same_paths(g, paths, (int)r->n_paths))
+		return false;
+	nm = g->is_group ? g->nmembers : 1;
+	if (warned != r->nhg_id)
+		log_warn("plugin: route %s: nexthop group %u has %d member%s, "
+			 "the route %zu path%s; forwarding over the route's "
+			 "paths (zebra did not resend the group)",
+			 fmt_prefix(p, pb), r->nhg_id, nm, nm == 1 ? "" : "s",
+			 r->n_paths, r->n_paths == 1 ? "" : "s");
+	warned = r->nhg_id;
+	return true;
+}
+
 static int route_op(const Fpmd__RouteOp *r, const char **err)
 {
 	static const enum rib_rtype types[] = {
@@ -413,7 +451,8 @@ static int route_op(const Fpmd__RouteOp *r, const char **err)
 		 * zebra never sets): see route_mtu_metric() in fpm.c. */
 		rq.type = RT_KERNEL;
 		rq.kreason = KR_MTU_METRIC;
-	} else if (rq.type == RT_UNICAST && r->nhg_id) {
+	} else if (rq.type == RT_UNICAST && r->nhg_id &&
+		   !group_stale(r, &rq.p)) {
 		rq.nhid = r->nhg_id;
 	} else if (rq.type == RT_UNICAST && r->n_paths > NH_MAX_MEMBERS) {
 		/* Refusing it would leave a covering route (or the route's

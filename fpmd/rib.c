@@ -547,6 +547,34 @@ static bool same_path(const struct nexthop *nh, const struct rib_path *path)
 		 !memcmp(nh->gw, path->gw, addr_len(path->family))));
 }
 
+/*
+ * Whether nh (a feed's single or group) forwards over exactly paths: the
+ * same gateways, interfaces and weights, in any order. The plugin sends a
+ * route's paths next to its group id, so a group zebra left stale shows.
+ */
+bool rib_nexthop_same_paths(struct nexthop *nh, const struct rib_path *paths,
+			    int n)
+{
+	bool used[NH_MAX_MEMBERS] = { false };
+
+	if (!nh->is_group)
+		return n == 1 && same_path(slot_of(nh), &paths[0]);
+	if (nh->nmembers != n)
+		return false;
+	for (int i = 0; i < n; i++) {
+		int j;
+
+		for (j = 0; j < n; j++)
+			if (!used[j] && nh->members[j].weight == paths[i].weight &&
+			    same_path(slot_of(nh->members[j].nh), &paths[i]))
+				break;
+		if (j == n)
+			return false;
+		used[j] = true;
+	}
+	return true;
+}
+
 /* A feed's single id: point it at the content slot for path. */
 static int feed_single(struct nexthop *nh, const struct rib_path *path,
 		       bool blackhole, bool unsupported, const char **err)

@@ -180,6 +180,8 @@ int rib_nexthop_del(enum rib_source src, uint32_t id, const char **err);
 /* "nexthop table full (tables/max-nexthops = N)", or the groups'. */
 const char *rib_full_error(bool is_group);
 struct nexthop *rib_nexthop_find(enum rib_source src, uint32_t id);
+bool rib_nexthop_same_paths(struct nexthop *nh, const struct rib_path *paths,
+			    int n);
 
 int rib_route_add(const struct rib_route_req *rq, const char **err);
 int rib_route_del(enum rib_source src, const struct prefix *p,

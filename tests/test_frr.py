@@ -1012,6 +1012,34 @@ def test_g4_wider_ecmp_than_fpmd_takes_kernel_path(lab):
             dl.f4 >= 5, (dst, dl)
 
 
+# zebra 8.4.4 replays its nexthops in hash order: on a (re)connect a
+# group can come before its members (seen in the lab's ECMP diamond with
+# kernel nexthop objects). fpmd once refused such a group ("group member
+# nexthop unknown") and every route using it took the kernel path until
+# the group changed; now the group is held until its last member is in.
+def test_g5_group_ahead_of_its_members_is_held(lab):
+    h2_loopback(lab, H2_DST + "/24")
+    d = lab.fpmd(extra=SETTLE)
+    lab.warm_kernel_neighbors()
+    oif = lab.r1.ifindex("r1-eth1")
+    gw = lab.H2_V4
+    lab.r1.run(f"ip route add {H2_NET} via {gw}")
+    nhid = nla(RTA_NH_ID, struct.pack("=I", 100))
+    frame = fpm_frame(nexthop_msg(100, group=(1, 2)) +
+                      route_attrs_msg(H2_NET, nhid) +
+                      nexthop_msg(1, oif, gw))
+    late = fpm_frame(nexthop_msg(2, oif, gw))
+    log0 = len(d.logtext())
+    assert FpmClient(lab).run(frame + late) == "still-open"
+    assert fpm(d)["errors"] == 0, fpm(d)
+    wait_route(d, H2_NET)
+    log = d.logtext()[log0:]
+    assert "group member nexthop unknown" not in log, log
+    assert "was never sent" not in log, log
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
+    assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
+
+
 # Issue 11 item 0: an RTM_DELROUTE of family AF_UNSPEC (neither IPv4 nor IPv6)
 # with a long RTA_DST, then an RTM_NEWROUTE, in one frame. route_key() once
 # copied RTA_DST unchecked into a 16-byte prefix (stack overflow: ASan

@@ -292,6 +292,47 @@ def test_plugin_wider_ecmp_than_fpmd_takes_kernel_path(lab):
     c.close()
 
 
+def route_paths(seq, pfx, plen, paths, nhg):
+    """A RouteOp naming group nhg and carrying paths [(gw, ifindex)], as
+    the zebra plugin sends every route."""
+    p = ld(1, socket.inet_aton(pfx)) + vi(2, plen)
+    body = vi(1, seq) + ld(3, p) + vi(5, 1) + vi(6, nhg)
+    for gw, ifindex in paths:
+        body += ld(7, ld(1, socket.inet_aton(gw)) + vi(2, ifindex))
+    return ld(4, body)
+
+
+def test_plugin_route_paths_override_a_stale_group(lab):
+    """zebra 8.4.4 leaves a group short of a member that came back (a
+    replay while its link was down) and puts the route back on the group
+    id with both paths: fpmd forwards over the route's paths, both
+    gateways, and says so; a route whose paths match its group keeps the
+    group."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    gw1, gw2 = lab.H2_V4, "172.16.102.2"
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+    c.send(nexthop(1, 1, gw1, idx), nexthop(2, 2, gw2, idx),
+           nexthop(3, 10, group=((1, 1),)),
+           nexthop(4, 11, group=((1, 1), (2, 1))),
+           route_paths(5, "10.77.0.0", 16, [(gw1, idx), (gw2, idx)], 10),
+           route_paths(6, "10.78.0.0", 16, [(gw2, idx), (gw1, idx)], 11))
+    got = acks(c, 6)
+    assert all(a[1] == 0 for a in got), got
+    rt = d.show("routes")
+    stale = [x for x in rt["10.77.0.0/16"] if x["source"] == "plugin"][0]
+    assert stale["isGroup"] and "nexthopGroupId" not in stale, stale
+    look = json.loads(d.ctl("--json", "lookup", "10.77.0.1").stdout)
+    assert {h.get("ip") for h in look["nexthops"]} == {gw1, gw2}, look
+    ok = [x for x in rt["10.78.0.0/16"] if x["source"] == "plugin"][0]
+    assert ok.get("nexthopGroupId") == 11, ok
+    assert "route 10.77.0.0/16: nexthop group 10 has 1 member, the " \
+        "route 2 paths" in d.logtext(), d.logtext()[-800:]
+    c.close()
+
+
 # nexthops and nh_groups are arrays of chunks (ARRAY_OF_MAPS, chunks
 # without BTF): where a u32 field sits in the raw value (bpf/fpmd_maps.h).
 FIELD_AT = {("nexthops", "ifindex"): 0, ("nh_groups", "nmembers"): 588}
