@@ -49,6 +49,12 @@ void maps_fib_trim(void);
  * retried at the next call).
  */
 int maps_commit(uint32_t max_drops);
+/*
+ * The periodic tick: maps_commit(max_drops), then, with what is left of
+ * the max_drops budget, the nexthops / nh_groups chunks wholly at or
+ * above nh_top / group_top (one past the highest index in use).
+ */
+int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top);
 /* What a commit would publish is waiting (tbl24 parts or chunks). */
 bool maps_commit_pending(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
