@@ -155,6 +155,7 @@ def test_small_router_maps_follow_the_table(lab):
 
 
 FLOOD_NH = 2000
+FLOOD_GROUPS = 100
 FLOOD_ROUTES = 20000  # /26s, four per /24: 5000 tbl8 groups
 SHRINK_SLACK = 512 << 10
 
@@ -179,9 +180,9 @@ def send_acked(c, seq, msgs):
 
 
 def test_map_memory_goes_back_when_the_routes_go(lab):
-    """20k IPv4 routes longer than /24 over 2000 nexthops, then all of
-    them deleted: the map memory fpmd holds (tbl8 groups, rules_v4 slots,
-    nexthops) comes back to within 0.5 MiB of what it was before, once
+    """20k IPv4 routes longer than /24 over 2000 nexthops and 100 groups,
+    then all of them deleted: the map memory fpmd holds (tbl8 groups,
+    rules_v4 slots, nexthop and group chunks) comes back to within 0.5 MiB of what it was before, once
     the periodic tick (200 ms here, a few chunks each) has dropped the
     chunks nothing uses any more. It used to keep its high-water mark
     (~6 MiB more) for good."""
@@ -189,6 +190,8 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
     lab.r1.run("ip addr add 172.16.112.3/20 dev r1-eth1")
     idx = lab.r1.ifindex("r1-eth1")
     before, _ = procmem.map_memory(d.proc.pid)
+    chunks_before = (chunk_count(d, NH_SIZE, NH_CHUNK),
+                     chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
     c = Client(d)
     c.send(hello())
     c.recv()
@@ -200,24 +203,44 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
         (lambda s, i=i: nexthop(s, 10 + i, gw(i), idx))
         for i in range(FLOOD_NH)])
     seq = send_acked(c, seq, [
-        (lambda s, i=i: route(s, flood_route(i), 26,
-                              nhg=10 + i % FLOOD_NH))
+        (lambda s, k=k: nexthop(s, 5000 + k,
+                                group=((10 + k, 1), (11 + k, 1))))
+        for k in range(FLOOD_GROUPS)])
+
+    def nhg(i):
+        return 5000 + i % FLOOD_GROUPS if i % 5 == 0 else 10 + i % FLOOD_NH
+
+    seq = send_acked(c, seq, [
+        (lambda s, i=i: route(s, flood_route(i), 26, nhg=nhg(i)))
         for i in range(FLOOD_ROUTES)])
     summ = d.show("summary")
     assert summ["mapErrors"] == 0 and summ["notProgrammed"] == 0, summ
     peak, _ = procmem.map_memory(d.proc.pid)
     assert peak - before > 4 * SHRINK_SLACK, (before, peak)
+    chunks_peak = (chunk_count(d, NH_SIZE, NH_CHUNK),
+                   chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+    assert chunks_peak[0] >= chunks_before[0] + 3 and \
+        chunks_peak[1] >= chunks_before[1] + 3, (chunks_before, chunks_peak)
     seq = send_acked(c, seq, [
         (lambda s, i=i: route(s, flood_route(i), 26, dele=True))
         for i in range(FLOOD_ROUTES)])
+    seq = send_acked(c, seq, [
+        (lambda s, k=k: nexthop_del(s, 5000 + k))
+        for k in range(FLOOD_GROUPS)])
     seq = send_acked(c, seq, [
         (lambda s, i=i: nexthop_del(s, 10 + i))
         for i in range(FLOOD_NH)])
     left = [k for k in d.show("nexthops") if k.isdigit() and int(k) >= 10]
     assert not left, left[:5]
+
+    def nh_chunks():
+        return (chunk_count(d, NH_SIZE, NH_CHUNK),
+                chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+
     try:
         wait_for(lambda: procmem.map_memory(d.proc.pid)[0] - before
-                 <= SHRINK_SLACK, timeout=60, interval=0.5)
+                 <= SHRINK_SLACK and nh_chunks() == chunks_before,
+                 timeout=60, interval=0.5)
     except AssertionError:
         pass
     after, nmaps = procmem.map_memory(d.proc.pid)
@@ -225,4 +248,7 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
           f"routes {peak / 1048576:.2f} MiB, after {after / 1048576:.2f} "
           f"MiB ({nmaps} maps)")
     assert after - before <= SHRINK_SLACK, (before, peak, after)
+    # The nexthop and group chunks too (small: 24 and 18.5 KiB each).
+    assert nh_chunks() == chunks_before, (chunks_before, chunks_peak,
+                                          nh_chunks())
     assert d.proc.poll() is None
