@@ -43,9 +43,10 @@ void maps_fib_trim(void);
  * table's new parts wait in a batch (one RCU grace period for all
  * instead of one each), so the main loop calls this before anything
  * observable (control replies, metrics, route status to zebra) and at
- * the end of each iteration. Also drops up to max_drops parts that
- * became uniform (each waits a grace period of its own, ~15 ms: the
- * periodic timer does a few at a time). 0 or -errno (left pending,
+ * the end of each iteration. Also drops up to max_drops IPv4 maps no
+ * longer needed: uniform parts, empty tbl8 and rules_v4 chunks (each
+ * waits a grace period of its own, ~15 ms: the periodic timer does a
+ * few at a time). 0 or -errno (left pending,
  * retried at the next call).
  */
 int maps_commit(uint32_t max_drops);
