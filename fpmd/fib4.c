@@ -340,6 +340,29 @@ static void group_free(struct fib4 *f, uint32_t g)
 	f->groups_used--;
 }
 
+/* Freed groups past their grace period become free (state 0). */
+static void groups_release(struct fib4 *f, bool wait)
+{
+	while (f->g_count) {
+		uint64_t age = mono_ns() - f->g_freed_ns[f->g_head];
+		uint32_t g = f->g_queue[f->g_head];
+
+		if (age < f->grace_ns) {
+			if (!wait)
+				return;
+			usleep((useconds_t)((f->grace_ns - age) / 1000 + 1));
+			continue;
+		}
+		f->g_state[g] = 0;
+		f->t8_busy[g / FPMD_TBL8_CHUNK_GROUPS]--;
+		if (g < f->g_fresh)
+			f->g_fresh = g;
+		f->g_head = (f->g_head + 1) % f->ngroups;
+		f->g_count--;
+		wait = false; /* one is enough */
+	}
+}
+
 static bool group_available(const struct fib4 *f, uint32_t prefer)
 {
 	return f->groups_used < f->ngroups ||
@@ -348,45 +371,35 @@ static bool group_available(const struct fib4 *f, uint32_t prefer)
 
 /*
  * A group to fill: the reserved one asked for (adoption keeps a /24's
- * group number), else the oldest freed group past its grace period, a
- * never-used one, or the oldest freed after waiting out its grace.
+ * group number), else the lowest free one (past its grace period), so
+ * that the groups in use stay at the bottom of tbl8 and the chunks above
+ * them can go; none free: wait out the grace of the oldest freed one.
  */
 static int64_t group_alloc(struct fib4 *f, uint32_t prefer)
 {
 	uint32_t g;
+	int ret;
 
 	if (prefer < f->ngroups && f->g_state[prefer] == 2) {
 		f->g_state[prefer] = 1;
 		return prefer; /* reserved groups already count as used */
 	}
-	if (f->g_count &&
-	    mono_ns() - f->g_freed_ns[f->g_head] >= f->grace_ns)
-		goto pop;
+	groups_release(f, false);
 	while (f->g_fresh < f->ngroups && f->g_state[f->g_fresh])
 		f->g_fresh++;
-	if (f->g_fresh < f->ngroups) {
-		int ret = t8_chunk(f, f->g_fresh);
-
-		if (ret)
-			return ret;
-		g = f->g_fresh++;
-		goto take;
+	if (f->g_fresh >= f->ngroups) {
+		if (!f->g_count)
+			return -ENOSPC;
+		groups_release(f, true);
+		while (f->g_fresh < f->ngroups && f->g_state[f->g_fresh])
+			f->g_fresh++;
 	}
-	if (!f->g_count)
-		return -ENOSPC;
-	for (;;) {
-		uint64_t age = mono_ns() - f->g_freed_ns[f->g_head];
-
-		if (age >= f->grace_ns)
-			break;
-		usleep((useconds_t)((f->grace_ns - age) / 1000 + 1));
-	}
-pop:
-	g = f->g_queue[f->g_head];
-	f->g_head = (f->g_head + 1) % f->ngroups;
-	f->g_count--;
-take:
+	g = f->g_fresh;
+	ret = t8_chunk(f, g);
+	if (ret)
+		return ret;
 	f->g_state[g] = 1;
+	f->t8_busy[g / FPMD_TBL8_CHUNK_GROUPS]++;
 	f->groups_used++;
 	return g;
 }
@@ -636,21 +649,42 @@ static struct fib4_rule *rule_new(struct fib4 *f, uint32_t addr, uint8_t len,
 	return r;
 }
 
-/* A free slot in rules_v4, its chunk made (pending) if needed. */
+static void slot_mark(struct fib4 *f, uint32_t s)
+{
+	f->slot_used[s / 64] |= 1ull << (s % 64);
+	f->chunk_rules[s / FPMD_RULES_CHUNK]++;
+}
+
+static void slot_put(struct fib4 *f, uint32_t s)
+{
+	f->slot_used[s / 64] &= ~(1ull << (s % 64));
+	f->chunk_rules[s / FPMD_RULES_CHUNK]--;
+	if (s < f->slot_lo)
+		f->slot_lo = s;
+}
+
+/*
+ * The lowest free slot in rules_v4, its chunk made (pending) if needed:
+ * the rules stay packed at the bottom, so the chunks above the highest
+ * one in use hold nothing and can go (fib4_commit).
+ */
 static int64_t slot_get(struct fib4 *f)
 {
-	uint32_t s;
+	uint32_t w = f->slot_lo / 64, nw = (f->nslots + 63) / 64, s;
 	int ret;
 
-	if (f->nfree_slot)
-		return f->free_slot[--f->nfree_slot];
-	if (f->next_slot >= f->nslots)
+	while (w < nw && f->slot_used[w] == ~0ull)
+		w++;
+	if (w >= nw)
 		return -ENOSPC;
-	s = f->next_slot;
+	s = w * 64 + (uint32_t)__builtin_ctzll(~f->slot_used[w]);
+	if (s >= f->nslots)
+		return -ENOSPC;
+	f->slot_lo = s;
 	ret = chunks_get(&f->rulec, s / FPMD_RULES_CHUNK, true);
 	if (ret)
 		return ret;
-	f->next_slot++;
+	slot_mark(f, s);
 	return s;
 }
 
@@ -690,7 +724,7 @@ int fib4_add(struct fib4 *f, const uint8_t a[4], uint8_t len, uint32_t val)
 	}
 	r = rule_new(f, addr, len, val, (uint32_t)slot);
 	if (!r) {
-		f->free_slot[f->nfree_slot++] = (uint32_t)slot;
+		slot_put(f, (uint32_t)slot);
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -733,7 +767,7 @@ int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
 	p = rule_parent(f, addr, len);
 	paint_del(f, addr, len, p ? p->val : 0, p ? p->len : 0);
 	__atomic_store_n(&rec_of(f, r->slot)->flags, 0, __ATOMIC_RELEASE);
-	f->free_slot[f->nfree_slot++] = r->slot;
+	slot_put(f, r->slot);
 	free(r);
 	return flush24(f);
 }
@@ -836,10 +870,42 @@ out:
 	return ret;
 }
 
+/*
+ * tbl8 chunks whose groups are all free, past the grace after tbl24
+ * stopped pointing at them, and rules_v4 chunks without a rule, leave
+ * at this commit (a group or slot wanted there again keeps its chunk:
+ * chunks_get).
+ */
+static void mark_drops(struct fib4 *f)
+{
+	uint32_t n8 = (f->ngroups + FPMD_TBL8_CHUNK_GROUPS - 1) /
+		      FPMD_TBL8_CHUNK_GROUPS;
+	uint32_t nr = (f->nslots + FPMD_RULES_CHUNK - 1) / FPMD_RULES_CHUNK;
+
+	groups_release(f, false);
+	for (uint32_t c = 0; c < f->t8c.max_chunks; c++)
+		if (f->t8c.state[c] == CHUNK_LIVE &&
+		    (c >= n8 || !f->t8_busy[c]))
+			chunks_drop(&f->t8c, c);
+	for (uint32_t c = 0; c < f->rulec.max_chunks; c++)
+		if ((f->rulec.state[c] == CHUNK_LIVE ||
+		     f->rulec.state[c] == CHUNK_PENDING) &&
+		    (c >= nr || !f->chunk_rules[c]))
+			chunks_drop(&f->rulec, c);
+}
+
+static uint64_t drops_of(const struct fib4 *f)
+{
+	return f->parts.dropped + f->t8c.dropped + f->rulec.dropped;
+}
+
 int fib4_commit(struct fib4 *f, uint32_t max_drops)
 {
+	uint64_t d0 = drops_of(f);
 	int ret;
 
+	if (max_drops)
+		mark_drops(f);
 	ret = chunks_commit(&f->rulec, 0);
 	if (!ret && f->parts.npending)
 		ret = publish_parts(f);
@@ -848,6 +914,13 @@ int fib4_commit(struct fib4 *f, uint32_t max_drops)
 		if (!ret)
 			ret = chunks_commit(&f->parts, max_drops);
 	}
+	/* One budget of grace periods for all three. */
+	if (!ret && drops_of(f) - d0 < max_drops && f->t8c.ndropping)
+		ret = chunks_commit(&f->t8c,
+				    max_drops - (uint32_t)(drops_of(f) - d0));
+	if (!ret && drops_of(f) - d0 < max_drops && f->rulec.ndropping)
+		ret = chunks_commit(&f->rulec,
+				    max_drops - (uint32_t)(drops_of(f) - d0));
 	return ret;
 }
 
@@ -991,7 +1064,7 @@ static int adopt(struct fib4 *f)
 {
 	uint64_t **live = calloc(FPMD_TBL24_PARTS, sizeof(*live));
 	uint64_t *recs = NULL; /* length, address, slot: see REC_KEY */
-	uint32_t n = 0, top = 0, nrec = 0;
+	uint32_t n = 0, nrec = 0;
 	int ret = 0;
 
 	f->t8priv = calloc((size_t)f->ngroups * FPMD_TBL8_GROUP, 4);
@@ -1014,6 +1087,7 @@ static int adopt(struct fib4 *f)
 				    CHUNK_LIVE)
 				continue;
 			f->g_state[g] = 2;
+			f->t8_busy[g / FPMD_TBL8_CHUNK_GROUPS]++;
 			f->groups_used++;
 		}
 	}
@@ -1045,7 +1119,6 @@ static int adopt(struct fib4 *f)
 		addr = __builtin_bswap32(addr) & mask_of(rec->len);
 		/* Shortest first; a duplicate lands next to its first. */
 		recs[n++] = (uint64_t)rec->len << 58 | (uint64_t)addr << 26 | s;
-		top = s + 1;
 	}
 	ret = sort_u64(recs, n);
 	if (ret)
@@ -1067,6 +1140,7 @@ static int adopt(struct fib4 *f)
 			ret = -ENOMEM;
 			goto out;
 		}
+		slot_mark(f, slot);
 		e = rec->len > 24 ? live24(f, live, addr >> 8) : 0;
 		ret = paint_add(f, addr, rec->len, rec->val,
 				FPMD_RT_TYPE(e) == FPMD_RT_TBL8 ?
@@ -1091,11 +1165,6 @@ static int adopt(struct fib4 *f)
 	f->dirty_lo = f->chg_lo = 1;
 	f->dirty_hi = f->chg_hi = 0;
 	f->adopting = false;
-	f->next_slot = top;
-	for (uint32_t s = top; s-- > 0;)
-		if (chunks_present(&f->rulec, s / FPMD_RULES_CHUNK) &&
-		    !(rec_of(f, s)->flags & FPMD_RULE_F_USED))
-			f->free_slot[f->nfree_slot++] = s;
 	f->entry_writes = 0;
 	/* tbl8 first: every group tbl24 will point at, complete. */
 	for (uint32_t g = 0; g < f->ngroups && !ret; g++) {
@@ -1208,9 +1277,14 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	f->g_state = calloc(ngroups, 1);
 	f->g_queue = calloc(ngroups, sizeof(*f->g_queue));
 	f->g_freed_ns = calloc(ngroups, sizeof(*f->g_freed_ns));
-	f->free_slot = calloc(nslots, sizeof(*f->free_slot));
+	f->slot_used = calloc(nslots / 64 + 1, sizeof(*f->slot_used));
+	f->chunk_rules = calloc(nslots / FPMD_RULES_CHUNK + 1,
+				sizeof(*f->chunk_rules));
+	f->t8_busy = calloc(ngroups / FPMD_TBL8_CHUNK_GROUPS + 1,
+			    sizeof(*f->t8_busy));
 	if (!f->part || !f->dval || !f->dlen || !f->d8 || !f->g_state ||
-	    !f->g_queue || !f->g_freed_ns || !f->free_slot ||
+	    !f->g_queue || !f->g_freed_ns || !f->slot_used ||
+	    !f->chunk_rules || !f->t8_busy ||
 	    ht_init(&f->by_prefix, 1024))
 		goto fail;
 	ret = chunks_open(&f->parts, m->tbl24, 8, FPMD_TBL24_PART_WORDS, false,
@@ -1289,7 +1363,9 @@ void fib4_close(struct fib4 *f)
 	free(f->g_state);
 	free(f->g_queue);
 	free(f->g_freed_ns);
-	free(f->free_slot);
+	free(f->slot_used);
+	free(f->chunk_rules);
+	free(f->t8_busy);
 	free(f->fill_keys);
 	free(f->in_fill);
 	memset(f, 0, sizeof(*f));

@@ -53,10 +53,16 @@ struct fib4 {
 	uint32_t ngroups, nslots;
 	struct htable by_prefix;
 	uint32_t nrules, len_count[33];
-	uint32_t *free_slot, nfree_slot, next_slot;
-	uint8_t *g_state; /* per group: 0 never used, 1 in use, 2 reserved
-			   * (adoption), 3 freed (in g_queue) */
-	uint32_t g_fresh; /* groups from here on were never used */
+	/* rules_v4 slots: a used bit each and a count per chunk, taken
+	 * lowest first so that the used ones stay at the bottom and empty
+	 * chunks can go. */
+	uint64_t *slot_used;
+	uint32_t *chunk_rules; /* per rules_v4 chunk: slots in use */
+	uint32_t slot_lo;      /* no free slot below this one */
+	uint8_t *g_state; /* per group: 0 free, 1 in use, 2 reserved
+			   * (adoption), 3 freed (in g_queue, in its grace) */
+	uint32_t g_fresh;  /* no free group below this one */
+	uint32_t *t8_busy; /* per tbl8 chunk: groups not free (state != 0) */
 	uint32_t *g_queue; /* freed groups, oldest first */
 	uint64_t *g_freed_ns;
 	uint32_t g_head, g_count, groups_used;
@@ -94,7 +100,9 @@ void fib4_close(struct fib4 *f);
 /*
  * Make the new tbl24 parts and rules_v4 chunks visible (filled, then one
  * batch update of each outer map, one RCU grace period) and drop up to
- * max_drops parts that became uniform (one grace period each). Until
+ * max_drops maps no longer needed (one grace period each): parts that
+ * became uniform, then tbl8 chunks whose groups are all free and past
+ * their grace, then rules_v4 chunks without a rule. Until
  * then a change that needed a new part is not seen by the fast path:
  * the caller commits before anything tells that a route is in place.
  * 0 or -errno (what failed stays pending for the next commit).

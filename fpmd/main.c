@@ -1297,7 +1297,15 @@ static void log_notes(const char *notes)
 static void commit_maps(uint32_t max_drops)
 {
 	static bool failed;
-	int ret = maps_commit(max_drops);
+	uint32_t nh_top, group_top;
+	int ret;
+
+	if (max_drops) {
+		rib_index_tops(&nh_top, &group_top);
+		ret = maps_shrink(max_drops, nh_top, group_top);
+	} else {
+		ret = maps_commit(0);
+	}
 
 	if (ret && !failed)
 		log_err("fib: new IPv4 table parts cannot be published: %s; "
@@ -1389,8 +1397,9 @@ static int run(int sfd)
 			if (kind == EV_CTL_CLIENT || kind == EV_METRICS ||
 			    kind == EV_SIGNAL)
 				commit_maps(0);
-			/* Uniform parts leave a few per tick: each waits
-			 * a grace period (~15 ms) of its own. */
+			/* Maps no longer needed (uniform parts, empty
+			 * chunks) leave a few per tick: each waits a grace
+			 * period (~15 ms) of its own. */
 			if (kind == EV_TIMER)
 				commit_maps(4);
 

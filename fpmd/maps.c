@@ -86,12 +86,31 @@ void maps_fib_trim(void)
 		ht_shrink(&fib6->nodes, 1024);
 }
 
+static uint64_t fib4_drops(void)
+{
+	return fib4->parts.dropped + fib4->t8c.dropped + fib4->rulec.dropped;
+}
+
 int maps_commit(uint32_t max_drops)
 {
-	if (!fib4 || (!fib4_pending(fib4) &&
-		      !(max_drops && fib4->parts.ndropping)))
+	if (!fib4 || (!fib4_pending(fib4) && !max_drops))
 		return 0;
 	return fib4_commit(fib4, max_drops);
+}
+
+int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top)
+{
+	uint64_t d0 = fib4 ? fib4_drops() : 0;
+	uint32_t left = max_drops;
+	int ret = maps_commit(max_drops);
+
+	if (ret)
+		return ret;
+	if (fib4)
+		left -= fib4_drops() - d0 < max_drops ?
+				(uint32_t)(fib4_drops() - d0) :
+				max_drops;
+	return nhtab_shrink(&nhtab, nh_top, group_top, &left);
 }
 
 bool maps_commit_pending(void)

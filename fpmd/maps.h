@@ -43,12 +43,19 @@ void maps_fib_trim(void);
  * table's new parts wait in a batch (one RCU grace period for all
  * instead of one each), so the main loop calls this before anything
  * observable (control replies, metrics, route status to zebra) and at
- * the end of each iteration. Also drops up to max_drops parts that
- * became uniform (each waits a grace period of its own, ~15 ms: the
- * periodic timer does a few at a time). 0 or -errno (left pending,
+ * the end of each iteration. Also drops up to max_drops IPv4 maps no
+ * longer needed: uniform parts, empty tbl8 and rules_v4 chunks (each
+ * waits a grace period of its own, ~15 ms: the periodic timer does a
+ * few at a time). 0 or -errno (left pending,
  * retried at the next call).
  */
 int maps_commit(uint32_t max_drops);
+/*
+ * The periodic tick: maps_commit(max_drops), then, with what is left of
+ * the max_drops budget, the nexthops / nh_groups chunks wholly at or
+ * above nh_top / group_top (one past the highest index in use).
+ */
+int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top);
 /* What a commit would publish is waiting (tbl24 parts or chunks). */
 bool maps_commit_pending(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */

@@ -93,3 +93,36 @@ int nhtab_group_read(struct nhtab *t, uint32_t idx, struct fpmd_nh_group *g)
 {
 	return get(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, g);
 }
+
+/* Chunks wholly at or above top (every entry there cleared): marked and
+ * deleted, up to *budget of them (one grace period each). */
+static int shrink(struct chunks *c, unsigned int shift, uint32_t top,
+		  uint32_t *budget)
+{
+	uint32_t first = (uint32_t)(((uint64_t)top + (1u << shift) - 1) >>
+				    shift);
+	uint64_t d0 = c->dropped;
+	int ret;
+
+	for (uint32_t i = first; i < c->max_chunks; i++)
+		if (c->state[i] == CHUNK_LIVE)
+			chunks_drop(c, i);
+	if (!c->ndropping || !*budget)
+		return 0;
+	ret = chunks_commit(c, *budget);
+	*budget -= (uint32_t)(c->dropped - d0) < *budget ?
+			   (uint32_t)(c->dropped - d0) :
+			   *budget;
+	return ret;
+}
+
+int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
+		 uint32_t *budget)
+{
+	int ret = shrink(&t->nh, FPMD_NH_CHUNK_SHIFT, nh_top, budget);
+
+	if (!ret)
+		ret = shrink(&t->groups, FPMD_GROUP_CHUNK_SHIFT, group_top,
+			     budget);
+	return ret;
+}

@@ -29,16 +29,15 @@ struct rib_stats rib_stats;
 /* ---- dense index pools ----------------------------------------------------- */
 
 /*
- * Indices never handed out yet come from a counter (low ones first:
- * stable, readable in bpftool dumps), returned ones from a stack that
- * grows with use, plus a used bit per index: the memory follows what is
- * in use, not max. Adoption takes indices out of order; the counter skips
- * them, so taking one is O(1).
+ * Lowest free index first (stable, readable in bpftool dumps, and the
+ * indices in use stay packed at the bottom, so the maps' chunks above
+ * the highest one can go: pool_top), a used bit per index. Adoption
+ * takes indices out of order.
  */
 struct idx_pool {
-	uint32_t *free;
 	uint64_t *used;
-	uint32_t nfree, cap, next, max;
+	uint32_t lo; /* no free index below this one */
+	uint32_t max;
 };
 
 static struct idx_pool nh_pool, group_pool;
@@ -63,23 +62,18 @@ static void pool_mark(struct idx_pool *p, uint32_t idx, bool used)
 
 static uint32_t pool_get(struct idx_pool *p)
 {
-	while (p->nfree) {
-		uint32_t idx = p->free[--p->nfree];
+	uint32_t w = p->lo / 64, nw = (p->max + 63) / 64, idx;
 
-		if (!POOL_BIT(p, idx)) {
-			pool_mark(p, idx, true);
-			return idx;
-		}
-	}
-	while (p->next < p->max) {
-		uint32_t idx = p->next++;
-
-		if (!POOL_BIT(p, idx)) {
-			pool_mark(p, idx, true);
-			return idx;
-		}
-	}
-	return NO_INDEX;
+	while (w < nw && p->used[w] == ~0ull)
+		w++;
+	if (w >= nw)
+		return NO_INDEX;
+	idx = w * 64 + (uint32_t)__builtin_ctzll(~p->used[w]);
+	if (idx >= p->max)
+		return NO_INDEX;
+	pool_mark(p, idx, true);
+	p->lo = idx + 1;
+	return idx;
 }
 
 static void pool_put(struct idx_pool *p, uint32_t idx)
@@ -87,17 +81,8 @@ static void pool_put(struct idx_pool *p, uint32_t idx)
 	if (idx == NO_INDEX || idx >= p->max || !POOL_BIT(p, idx))
 		return;
 	pool_mark(p, idx, false);
-	if (p->nfree == p->cap) {
-		uint32_t cap = p->cap ? p->cap * 2 : 64;
-		uint32_t *f = realloc(p->free, cap * sizeof(*f));
-
-		/* Out of memory: the index is lost until the next restart. */
-		if (!f)
-			return;
-		p->free = f;
-		p->cap = cap;
-	}
-	p->free[p->nfree++] = idx;
+	if (idx < p->lo)
+		p->lo = idx;
 }
 
 static bool pool_take(struct idx_pool *p, uint32_t idx)
@@ -108,9 +93,23 @@ static bool pool_take(struct idx_pool *p, uint32_t idx)
 	return true;
 }
 
+/* One past the highest index in use (0: none). */
+static uint32_t pool_top(const struct idx_pool *p)
+{
+	for (uint32_t w = (p->max + 63) / 64; w-- > 0;)
+		if (p->used[w])
+			return w * 64 + 64 - (uint32_t)__builtin_clzll(p->used[w]);
+	return 0;
+}
+
+void rib_index_tops(uint32_t *nh_top, uint32_t *group_top)
+{
+	*nh_top = pool_top(&nh_pool);
+	*group_top = pool_top(&group_pool);
+}
+
 static void pool_free(struct idx_pool *p)
 {
-	free(p->free);
 	free(p->used);
 	memset(p, 0, sizeof(*p));
 }

@@ -250,6 +250,9 @@ struct rib_counts {
 void rib_summary(struct rib_counts *c);
 /* After a mass delete: give the freed memory back (periodic timer). */
 void rib_trim(void);
+/* One past the highest nexthop / group index in use (the maps' chunks
+ * from there up hold nothing: maps_shrink). */
+void rib_index_tops(uint32_t *nh_top, uint32_t *group_top);
 /* Every nexthop and group once: the content ones (by key), fpmctl's
  * groups, and the ids that forward without a slot (blackhole,
  * unsupported). A feed's id that names a content slot is not visited: a

@@ -937,6 +937,86 @@ static void case_v4_adopt_sparse(void)
 	finish();
 }
 
+static void expect_chunks(const char *step, uint32_t t8, uint32_t rules)
+{
+	settle(step);
+	check_step(step);
+	if (f4.t8c.live != t8 || f4.rulec.live != rules)
+		fail("%s: %u tbl8 chunks (expected %u), %u rules_v4 chunks "
+		     "(expected %u)", step, f4.t8c.live, t8, f4.rulec.live,
+		     rules);
+}
+
+/*
+ * Memory follows the table down: slots and groups are taken lowest
+ * first, and the tbl8 / rules_v4 chunks nothing uses any more go at a
+ * commit with drops, but never a tbl8 chunk holding a group still in its
+ * grace period. Rules left in high slots are adopted, and new ones fill
+ * the low slots again.
+ */
+static void case_v4_shrink(void)
+{
+	uint8_t a[16];
+
+	start(4, 1024);
+	for (uint32_t i = 0; i < 300; i++) {
+		v4(a, 0x0b000000 + (i << 8));
+		add(a, 25, random_val());
+	}
+	for (uint32_t i = 0; i < 8700; i++) {
+		v4(a, 0x0c000000 + (i << 8));
+		add(a, 24, random_val());
+	}
+	expect_chunks("grown", 3, 2);
+	for (uint32_t i = 0; i < 8700; i++) {
+		v4(a, 0x0c000000 + (i << 8));
+		del(a, 24);
+	}
+	for (uint32_t i = 128; i < 300; i++) {
+		v4(a, 0x0b000000 + (i << 8));
+		del(a, 25);
+	}
+	expect_chunks("128 /25s left", 1, 1);
+	/* A group of chunk 1 in its grace keeps the chunk. */
+	v4(a, 0x0b000000 + (200 << 8));
+	add(a, 25, random_val());
+	v4(a, 0x0b000000 + (201 << 8));
+	add(a, 25, random_val());
+	expect_chunks("130 /25s", 2, 1);
+	f4.grace_ns = 3600ull * 1000000000ull;
+	v4(a, 0x0b000000 + (200 << 8));
+	del(a, 25);
+	v4(a, 0x0b000000 + (201 << 8));
+	del(a, 25);
+	expect_chunks("groups of chunk 1 in their grace", 2, 1);
+	f4.grace_ns = 0;
+	expect_chunks("their grace over", 1, 1);
+	/* Free low slots and groups, rules left high: adoption, then the
+	 * low ones are taken again first. */
+	for (uint32_t i = 0; i < 64; i++) {
+		v4(a, 0x0b000000 + (i << 8));
+		del(a, 25);
+	}
+	close_tables();
+	open_tables(1024, true);
+	if (f4.entry_writes || f4.nrules != 64)
+		fail("adoption: %llu entries rewritten, %u prefixes",
+		     (unsigned long long)f4.entry_writes, f4.nrules);
+	check_step("adopted, rules in slots 64..127");
+	for (uint32_t i = 0; i < 64; i++) {
+		v4(a, 0x0d000000 + (i << 8));
+		add(a, 26, random_val());
+	}
+	expect_chunks("64 more in the low slots and groups", 1, 1);
+	while (nlive)
+		del_at(nlive - 1);
+	expect_chunks("all deleted", 0, 0);
+	if (f4.parts.live || fib4_map_bytes(&f4))
+		fail("%u parts, %llu bytes of maps with no prefix",
+		     f4.parts.live, (unsigned long long)fib4_map_bytes(&f4));
+	finish();
+}
+
 /* ---- the chunk module (fpmd/chunks.c) ---- */
 
 static uint64_t now_ns(void)
@@ -1073,6 +1153,7 @@ static const struct fcase {
 	{ "ipv4-parts", case_v4_parts },
 	{ "ipv4-chunks-grow", case_v4_chunks_grow },
 	{ "ipv4-adopt-sparse", case_v4_adopt_sparse },
+	{ "ipv4-shrink", case_v4_shrink },
 	{ "ipv6-random", case_v6_random },
 	{ "ipv6-covering", case_v6_covering },
 	{ "ipv6-markers", case_v6_markers },

@@ -10,10 +10,10 @@ limits. Measured here as the kernel counts it: the BPF maps fpmd holds
 import json
 import os
 
-from lab import ping, sh
+from lab import ping, sh, wait_for
 from lib import procmem
 from test_e2e import add_h2_loopback, measure, nonzero
-from test_plugin_feed import Client, acks, hello, nexthop, route
+from test_plugin_feed import Client, acks, hello, ld, nexthop, route, vi
 
 NH_CHUNK, NH_SIZE = 512, 44          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
 GROUP_CHUNK, GROUP_SIZE = 32, 592    # FPMD_GROUP_CHUNK_SHIFT 5
@@ -152,3 +152,103 @@ def test_small_router_maps_follow_the_table(lab):
     other = sum(b for n, b in mem.items() if n not in FIB4_MAPS)
     assert other <= OTHER_MAPS_BUDGET, table
     assert total <= TOTAL_BUDGET, table
+
+
+FLOOD_NH = 2000
+FLOOD_GROUPS = 100
+FLOOD_ROUTES = 20000  # /26s, four per /24: 5000 tbl8 groups
+SHRINK_SLACK = 512 << 10
+
+
+def flood_route(i):
+    return f"20.{i // 1024}.{i // 4 % 256}.{i % 4 * 64}"
+
+
+def nexthop_del(seq, nhid):
+    return ld(5, vi(1, seq) + vi(2, 1) + vi(3, nhid))
+
+
+def send_acked(c, seq, msgs):
+    """Send msgs(seq) in batches; every ack must be a success."""
+    for k in range(0, len(msgs), 500):
+        batch = msgs[k:k + 500]
+        for j, make in enumerate(batch):
+            c.send(make(seq + k + j + 1))
+        bad = [a for a in acks(c, len(batch)) if a[1] != 0]
+        assert not bad, bad[:5]
+    return seq + len(msgs)
+
+
+def test_map_memory_goes_back_when_the_routes_go(lab):
+    """20k IPv4 routes longer than /24 over 2000 nexthops and 100 groups,
+    then all of them deleted: the map memory fpmd holds (tbl8 groups,
+    rules_v4 slots, nexthop and group chunks) comes back to within 0.5 MiB of what it was before, once
+    the periodic tick (200 ms here, a few chunks each) has dropped the
+    chunks nothing uses any more. It used to keep its high-water mark
+    (~6 MiB more) for good."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    lab.r1.run("ip addr add 172.16.112.3/20 dev r1-eth1")
+    idx = lab.r1.ifindex("r1-eth1")
+    before, _ = procmem.map_memory(d.proc.pid)
+    chunks_before = (chunk_count(d, NH_SIZE, NH_CHUNK),
+                     chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+
+    def gw(i):
+        return f"172.16.{112 + i // 250}.{4 + i % 250}"
+
+    seq = send_acked(c, 0, [
+        (lambda s, i=i: nexthop(s, 10 + i, gw(i), idx))
+        for i in range(FLOOD_NH)])
+    seq = send_acked(c, seq, [
+        (lambda s, k=k: nexthop(s, 5000 + k,
+                                group=((10 + k, 1), (11 + k, 1))))
+        for k in range(FLOOD_GROUPS)])
+
+    def nhg(i):
+        return 5000 + i % FLOOD_GROUPS if i % 5 == 0 else 10 + i % FLOOD_NH
+
+    seq = send_acked(c, seq, [
+        (lambda s, i=i: route(s, flood_route(i), 26, nhg=nhg(i)))
+        for i in range(FLOOD_ROUTES)])
+    summ = d.show("summary")
+    assert summ["mapErrors"] == 0 and summ["notProgrammed"] == 0, summ
+    peak, _ = procmem.map_memory(d.proc.pid)
+    assert peak - before > 4 * SHRINK_SLACK, (before, peak)
+    chunks_peak = (chunk_count(d, NH_SIZE, NH_CHUNK),
+                   chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+    assert chunks_peak[0] >= chunks_before[0] + 3 and \
+        chunks_peak[1] >= chunks_before[1] + 3, (chunks_before, chunks_peak)
+    seq = send_acked(c, seq, [
+        (lambda s, i=i: route(s, flood_route(i), 26, dele=True))
+        for i in range(FLOOD_ROUTES)])
+    seq = send_acked(c, seq, [
+        (lambda s, k=k: nexthop_del(s, 5000 + k))
+        for k in range(FLOOD_GROUPS)])
+    seq = send_acked(c, seq, [
+        (lambda s, i=i: nexthop_del(s, 10 + i))
+        for i in range(FLOOD_NH)])
+    left = [k for k in d.show("nexthops") if k.isdigit() and int(k) >= 10]
+    assert not left, left[:5]
+
+    def nh_chunks():
+        return (chunk_count(d, NH_SIZE, NH_CHUNK),
+                chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+
+    try:
+        wait_for(lambda: procmem.map_memory(d.proc.pid)[0] - before
+                 <= SHRINK_SLACK and nh_chunks() == chunks_before,
+                 timeout=60, interval=0.5)
+    except AssertionError:
+        pass
+    after, nmaps = procmem.map_memory(d.proc.pid)
+    print(f"map memory: before {before / 1048576:.2f} MiB, with the "
+          f"routes {peak / 1048576:.2f} MiB, after {after / 1048576:.2f} "
+          f"MiB ({nmaps} maps)")
+    assert after - before <= SHRINK_SLACK, (before, peak, after)
+    # The nexthop and group chunks too (small: 24 and 18.5 KiB each).
+    assert nh_chunks() == chunks_before, (chunks_before, chunks_peak,
+                                          nh_chunks())
+    assert d.proc.poll() is None
