@@ -56,6 +56,26 @@ def kernel_then_xdp(t, event, tries=3):
     return k_lost, x_lost, x_sent, x_recv, w, "; ".join(report)
 
 
+def converged(topology, build, last):
+    """The topology build() made, OSPF full, h2's subnet (behind router
+    last) in every routing table and h1 -> h2 answered: (t, subnet)."""
+    t = topology(*build())
+    t.wait_ospf_full()
+    net = t.subnet(last, "h2")
+    t.wait_route(net)
+    assert t.ping("h1", "h2", count=3, interval=0.05) == 3
+    return t, net
+
+
+def loss_as_kernel(t, event):
+    """kernel_then_xdp(t, event), asserting fpmd lost at most one packet
+    more than the kernel: (xdp sent, xdp received, xdp windows)."""
+    k_lost, x_lost, x_sent, x_recv, w, report = kernel_then_xdp(t, event)
+    assert x_lost <= k_lost + 1, \
+        f"fpmd lost {x_lost} packets, the kernel {k_lost}: {report} ({w})"
+    return x_sent, x_recv, w
+
+
 def interrupt(proc):
     """Stop a ping stream now; it prints its statistics on SIGINT."""
     proc.send_signal(signal.SIGINT)
@@ -110,16 +130,9 @@ def ring_break_and_restore(t, net):
 
 
 def test_ospf_ring_link_break_xdp_loss_as_kernel(topology):
-    t = topology(*ring())
-    t.wait_ospf_full()
-    net = t.subnet("r3", "h2")
-    t.wait_route(net)
-    assert t.ping("h1", "h2", count=3, interval=0.05) == 3
-
-    k_lost, x_lost, x_sent, x_recv, w, report = kernel_then_xdp(
+    t, net = converged(topology, ring, "r3")
+    x_sent, x_recv, w = loss_as_kernel(
         t, lambda t: ring_break_and_restore(t, net))
-    assert x_lost <= k_lost + 1, \
-        f"fpmd lost {x_lost} packets, the kernel {k_lost}: {report} ({w})"
     # Steady state before the break and after the restore: XDP forwards on
     # r1, r2, r3, the kernel nothing; r4 is idle.
     for window in ("before", "after"):
@@ -270,16 +283,9 @@ def test_ecmp_member_down_xdp_loss_as_kernel(topology):
     the same member goes down and comes back in both runs. The fpmd run
     starts on routers whose member came back just before (what used to
     leave fpmd's group with one member, see the next test)."""
-    t = topology(*diamond())
-    t.wait_ospf_full()
-    net = t.subnet("r4", "h2")
-    t.wait_route(net)
-    assert t.ping("h1", "h2", count=3, interval=0.05) == 3
-
-    k_lost, x_lost, x_sent, x_recv, w, report = kernel_then_xdp(
+    t, net = converged(topology, diamond, "r4")
+    x_sent, x_recv, w = loss_as_kernel(
         t, lambda t: ecmp_member_down_up(t, net))
-    assert x_lost <= k_lost + 1, \
-        f"fpmd lost {x_lost} packets, the kernel {k_lost}: {report} ({w})"
     # Both members carry flows by XDP; after the break r3 carries all;
     # once r1-r2 is back, both again.
     spread_over_both(w["before"], "before the break")
