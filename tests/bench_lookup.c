@@ -1237,7 +1237,7 @@ int main(int argc, char **argv)
 	unsigned long long mem[7], writes[4];
 	uint32_t mem_slots, mem_in_map, mem_groups, mem_parts, mem_t8c,
 		mem_rulec, fresh_parts = 0, small_parts = 0;
-	double small_mib = 0, small_adopt = 0;
+	double small_mib = 0, small_adopt = 0, fast_mib = 0;
 	struct frames fr = { 0 };
 	struct utsname u;
 	char nb[16];
@@ -1474,8 +1474,27 @@ int main(int argc, char **argv)
 		printf("| routes_v4 (LPM) | %.1f | |\n", mib(r4));
 		printf("| routes_v6 (LPM) | %.1f | |\n", mib(r6));
 		printf("| **LPM total** | **%.1f** | |\n", mib(r4 + r6));
+		fast_mib = mib(t24 + t8 + rl + h6 + l6);
 	}
-	printf("\nTotal run time %.0f s.\n", now() - t_start);
+	/* Issue 13's targets: adoption in proportion, maps no larger at
+	 * 1M than the preallocated layout's 111.9 MiB. */
+	printf("\nTargets, adoption and memory:\n");
+	printf("  small table (100 IPv4 routes) adoption: %.3f s (target "
+	       "<= 0.3 s: %s)\n",
+	       small_adopt, small_adopt <= 0.3 ? "met" : "not met");
+	if (!opt.quick) {
+		printf("  ipv4 %s routes adoption: %.2f s (target <= 1 s: "
+		       "%s)\n",
+		       fmt_count(s4[n4 - 1], nb), adopt_s[0],
+		       adopt_s[0] <= 1.0 ? "met" : "not met");
+		printf("  fast tables at 1M IPv4 + 200k IPv6: %.1f MiB "
+		       "(target <= 111.9 MiB: %s)\n",
+		       fast_mib, fast_mib <= 111.9 ? "met" : "not met");
+	}
+	printf("\nTotal run time %.0f s; command:", now() - t_start);
+	for (int k = 0; k < argc; k++)
+		printf(" %s", argv[k]);
+	printf("\n");
 
 	fib4_close(&fib4);
 	fib6_close(&fib6);
