@@ -63,6 +63,8 @@ import threading
 import time
 import traceback
 
+from bench_live import interrupt_on_signals  # tests/ is the script directory
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
 FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
@@ -1184,13 +1186,7 @@ def main():
     if args.keep_logs:
         os.makedirs(args.keep_logs, exist_ok=True)
 
-    def on_signal(sig, _frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    # Explicitly: a shell that starts us in the background ignores SIGINT,
-    # and Python then never raises KeyboardInterrupt.
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    interrupt_on_signals()
 
     t_start = time.time()
     results = []
@@ -1215,8 +1211,7 @@ def main():
             try:
                 b.cleanup()
             finally:
-                signal.signal(signal.SIGINT, on_signal)
-                signal.signal(signal.SIGTERM, on_signal)
+                interrupt_on_signals()
         if rc:
             break
     if results:

@@ -809,6 +809,17 @@ def plot(results, path, micro=None):
     return True
 
 
+
+def interrupt_on_signals():
+    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt, so a benchmark's
+    cleanup runs however it is stopped. Set explicitly: a shell that
+    starts us in the background ignores SIGINT, and Python then never
+    raises KeyboardInterrupt."""
+    def on_signal(sig, _frame):
+        raise KeyboardInterrupt(f"signal {sig}")
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, on_signal)
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -845,11 +856,7 @@ def main():
             sys.exit(f"{exe} missing: build first (make, then make "
                      "tests/trafficgen), or set FPMD_BUILDDIR")
 
-    def on_signal(sig, _frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    interrupt_on_signals()
 
     t0 = time.time()
     b = Bench(args)

@@ -111,7 +111,7 @@ def _builddir(argv):
 
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(_builddir(sys.argv))
 
-from bench_live import Child, in_netns  # noqa: E402
+from bench_live import Child, in_netns, interrupt_on_signals  # noqa: E402
 from lab import BUILDDIR, FPMCTL, FPMD  # noqa: E402
 from lib import procmem  # noqa: E402
 from lib.topo import PLUGIN, Host, Link, Router, Topology, ospf  # noqa: E402
@@ -701,11 +701,7 @@ def main():
         log(f"warning: {BUILDDIR} is a sanitized build: RSS numbers are "
             "meaningless")
 
-    def on_signal(sig, _frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
+    interrupt_on_signals()
 
     t_all = time.time()
     done = []
@@ -729,8 +725,7 @@ def main():
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             c.cleanup()
-            signal.signal(signal.SIGINT, on_signal)
-            signal.signal(signal.SIGTERM, on_signal)
+            interrupt_on_signals()
         c.seconds = time.time() - t0
         if any(c.res.values()):
             done.append(c)
