@@ -17,7 +17,8 @@ struct fpmd_map_fds mapfd = {
 	.neigh_v4 = -1, .neigh_v6 = -1, .local_v4 = -1, .local_v4_filter = -1,
 	.tx_ports = -1, .ifaces = -1, .ifaces_direct = -1, .stats = -1,
 	.meta = -1, .tbl24 = -1, .tbl8 = -1,
-	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1, .tbl24_dflt = -1, .tbl24_fill = -1,
+	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
+	.tbl24_dflt = -1, .tbl24_fill = -1,
 	.tbl24_commit = -1,
 };
 
@@ -111,18 +112,6 @@ int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top)
 				(uint32_t)(fib4_drops() - d0) :
 				max_drops;
 	return nhtab_shrink(&nhtab, nh_top, group_top, &left);
-}
-
-bool maps_commit_pending(void)
-{
-	return fib4 && fib4_pending(fib4);
-}
-
-/* Before a nexthop or group index is cleared (and maybe reused), the
- * routes deleted from pending parts must be gone from the fast path. */
-static int commit_before_clear(void)
-{
-	return fib4 && fib4_pending(fib4) ? fib4_commit(fib4, 0) : 0;
 }
 
 struct foreach_ctx {
@@ -253,9 +242,11 @@ int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh)
 	return nhtab_nexthop_write(&nhtab, index, nh);
 }
 
+/* Before a nexthop or group index is cleared (and maybe reused), the
+ * routes deleted from pending parts must be gone from the fast path. */
 int maps_nexthop_clear(uint32_t index)
 {
-	int ret = commit_before_clear();
+	int ret = maps_commit(0);
 
 	return ret ? ret : nhtab_nexthop_clear(&nhtab, index);
 }
@@ -267,7 +258,7 @@ int maps_group_write(uint32_t index, const struct fpmd_nh_group *g)
 
 int maps_group_clear(uint32_t index)
 {
-	int ret = commit_before_clear();
+	int ret = maps_commit(0);
 
 	return ret ? ret : nhtab_group_clear(&nhtab, index);
 }

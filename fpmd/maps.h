@@ -56,8 +56,6 @@ int maps_commit(uint32_t max_drops);
  * above nh_top / group_top (one past the highest index in use).
  */
 int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top);
-/* What a commit would publish is waiting (tbl24 parts or chunks). */
-bool maps_commit_pending(void);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,

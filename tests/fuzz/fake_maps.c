@@ -81,11 +81,6 @@ int maps_commit(uint32_t max_drops)
 	return 0;
 }
 
-bool maps_commit_pending(void)
-{
-	return false;
-}
-
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,
 				  void *arg),
