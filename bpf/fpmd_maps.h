@@ -415,7 +415,7 @@ struct fpmd_iface {
  * reason on its ingress slot; a forwarded packet also moves TX on its
  * egress slot, and later TX_REDIRECT_ERR or TX_XMIT_DROP there if it did
  * not leave (TX minus both is what left). Names are in fpmd_reason_names
- * (fpmd/maps.c), meanings in fpmctl(8) and the README.
+ * (fpmd/fib/maps.c), meanings in fpmctl(8) and the README.
  */
 enum fpmd_reason {
 	FPMD_R_FORWARDED = 0,    /* rewritten and redirected */

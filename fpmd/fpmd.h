@@ -10,11 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf.h"
+#include "conf/conf.h"
 #include "fpmd_maps.h"
-
-/* The maps were adopted from a previous fpmd at start. */
-extern bool fpmd_adopted;
 
 /* Set by the event loop when a guard or interface change needs a rerun. */
 void fpmd_request_recheck(void);
@@ -25,11 +22,5 @@ void fpmd_request_recheck(void);
  */
 int fpmd_reload(char *err, size_t elen);
 
-/*
- * Start-up: the phase that just ended (name is static), timed since the
- * previous one; logged at debug level once fpmd is ready ("startup:
- * xdp_load 12.3 ms"), so that a slow restart says where its time went.
- */
-void fpmd_phase(const char *name);
 
 #endif

@@ -27,23 +27,22 @@
 #include <linux/xfrm.h>
 #include <bpf/bpf.h>
 
-#include "ctl.h"
-#include "fpm.h"
+#include "api/ctl.h"
+#include "feed/fpm.h"
 #include "fpmd.h"
-#include "guard.h"
-#include "iface.h"
-#include "instance.h"
-#include "log.h"
-#include "maps.h"
-#include "metrics.h"
-#include "nl.h"
+#include "kernel/guard.h"
+#include "kernel/iface.h"
+#include "kernel/instance.h"
+#include "common/log.h"
+#include "common/phase.h"
+#include "fib/maps.h"
+#include "api/metrics.h"
+#include "kernel/nl.h"
 #include "notify.h"
-#include "plugin.h"
-#include "rib.h"
-#include "xdp.h"
+#include "feed/plugin.h"
+#include "rib/rib.h"
+#include "fib/xdp.h"
 
-struct fpmd_config cfg;
-bool fpmd_adopted;
 
 static const char *config_file; /* -f; NULL: the default file if any */
 static struct cli_sets cli;     /* the command line, re-applied on reload */
@@ -711,72 +710,6 @@ static uint64_t mono_us(void)
 static uint64_t mono_ms(void)
 {
 	return mono_us() / 1000;
-}
-
-/* ---- start-up phases ----------------------------------------------------- */
-
-/* Kept until the end: the first phases run before the log is open. */
-static struct phase {
-	const char *name;
-	uint64_t us;
-	long heap_kib; /* malloc'd memory it added (or freed) */
-} phases[32];
-static int n_phases;
-static uint64_t phase_start, phase_last;
-static long heap_last;
-/*
- * Tests only: FPMD_DEBUG_STOP_AFTER=PHASE makes fpmd stop itself
- * (SIGSTOP) when that phase ends. The window it opens is real (a restart
- * adopting the maps), but once adoption is fast it lasts ~0.1 s, too
- * short for a test on a loaded machine to act in reliably from outside.
- */
-static const char *phase_stop_after;
-
-static long heap_kib(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return (long)((mi.uordblks + mi.hblkhd) / 1024);
-}
-
-void fpmd_phase(const char *name)
-{
-	uint64_t now = mono_us();
-	long heap = heap_kib();
-
-	if (!phase_start)
-		return;
-	if (n_phases < (int)(sizeof(phases) / sizeof(phases[0])))
-		phases[n_phases++] = (struct phase){ name, now - phase_last,
-						     heap - heap_last };
-	phase_last = now;
-	heap_last = heap;
-	if (phase_stop_after && !strcmp(phase_stop_after, name)) {
-		log_warn("startup: stopping after %s (FPMD_DEBUG_STOP_AFTER, "
-			 "for tests): SIGCONT to go on",
-			 name);
-		raise(SIGSTOP);
-	}
-}
-
-static void phases_log(bool adopted)
-{
-	uint64_t total = mono_us() - phase_start;
-
-	for (int k = 0; k < n_phases; k++)
-		log_debug("startup: %s %llu.%llu ms, heap %+ld KiB",
-			  phases[k].name,
-			  (unsigned long long)phases[k].us / 1000,
-			  (unsigned long long)phases[k].us % 1000 / 100,
-			  phases[k].heap_kib);
-	/* What start-up freed (YANG parsing, dumps) goes back to the
-	 * system, not into RSS for the life of the daemon. */
-	malloc_trim(0);
-	log_debug("startup: heap in use %ld KiB", heap_kib());
-	log_info("startup: ready in %llu ms (%s)",
-		 (unsigned long long)total / 1000,
-		 adopted ? "maps adopted" : "maps created");
-	phase_start = 0;
 }
 
 void fpmd_request_recheck(void)
@@ -1652,10 +1585,10 @@ int main(int argc, char **argv)
 	/* A parent's descriptors (its lock file, sockets) are not ours to
 	 * hold for the life of a daemon. */
 	close_range(3, ~0U, 0);
-	phase_start = phase_last = mono_us();
-	heap_last = heap_kib();
-	phase_stop_after = getenv("FPMD_DEBUG_STOP_AFTER");
+	phase_begin();
 	metrics_init();
+	ctl_set_reload(fpmd_reload);
+	iface_set_recheck(fpmd_request_recheck);
 	if (parse_args(argc, argv))
 		return 2;
 	if (config_load(config_file, &cli, &cfg, err, sizeof(err), notes,
@@ -1663,7 +1596,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fpmd: %s\n", err);
 		return 2;
 	}
-	fpmd_phase("config (YANG)");
+	phase_end("config (YANG)");
 	if (dryrun) {
 		/* The effective configuration on stdout, the verdict on stderr. */
 		char *doc = config_print_running(&cfg);
@@ -1707,7 +1640,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (instance_start())
 		return 1;
-	fpmd_phase("log, netns, instance lock");
+	phase_end("log, netns, instance lock");
 	if (!cfg.n_ifaces)
 		log_warn("no interface configured (interfaces in the file, or "
 			 "-i): fpmd attaches to nothing until one is");
@@ -1725,7 +1658,7 @@ int main(int argc, char **argv)
 		log_err("netlink: %s", strerror(-ret));
 		return 1;
 	}
-	fpmd_phase("nl_open");
+	phase_end("nl_open");
 	/*
 	 * Subscribe before anything is loaded or adopted: from here on no
 	 * link or neighbor change is missed. Events queue in the socket
@@ -1738,12 +1671,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	watches_open();
-	fpmd_phase("nl_events_open, watches");
+	phase_end("nl_events_open, watches");
 	if (rib_init(cfg.max_nexthops, cfg.max_groups)) {
 		log_err("out of memory");
 		return 1;
 	}
-	fpmd_phase("rib_init");
+	phase_end("rib_init");
 	/* The lookup structures are chosen at load (tables/ipv4-lookup...). */
 	fpmd_fib4_algo = cfg.fib4_algo;
 	fpmd_fib6_algo = cfg.fib6_algo;
@@ -1759,14 +1692,13 @@ int main(int argc, char **argv)
 	}
 	if (xdp_load(&adopted))
 		return 1;
-	fpmd_adopted = adopted;
 	prog_fd = xdp_prog_fd();
 	instance_set_own(prog_fd, mapfd.stats);
 	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)
 		local_routes_seed();
-	fpmd_phase("rib_adopt");
+	phase_end("rib_adopt");
 
 	for (int k = 0; k < cfg.n_ifaces; k++) {
 		struct iface *i;
@@ -1803,25 +1735,25 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	fpmd_phase("netfilter scan");
+	phase_end("netfilter scan");
 	nl_dump_links(link_learn, NULL);
-	fpmd_phase("link dump");
+	phase_end("link dump");
 	guard_check();
-	fpmd_phase("guards");
+	phase_end("guards");
 	notify_status("attaching %d interface%s", cfg.n_ifaces,
 		      cfg.n_ifaces == 1 ? "" : "s");
 	for (int s = 0; s < FPMD_MAX_IFACES; s++)
 		if (iface_tab[s].used)
 			iface_bring_up(&iface_tab[s]);
-	fpmd_phase("attach");
+	phase_end("attach");
 	periodic();
-	fpmd_phase("periodic (guards, interfaces)");
+	phase_end("periodic (guards, interfaces)");
 	startup_events();
-	fpmd_phase("events queued during start-up");
+	phase_end("events queued during start-up");
 	neigh_resync();
-	fpmd_phase("neighbor dump");
+	phase_end("neighbor dump");
 	local_routes_refresh();
-	fpmd_phase("local table dump");
+	phase_end("local table dump");
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -1843,7 +1775,7 @@ int main(int argc, char **argv)
 		stop();
 		return 1;
 	}
-	fpmd_phase("listeners");
+	phase_end("listeners");
 	if (notify_watchdog_usec()) {
 		/* Half the interval, as sd_watchdog_enabled(3) advises. */
 		uint64_t half = notify_watchdog_usec() / 2;
@@ -1868,7 +1800,7 @@ int main(int argc, char **argv)
 	commit_maps(0);
 	status_update();
 	notify_ready();
-	phases_log(adopted);
+	phase_ready(adopted);
 	ret = run(sfd);
 	notify_stopping();
 	stop();

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
-#include "log.h"
+#include "common/log.h"
 #include "notify.h"
 
 static char status_sent[512];

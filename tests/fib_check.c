@@ -27,9 +27,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "chunks.h"
-#include "fib4.h"
-#include "fib6.h"
+#include "fib/chunks.h"
+#include "fib/fib4.h"
+#include "fib/fib6.h"
 #include "fib_check.h"
 #include "fib_check.skel.h"
 
@@ -1017,7 +1017,7 @@ static void case_v4_shrink(void)
 	finish();
 }
 
-/* ---- the chunk module (fpmd/chunks.c) ---- */
+/* ---- the chunk module (fpmd/fib/chunks.c) ---- */
 
 static uint64_t now_ns(void)
 {

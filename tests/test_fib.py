@@ -2,8 +2,8 @@
 """Differential tests of the fast route tables: one pytest test per case
 of tests/fib_check.c.
 
-fib_check drives fpmd's DIR-24-8 (fpmd/fib4.c) and IPv6 binary search on
-prefix lengths (fpmd/fib6.c) through random and hand-made insert/delete
+fib_check drives fpmd's DIR-24-8 (fpmd/fib/fib4.c) and IPv6 binary search on
+prefix lengths (fpmd/fib/fib6.c) through random and hand-made insert/delete
 sequences, mirrors every change into the kernel's LPM trie, and compares
 both over millions of addresses inside BPF (bpf/fib_check.bpf.c), with
 the XDP router's own lookup code. `fib_check --list` names the cases.

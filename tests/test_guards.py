@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""End-to-end tests of fpmd's bypass guards (fpmd/guard.c).
+"""End-to-end tests of fpmd's bypass guards (fpmd/kernel/guard.c).
 
 XDP skips netfilter, rp_filter, policy routing, xfrm and tc egress, and a
 redirect into a veth whose peer has neither XDP nor GRO vanishes. Each test

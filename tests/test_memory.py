@@ -104,7 +104,7 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
     assert got == 3 and f4 == 0, (nonzero(dc), f4)
 
 
-# The IPv4 DIR-24-8 maps (fpmd/fib4.c) have their own budget.
+# The IPv4 DIR-24-8 maps (fpmd/fib/fib4.c) have their own budget.
 FIB4_MAPS = {"tbl24", "tbl8", "rules_v4", "tbl24_stage", "tbl24_fill",
              "tbl24_dflt"}
 OTHER_MAPS_BUDGET = 3 << 20

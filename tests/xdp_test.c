@@ -38,9 +38,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "fib4.h"
-#include "fib6.h"
-#include "nhtab.h"
+#include "fib/fib4.h"
+#include "fib/fib6.h"
+#include "fib/nhtab.h"
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 

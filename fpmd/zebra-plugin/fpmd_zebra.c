@@ -56,7 +56,7 @@
 #include "zebra/zebra_vrf.h"
 
 #include "fpmd.pb-c.h"
-#include "../wire.h"
+#include "../common/wire.h"
 
 #define FZ_NAME "fpmd_zebra"
 #define FZ_VERSION "0.1.0"

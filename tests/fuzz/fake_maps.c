@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The map writer for the fuzzers: every function of fpmd/maps.h, writing
+ * The map writer for the fuzzers: every function of fpmd/fib/maps.h, writing
  * into memory instead of BPF maps (a fuzzer cannot create maps, and a
  * million inputs must not touch the kernel). What the kernel would refuse
  * is refused the same way (an array index past the end is -E2BIG); what
@@ -15,7 +15,7 @@
 #include <sys/socket.h>
 
 #include "fake_maps.h"
-#include "maps.h"
+#include "fib/maps.h"
 
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1,

@@ -9,26 +9,14 @@
 #include <sys/un.h>
 
 #include "fake_maps.h"
-#include "fpmd.h"
+#include "conf/conf.h"
 #include "fuzz_common.h"
-#include "iface.h"
-#include "log.h"
-#include "rib.h"
+#include "kernel/iface.h"
+#include "common/log.h"
+#include "rib/rib.h"
 
-/* main.c's globals and callbacks (main.c itself is not linked: it is the
- * event loop and the kernel side). */
-struct fpmd_config cfg;
-bool fpmd_adopted;
-
-void fpmd_request_recheck(void)
-{
-}
-
-int fpmd_reload(char *err, size_t elen)
-{
-	snprintf(err, elen, "reload: not in the fuzzer");
-	return -1;
-}
+/* xdp.c's flag (xdp.c is not linked: the maps are fake_maps.c's). */
+bool xdp_adopted;
 
 static void ifaces_init(void)
 {

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rib.h"
+#include "rib/rib.h"
 
 #define FUZZ_IFACES 3
 

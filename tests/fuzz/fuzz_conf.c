@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "conf.h"
+#include "conf/conf.h"
 #include "fuzz_common.h"
-#include "state.h"
+#include "api/state.h"
 
 static int mfd = -1;
 static char path[64];

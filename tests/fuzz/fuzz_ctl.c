@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "conf.h"
-#include "ctl.h"
+#include "conf/conf.h"
+#include "api/ctl.h"
 #include "fuzz_common.h"
 
 static const char *path;

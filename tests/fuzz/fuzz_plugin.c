@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "conf.h"
+#include "conf/conf.h"
 #include "fuzz_common.h"
-#include "plugin.h"
+#include "feed/plugin.h"
 
 static const char *path;
 

@@ -15,8 +15,8 @@
 #include <sys/socket.h>
 
 #include "fuzz_common.h"
-#include "iface.h"
-#include "rib.h"
+#include "kernel/iface.h"
+#include "rib/rib.h"
 
 struct in {
 	const uint8_t *p;

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Writes to the fast path's BPF maps. fpmd is their only writer; every
+ * function returns 0 or -errno and never logs (callers know the object).
+ */
+#ifndef FPMD_MAPS_WRITE_H
+#define FPMD_MAPS_WRITE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fpmd_maps.h"
+#include "common/util.h"
+
+struct fpmd_map_fds {
+	int routes_v4, routes_v6, nexthops, nh_groups, neigh_v4, neigh_v6,
+		local_v4, local_v4_filter, tx_ports, ifaces, ifaces_direct, stats,
+		meta;
+	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage, tbl24_dflt,
+	    tbl24_fill;
+	int tbl24_commit; /* the program fpmd_tbl24_commit */
+};
+
+extern struct fpmd_map_fds mapfd;
+
+/*
+ * The route lookup algorithms and the tbl8 size, read by xdp_load()
+ * (the program is built for them and the maps sized) and by the route
+ * writers below. Set them before xdp_load(); pinned maps made for other
+ * choices are not adopted (their sizes differ) but recreated.
+ */
+extern int fpmd_fib4_algo;          /* enum fpmd_fib4_algo */
+extern int fpmd_fib6_algo;          /* enum fpmd_fib6_algo */
+extern uint32_t fpmd_tbl8_groups;   /* DIR-24-8: tbl8 groups of 256 */
+
+/* After the program is loaded (mapfd set): map the DIR-24-8 arrays and
+ * the IPv6 tables; with adopt, rebuild fpmd's prefix stores from them. */
+int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6);
+void maps_fib_close(void);
+void maps_fib_trim(void);
+/*
+ * Make the route writes so far visible to the fast path: the IPv4
+ * table's new parts wait in a batch (one RCU grace period for all
+ * instead of one each), so the main loop calls this before anything
+ * observable (control replies, metrics, route status to zebra) and at
+ * the end of each iteration. Also drops up to max_drops IPv4 maps no
+ * longer needed: uniform parts, empty tbl8 and rules_v4 chunks (each
+ * waits a grace period of its own, ~15 ms: the periodic timer does a
+ * few at a time). 0 or -errno (left pending,
+ * retried at the next call).
+ */
+int maps_commit(uint32_t max_drops);
+/*
+ * The periodic tick: maps_commit(max_drops), then, with what is left of
+ * the max_drops budget, the nexthops / nh_groups chunks wholly at or
+ * above nh_top / group_top (one past the highest index in use).
+ */
+int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top);
+/* Every route in the maps (adoption): cb(prefix, value, arg). */
+int maps_routes_foreach(int family,
+			int (*cb)(const struct prefix *p, uint32_t val,
+				  void *arg),
+			void *arg);
+
+int maps_route_write(const struct prefix *p, uint32_t val);
+int maps_route_delete(const struct prefix *p);
+/* After the program is loaded: the nexthops and nh_groups chunks (taken
+ * over with adopt). */
+int maps_nh_open(bool adopt);
+void maps_nh_close(void);
+int maps_nexthop_read(uint32_t index, struct fpmd_nexthop *nh);
+int maps_group_read(uint32_t index, struct fpmd_nh_group *g);
+int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh);
+int maps_nexthop_clear(uint32_t index);
+int maps_group_write(uint32_t index, const struct fpmd_nh_group *g);
+int maps_group_clear(uint32_t index);
+int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
+		     const uint8_t mac[6], uint16_t flags);
+int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr);
+int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
+int maps_iface_delete(uint32_t ifindex);
+int maps_local_v4_add(const uint8_t addr[4]);
+int maps_local_v4_delete(const uint8_t addr[4]);
+/* local_v4_filter from local_v4's keys (adopted maps, and after a delete). */
+int maps_local_v4_filter_rebuild(void);
+/* ifaces_direct from ifaces (adopted maps). */
+int maps_ifaces_direct_rebuild(void);
+int maps_txport_add(uint32_t ifindex);
+int maps_txport_delete(uint32_t ifindex);
+/* Sum of all CPUs for one counter. */
+int maps_stat_read(uint32_t slot, uint32_t reason, struct fpmd_stat *out);
+int maps_stats_clear_slot(uint32_t slot);
+
+extern const char *const fpmd_reason_names[FPMD_R_MAX];
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* nexthops and nh_groups in chunks: see nhtab.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "fib/nhtab.h"
+
+int nhtab_open(struct nhtab *t, int nh_fd, int groups_fd, bool adopt)
+{
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = chunks_open(&t->nh, nh_fd, sizeof(struct fpmd_nexthop),
+			  1u << FPMD_NH_CHUNK_SHIFT, false, adopt);
+	if (ret)
+		return ret;
+	ret = chunks_open(&t->groups, groups_fd, sizeof(struct fpmd_nh_group),
+			  1u << FPMD_GROUP_CHUNK_SHIFT, false, adopt);
+	if (ret)
+		chunks_close(&t->nh);
+	return ret;
+}
+
+void nhtab_close(struct nhtab *t)
+{
+	/* The chunks stay in the (pinned) outer maps. */
+	if (t->nh.state)
+		chunks_close(&t->nh);
+	if (t->groups.state)
+		chunks_close(&t->groups);
+}
+
+static int put(struct chunks *c, unsigned int shift, uint32_t idx,
+	       const void *v, bool create)
+{
+	uint32_t ci = idx >> shift, i = idx & ((1u << shift) - 1);
+	int ret = chunks_get(c, ci, create);
+
+	if (ret == -ENOENT && !create)
+		return 0; /* a clear where nothing was ever written */
+	if (ret)
+		return ret;
+	if (bpf_map_update_elem(chunks_fd(c, ci), &i, v, BPF_ANY))
+		return -errno;
+	/* A new chunk is visible (one RCU grace period) before the caller
+	 * lets anything refer to idx. */
+	return chunks_dirty(c) ? chunks_commit(c, 0) : 0;
+}
+
+static int get(struct chunks *c, unsigned int shift, uint32_t idx, void *v)
+{
+	uint32_t ci = idx >> shift, i = idx & ((1u << shift) - 1);
+
+	if (!chunks_present(c, ci))
+		return -ENOENT;
+	return bpf_map_lookup_elem(chunks_fd(c, ci), &i, v) ? -errno : 0;
+}
+
+int nhtab_nexthop_write(struct nhtab *t, uint32_t idx,
+			const struct fpmd_nexthop *nh)
+{
+	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, nh, true);
+}
+
+int nhtab_group_write(struct nhtab *t, uint32_t idx,
+		      const struct fpmd_nh_group *g)
+{
+	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, g, true);
+}
+
+int nhtab_nexthop_clear(struct nhtab *t, uint32_t idx)
+{
+	struct fpmd_nexthop z = { 0 };
+
+	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, &z, false);
+}
+
+int nhtab_group_clear(struct nhtab *t, uint32_t idx)
+{
+	static const struct fpmd_nh_group z;
+
+	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, &z, false);
+}
+
+int nhtab_nexthop_read(struct nhtab *t, uint32_t idx, struct fpmd_nexthop *nh)
+{
+	return get(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, nh);
+}
+
+int nhtab_group_read(struct nhtab *t, uint32_t idx, struct fpmd_nh_group *g)
+{
+	return get(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, g);
+}
+
+/* Chunks wholly at or above top (every entry there cleared): marked and
+ * deleted, up to *budget of them (one grace period each). */
+static int shrink(struct chunks *c, unsigned int shift, uint32_t top,
+		  uint32_t *budget)
+{
+	uint32_t first = (uint32_t)(((uint64_t)top + (1u << shift) - 1) >>
+				    shift);
+	uint64_t d0 = c->dropped;
+	int ret;
+
+	for (uint32_t i = first; i < c->max_chunks; i++)
+		if (c->state[i] == CHUNK_LIVE)
+			chunks_drop(c, i);
+	if (!c->ndropping || !*budget)
+		return 0;
+	ret = chunks_commit(c, *budget);
+	*budget -= (uint32_t)(c->dropped - d0) < *budget ?
+			   (uint32_t)(c->dropped - d0) :
+			   *budget;
+	return ret;
+}
+
+int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
+		 uint32_t *budget)
+{
+	int ret = shrink(&t->nh, FPMD_NH_CHUNK_SHIFT, nh_top, budget);
+
+	if (!ret)
+		ret = shrink(&t->groups, FPMD_GROUP_CHUNK_SHIFT, group_top,
+			     budget);
+	return ret;
+}
