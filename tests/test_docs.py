@@ -2,7 +2,8 @@
 """The documentation points at things that exist: every relative link in
 README.md and doc/*.md (and the plugin's README) names a file of the
 repository, and an anchor a heading of it; every repository path in their
-code blocks exists (or is built from a source of that name), a script run
+code blocks exists (or is built from a source of that name), so does
+every source file their prose names, a script run
 directly is executable, and the commands can be run in order
 on one machine (no `mkdir` that fails because an earlier step made the
 directory); the README opens with the demo and the test command, and
@@ -153,6 +154,25 @@ def test_code_blocks_name_existing_files(doc):
                     not os.access(os.path.join(REPO, cmd.group(1)), os.X_OK):
                 bad.append(f"{doc}:{n}: {cmd.group(1)} is run directly "
                            "but is not executable")
+    assert not bad, "\n".join(bad)
+
+
+# Sources named in prose (`fpmd/rib/route.c`): they follow the code
+# when it moves. The man pages are prose too.
+SOURCE_PATH = re.compile(r"\.(c|h|py|md|sh|yang|proto)$")
+PROSE_DOCS = DOCS + sorted(os.path.relpath(p, REPO) for p in
+                           glob.glob(os.path.join(REPO, "doc", "*.8.in")))
+
+
+@pytest.mark.parametrize("doc", PROSE_DOCS)
+def test_sources_named_in_prose_exist(doc):
+    prose, _ = split_fences(read(doc))
+    bad = []
+    for n, line in prose:
+        for m in PATH_WORD.finditer(line):
+            path = m.group(1)
+            if SOURCE_PATH.search(path) and not repo_path_exists(path):
+                bad.append(f"{doc}:{n}: {path}: no such file")
     assert not bad, "\n".join(bad)
 
 
