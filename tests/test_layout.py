@@ -18,6 +18,10 @@ SRC = os.path.join(ROOT, "fpmd")
 TOP = "."
 # Built apart (FRR's headers and flags), and not part of fpmd's graph.
 APART = {"zebra-plugin"}
+# The layers, top first (doc/ARCHITECTURE.md): a folder includes only
+# folders after it. fpmctl (cli) and the zebra plugin use common/ only.
+LAYERS = [TOP, "api", "feed", "kernel", "rib", "fib", "conf", "common"]
+SIDE = {"cli": {"common"}}
 MAX_LINES = 600
 # Units over MAX_LINES that are one concept and read better whole.
 LONG_UNITS = {}
@@ -106,6 +110,22 @@ def test_folders_include_each_other_without_a_cycle():
             why.append(f"{a} -> {b}: " + "; ".join(via[:3]))
         pytest.fail("include cycle between folders of fpmd/:\n  " +
                     "\n  ".join(why))
+
+
+def test_includes_point_down_the_layers():
+    edges, _ = include_edges()
+    bad = []
+    for src, dst, u, h in edges:
+        if src in SIDE:
+            ok = dst in SIDE[src]
+        elif src in LAYERS and dst in LAYERS:
+            ok = LAYERS.index(dst) > LAYERS.index(src)
+        else:
+            ok = False
+        if not ok:
+            bad.append(f'{u}: #include "{h}": {src}/ may not use {dst}/')
+    assert not bad, ("includes against the layers of doc/ARCHITECTURE.md "
+                     "(" + " > ".join(LAYERS) + "):\n  " + "\n  ".join(bad))
 
 
 def test_includes_name_their_folder():
