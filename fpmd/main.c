@@ -1676,6 +1676,7 @@ int main(int argc, char **argv)
 		log_err("out of memory");
 		return 1;
 	}
+	iface_init();
 	phase_end("rib_init");
 	/* The lookup structures are chosen at load (tables/ipv4-lookup...). */
 	fpmd_fib4_algo = cfg.fib4_algo;

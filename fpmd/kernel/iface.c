@@ -407,8 +407,13 @@ void iface_sync(struct iface *i)
 			strerror(-ret));
 }
 
-bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
-		  uint16_t *slot, bool *up)
+/*
+ * Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged. The MTU
+ * is the smaller of the device's and the IPv6 one: a nexthop serves both
+ * families and the fast path has one MTU per nexthop.
+ */
+static bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
+			 uint16_t *slot, bool *up)
 {
 	struct iface *i = iface_by_ifindex(ifindex);
 	uint32_t m;
@@ -426,4 +431,51 @@ bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
 	*slot = (uint16_t)i->slot;
 	*up = i->up;
 	return true;
+}
+
+/* Families some attached interface takes into the fast path (bit 0 IPv4,
+ * bit 1 IPv6), for the RIB's route status. */
+static int iface_ingress_families(void)
+{
+	int fam = 0;
+
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+		uint32_t f;
+
+		if (!i->used || !i->ifindex || !i->attached)
+			continue;
+		f = iface_map_flags(i);
+		if (!(f & FPMD_IF_F_ENABLED))
+			continue;
+		if ((f & FPMD_IF_F_FWD_V4) && !(f & FPMD_IF_F_KERNEL_V4))
+			fam |= 1;
+		if ((f & FPMD_IF_F_FWD_V6) && !(f & FPMD_IF_F_KERNEL_V6))
+			fam |= 2;
+	}
+	return fam;
+}
+
+static bool iface_rib_tx_port(uint32_t ifindex)
+{
+	return iface_is_tx_port(iface_by_ifindex(ifindex));
+}
+
+static const char *iface_rib_name(uint32_t ifindex)
+{
+	struct iface *i = iface_by_ifindex(ifindex);
+
+	return i ? i->name : NULL;
+}
+
+static const struct rib_iface_ops iface_rib_ops = {
+	.egress = iface_egress,
+	.tx_port = iface_rib_tx_port,
+	.name = iface_rib_name,
+	.ingress_families = iface_ingress_families,
+};
+
+void iface_init(void)
+{
+	rib_set_iface_ops(&iface_rib_ops);
 }

@@ -78,12 +78,8 @@ void iface_set_source_check(void);
  * device MTU change resets it); true if it changed.
  */
 bool iface_read_mtu6(struct iface *i);
-/*
- * Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged. The MTU
- * is the smaller of the device's and the IPv6 one: a nexthop serves both
- * families and the fast path has one MTU per nexthop.
- */
-bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
-		  uint16_t *slot, bool *up);
+/* Give the RIB its view of the interfaces (rib_set_iface_ops): before
+ * rib_adopt, which rewrites nexthops. */
+void iface_init(void);
 
 #endif

@@ -205,6 +205,26 @@ bool rib_neigh_lookup(int family, const uint8_t *addr, uint32_t ifindex,
 		      uint8_t mac[6]);
 void rib_neigh_sweep(void);
 
+/*
+ * The interfaces as the RIB sees them, given by the kernel side (which
+ * sits above the RIB: kernel/iface.c registers them at start). Until then
+ * no interface is an egress of fpmd's and none takes traffic in.
+ */
+struct rib_iface_ops {
+	/* Egress MAC/MTU/slot for a nexthop on ifindex; false if unmanaged
+	 * (or fpmd's program is not attached to it). */
+	bool (*egress)(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
+		       uint16_t *slot, bool *up);
+	/* May redirects leave by ifindex (a tx port)? */
+	bool (*tx_port)(uint32_t ifindex);
+	/* Its configured name, or NULL if fpmd does not manage it. */
+	const char *(*name)(uint32_t ifindex);
+	/* Families some attached interface takes into the fast path:
+	 * bit 0 IPv4, bit 1 IPv6. */
+	int (*ingress_families)(void);
+};
+void rib_set_iface_ops(const struct rib_iface_ops *ops);
+
 /* An interface changed (MAC, MTU, state, tx port): rewrite its nexthops. */
 void rib_iface_changed(uint32_t ifindex);
 /* An interface was removed and created again under the same name: the

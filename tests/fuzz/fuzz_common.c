@@ -44,6 +44,7 @@ static void rib_start(void)
 		fprintf(stderr, "fuzz: rib_init failed\n");
 		abort();
 	}
+	iface_init();
 }
 
 void fuzz_init(void)

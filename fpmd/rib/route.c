@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Routes: one entry per source, the preferred present one programmed.
+ * A route's map value names its nexthop or group slot, never a MAC.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "conf/conf.h"
+#include "common/log.h"
+#include "fib/maps.h"
+#include "rib/rib_int.h"
+
+struct route *rib_route_find(const struct prefix *p)
+{
+	uint32_t h = prefix_hash(p);
+
+	for (struct hnode *n = ht_chain(&rib_routes, h); n; n = n->next) {
+		struct route *r = container_of(n, struct route, node);
+
+		if (n->hash == h && !memcmp(&r->p, p, sizeof(*p)))
+			return r;
+	}
+	return NULL;
+}
+
+static uint32_t route_value(const struct route_entry *e, int src)
+{
+	uint32_t t = FPMD_RT_KERNEL, idx = 0;
+	struct nexthop *sl = slot_of(e->nh);
+
+	switch (e->type) {
+	case RT_UNICAST:
+		if (e->nh->blackhole) {
+			t = FPMD_RT_BLACKHOLE;
+		} else if (!e->nh->unsupported && sl->index != NO_INDEX) {
+			t = sl->is_group ? FPMD_RT_GROUP : FPMD_RT_NEXTHOP;
+			idx = sl->index;
+		}
+		break;
+	case RT_BLACKHOLE: t = FPMD_RT_BLACKHOLE; break;
+	case RT_UNREACHABLE: t = FPMD_RT_UNREACHABLE; break;
+	case RT_PROHIBIT: t = FPMD_RT_PROHIBIT; break;
+	case RT_LOCAL: t = FPMD_RT_LOCAL; break;
+	default: break;
+	}
+	return FPMD_RT_ENCODE_SRC(src, t, idx);
+}
+
+static int route_selected(const struct route *r)
+{
+	for (int s = 0; s < SRC_MAX; s++)
+		if (r->e[s].present)
+			return s;
+	return -1;
+}
+
+static uint32_t pending_routes;
+uint32_t nroutes[SRC_MAX];
+
+static const char *route_full_error(int family)
+{
+	static char buf[96];
+
+	snprintf(buf, sizeof(buf),
+		 "route table full (tables/max-routes-v%d "
+		 "= %u)",
+		 family == AF_INET ? 4 : 6,
+		 family == AF_INET ? cfg.max_routes_v4 : cfg.max_routes_v6);
+	return buf;
+}
+
+/*
+ * Write the preferred entry of r to the map, or remove it. A write that
+ * would not change the map is skipped: a replay must not touch a route
+ * that is already right. Frees r when no source has it any more.
+ */
+static bool route_program_map(struct route *r);
+
+void route_program(struct route *r)
+{
+	if (route_program_map(r))
+		status_check(r);
+}
+
+/* False when r was freed. */
+static bool route_program_map(struct route *r)
+{
+	char pb[PREFIX_STRLEN];
+	int sel = route_selected(r);
+	uint32_t val;
+	int ret;
+
+	if (sel < 0) {
+		if (r->programmed) {
+			rib_stats.route_writes++;
+			log_debug("maps: route %s: deleted",
+				  fmt_prefix(&r->p, pb));
+			ret = maps_route_delete(&r->p);
+			if (ret)
+				log_err("maps: route %s: delete failed: %s",
+					fmt_prefix(&r->p, pb), strerror(-ret));
+		}
+		ht_remove(&rib_routes, &r->node);
+		free(r);
+		return false;
+	}
+	r->selected = (int8_t)sel;
+	val = route_value(&r->e[sel], sel);
+	if (r->programmed && val == r->val)
+		return true;
+	rib_stats.route_writes++;
+	log_debug("maps: route %s (%s): %08x -> %08x", fmt_prefix(&r->p, pb),
+		  rib_source_name(sel), r->programmed ? r->val : 0, val);
+	ret = maps_route_write(&r->p, val);
+	if (!ret) {
+		r->programmed = true;
+		r->val = val;
+		r->state = RS_FORWARDING;
+		return true;
+	}
+	/* The old value may still be in the map: take it out rather than
+	 * leave a stale nexthop forwarding. */
+	if (r->programmed)
+		maps_route_delete(&r->p);
+	r->programmed = false;
+	if (ret == -E2BIG || ret == -ENOSPC || ret == -ENOMEM) {
+		r->state = RS_MAP_FULL;
+		rib_stats.route_map_full++;
+		log_err("maps: %s: route %s (%s) not programmed; its "
+			"packets follow a covering route or the kernel",
+			route_full_error(r->p.family), fmt_prefix(&r->p, pb),
+			rib_source_name(sel));
+	} else {
+		r->state = RS_ERROR;
+		rib_stats.map_errors++;
+		log_err("maps: route %s: write failed: %s",
+			fmt_prefix(&r->p, pb), strerror(-ret));
+	}
+	return true;
+}
+
+uint32_t rib_pending_routes(void)
+{
+	return pending_routes;
+}
+
+int rib_route_add(const struct rib_route_req *rq, const char **err)
+{
+	struct nexthop *nh = NULL, *old_nh;
+	struct route_entry ne = { .present = true, .type = (uint8_t)rq->type,
+				  .gen = rq->gen, .proto = rq->proto,
+				  .rtproto = rq->rtproto };
+	struct route *r;
+	struct prefix m = rq->p;
+	bool was_present;
+
+	prefix_mask(&m);
+	if (!ne.proto && rq->src == SRC_STATIC)
+		ne.proto = RIB_PROTO_FPMCTL;
+	else if (!ne.proto && rq->src == SRC_KERNEL_LOCAL)
+		ne.proto = RIB_PROTO_LOCAL;
+	if (rq->type == RT_UNICAST && rq->nhid) {
+		nh = rib_nexthop_find(rq->src, rq->nhid);
+		if (!nh && rq->src == SRC_STATIC) {
+			*err = "nexthop id unknown";
+			return -ENOENT;
+		}
+		if (!nh) {
+			/* A feed's id we were never told about: say so and
+			 * let the kernel route it, do not guess. */
+			ne.type = RT_KERNEL;
+			ne.kreason = KR_NHID_UNKNOWN;
+			ne.pending_nhid = rq->nhid;
+		} else {
+			nh->refcnt++;
+		}
+	} else if (rq->type == RT_UNICAST) {
+		if (rq->npaths < 1 || !rq->paths[0].ifindex) {
+			*err = "route needs a nexthop id or an interface";
+			return -EINVAL;
+		}
+		quiet_full = rq->src == SRC_STATIC;
+		nh = rq->npaths == 1 ? nh_implicit(&rq->paths[0]) :
+				       group_implicit(rq->paths, rq->npaths);
+		quiet_full = false;
+		if (!nh) {
+			*err = "out of memory";
+			return -ENOMEM;
+		}
+		if (rq->npaths == 1)
+			nh->refcnt++;
+		if (rq->src == SRC_STATIC && slot_of(nh)->index == NO_INDEX) {
+			*err = rib_full_error(nh->is_group);
+			nh_put(nh);
+			return -ENOSPC;
+		}
+	} else if (rq->type == RT_KERNEL) {
+		ne.kreason = (uint8_t)rq->kreason;
+	}
+	ne.nh = nh;
+	r = rib_route_find(&m);
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			nh_put(nh);
+			*err = "out of memory";
+			return -ENOMEM;
+		}
+		r->p = m;
+		r->selected = -1;
+		ht_insert(&rib_routes, &r->node, prefix_hash(&m));
+		note_size();
+	}
+	was_present = r->e[rq->src].present;
+	old_nh = was_present ? r->e[rq->src].nh : NULL;
+	if (!r->e[rq->src].present)
+		nroutes[rq->src]++;
+	if (r->e[rq->src].present && r->e[rq->src].kreason == KR_NHID_UNKNOWN)
+		pending_routes--;
+	if (ne.kreason == KR_NHID_UNKNOWN)
+		pending_routes++;
+	r->e[rq->src] = ne;
+	route_program(r);
+	/* After the map points at the new nexthop: an implicit old one may
+	 * be freed (and its slot cleared) only now. */
+	nh_put(old_nh);
+	if (r->state == RS_MAP_FULL && !r->programmed) {
+		*err = route_full_error(m.family);
+		/* By hand: refused, nothing left behind. */
+		if (rq->src == SRC_STATIC && !was_present) {
+			const char *e;
+
+			rib_route_del(SRC_STATIC, &m, &e);
+		}
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+int rib_route_del(enum rib_source src, const struct prefix *p,
+		  const char **err)
+{
+	struct prefix m = *p;
+	struct nexthop *old_nh;
+	struct route *r;
+
+	prefix_mask(&m);
+	r = rib_route_find(&m);
+	if (!r || !r->e[src].present) {
+		*err = "no such route from this source";
+		return -ENOENT;
+	}
+	if (r->e[src].kreason == KR_NHID_UNKNOWN)
+		pending_routes--;
+	nroutes[src]--;
+	old_nh = r->e[src].nh;
+	memset(&r->e[src], 0, sizeof(r->e[src]));
+	route_program(r);
+	nh_put(old_nh);
+	return 0;
+}
+
+/* Routes and groups using nh forward by another slot now: reprogram
+ * them. A scan, but only when a feed changes what an id means in place
+ * (rare: zebra gives new content a new id). */
+void routes_follow(struct nexthop *nh)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+
+		for (int s = 0; s < SRC_MAX; s++) {
+			if (r->e[s].present && r->e[s].nh == nh) {
+				route_program(r);
+				break;
+			}
+		}
+	}
+	if (nh->is_group)
+		return;
+	ht_for_each(&rib_nh_by_id, n, tmp, i)
+	{
+		struct nexthop *g = container_of(n, struct nexthop, id_node);
+
+		if (!g->is_group)
+			continue;
+		for (int m = 0; m < g->nmembers; m++) {
+			if (g->members[m].nh != nh)
+				continue;
+			if (feed_src(g->src))
+				feed_group(g, g->members, g->nmembers);
+			else
+				nh_write_logged(g);
+			break;
+		}
+	}
+}
+
+/* A nexthop id routes were waiting for has arrived. */
+void route_retry_pending(enum rib_source src, uint32_t id)
+{
+	struct nexthop *nh = rib_nexthop_find(src, id);
+	struct hnode *n, *tmp;
+	size_t i;
+
+	if (!pending_routes || !nh)
+		return;
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+		struct route_entry *e = &r->e[src];
+
+		if (!e->present || e->kreason != KR_NHID_UNKNOWN ||
+		    e->pending_nhid != id)
+			continue;
+		e->type = RT_UNICAST;
+		e->kreason = KR_NONE;
+		e->pending_nhid = 0;
+		e->nh = nh;
+		nh->refcnt++;
+		pending_routes--;
+		route_program(r);
+	}
+}
+
+uint32_t rib_sweep(enum rib_source src, uint32_t gen)
+{
+	struct hnode *n, *tmp;
+	uint32_t swept = 0;
+	size_t i;
+
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+		const char *err;
+
+		if (r->e[src].present && (!gen || r->e[src].gen != gen) &&
+		    !rib_route_del(src, &r->p, &err))
+			swept++;
+	}
+	ht_for_each(&rib_other, n, tmp, i)
+	{
+		struct other_route *o = container_of(n, struct other_route,
+						     node);
+
+		/* Like the main table: what the replay refreshed stays. */
+		if (o->src == src && (!gen || o->gen != gen)) {
+			ht_remove(&rib_other, &o->node);
+			free(o);
+		}
+	}
+	/* Groups before their members; in-use ones stay (a route of
+	 * another generation still points at them). */
+	for (int pass = 0; pass < 2; pass++) {
+		ht_for_each(&rib_nh_by_id, n, tmp, i)
+		{
+			struct nexthop *nh =
+				container_of(n, struct nexthop, id_node);
+			const char *err;
+
+			if (nh->src == src && nh->is_group == !pass &&
+			    (!gen || nh->gen != gen) && !nh->refcnt)
+				rib_nexthop_del(src, nh->id, &err);
+		}
+	}
+	return swept;
+}
+
+uint32_t rib_count(enum rib_source src)
+{
+	return nroutes[src];
+}

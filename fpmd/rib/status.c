@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Route status: does the fast path take a route's packets now? Each
+ * nexthop's and route entry's state, and the "route status changed"
+ * hook: subscribers hear of every change, at once when a route is
+ * written, else from a deferred scan run in slices.
+ */
+#include <string.h>
+#include <sys/socket.h>
+
+#include "rib/rib_int.h"
+
+/* Nonzero while a slice of the route status scan runs: nothing changes
+ * meanwhile, so each nexthop's state is worked out once per scan. */
+static uint32_t st_scan_gen;
+
+static const char *nexthop_state_now(const struct nexthop *cnh);
+
+const char *nexthop_state(const struct nexthop *cnh)
+{
+	struct nexthop *nh = (struct nexthop *)cnh;
+
+	if (!st_scan_gen)
+		return nexthop_state_now(cnh);
+	if (nh->st_gen != st_scan_gen) {
+		nh->st_cache = nexthop_state_now(cnh);
+		nh->st_gen = st_scan_gen;
+	}
+	return nh->st_cache;
+}
+
+static const char *nexthop_state_now(const struct nexthop *cnh)
+{
+	struct nexthop *nh = slot_of((struct nexthop *)cnh);
+	uint8_t mac[6];
+	uint16_t mtu, slot;
+	bool up;
+
+	if (cnh->blackhole)
+		return "blackhole";
+	if (cnh->unsupported)
+		return "unsupported";
+	if (nh->index == NO_INDEX)
+		return "map-full";
+	if (nh->is_group && !nh->nbuckets && group_member_full(nh))
+		return "member-map-full";
+	if (nh->is_group) {
+		if (!nh->nbuckets)
+			return "no-live-member";
+		/* Live members whose egress passes everything: none forwards. */
+		for (int k = 0; k < nh->nmembers; k++) {
+			struct nexthop *m = slot_of(nh->members[k].nh);
+
+			if (egress_tx_port(m->ifindex))
+				return "forwarding";
+		}
+		return "egress-kernel";
+	}
+	if (!egress_info(nh->ifindex, mac, &mtu, &slot, &up))
+		return "egress-kernel";
+	if (!up)
+		return "egress-down";
+	/* Attached but kept out of tx_ports (a guard, netfilter): the
+	 * program passes what would leave by it. */
+	if (!egress_tx_port(nh->ifindex))
+		return "egress-kernel";
+	if (nh->has_gw && !nh->resolved)
+		return "unresolved";
+	return "forwarding";
+}
+
+const char *route_entry_state(const struct route *r, int src)
+{
+	const struct route_entry *e = &r->e[src];
+
+	if (src != r->selected)
+		return "not-selected";
+	if (!r->programmed)
+		return r->state == RS_MAP_FULL ? "map-full" : "error";
+	switch (e->type) {
+	case RT_BLACKHOLE: return "blackhole";
+	case RT_KERNEL:
+		return e->kreason == KR_NHID_UNKNOWN ? "nexthop-id-unknown" :
+		       e->kreason == KR_MTU_METRIC   ? "mtu-metric" :
+						       "unsupported-nexthop";
+	case RT_UNICAST:
+		if (e->nh->blackhole)
+			return "blackhole";
+		if (e->nh->unsupported)
+			return "unsupported-nexthop";
+		if (slot_of(e->nh)->index == NO_INDEX)
+			return "nexthop-map-full";
+		return nexthop_state(e->nh);
+	default: return "kernel-path";
+	}
+}
+
+/* ---- route status: does the fast path take a route's packets? ---------- */
+
+#define STATUS_MAX_SUBS 8
+/* Routes per slice of the scan: a few ms, the loop stays responsive. */
+#define STATUS_SLICE 20000
+
+static struct {
+	rib_status_fn fn;
+	void *arg;
+} st_subs[STATUS_MAX_SUBS];
+static int st_nsubs;
+
+static struct {
+	bool dirty, running;
+	uint32_t gen;
+	size_t bucket, nbuckets;
+} st_scan;
+
+/* Families some attached interface takes into the fast path (bit 0 IPv4,
+ * bit 1 IPv6); -1: to be worked out again. */
+static int st_ingress = -1;
+
+static bool ingress_takes(int family)
+{
+	if (st_ingress < 0)
+		st_ingress = ingress_families();
+	return st_ingress & (family == AF_INET ? 1 : 2);
+}
+
+const char *rib_route_status(const struct route *r, int src, bool *offloaded)
+{
+	const char *st;
+
+	*offloaded = false;
+	if (src < 0 || src >= SRC_MAX || !r->e[src].present)
+		return "absent";
+	st = route_entry_state(r, src);
+	if (strcmp(st, "forwarding") && strcmp(st, "blackhole"))
+		return st;
+	if (!ingress_takes(r->p.family))
+		return "ingress-kernel";
+	*offloaded = true;
+	return st;
+}
+
+int rib_status_subscribe(rib_status_fn fn, void *arg)
+{
+	if (st_nsubs == STATUS_MAX_SUBS)
+		return -1;
+	st_subs[st_nsubs].fn = fn;
+	st_subs[st_nsubs].arg = arg;
+	/* Routes already here were never reported: scan them once. */
+	rib_status_changed_all();
+	return st_nsubs++;
+}
+
+void rib_status_changed_all(void)
+{
+	st_ingress = -1;
+	st_scan.dirty = true;
+}
+
+/* Tell the subscribers if r's status is not what they heard last. */
+void status_check(struct route *r)
+{
+	int sel = r->selected;
+	bool off;
+	const char *st;
+
+	if (!st_nsubs)
+		return;
+	st = sel >= 0 ? rib_route_status(r, sel, &off) : "absent";
+	if (st == r->st_state && sel == r->st_sel)
+		return;
+	r->st_state = st;
+	r->st_sel = (int8_t)sel;
+	for (int k = 0; k < st_nsubs; k++)
+		st_subs[k].fn(r, st_subs[k].arg);
+}
+
+bool rib_status_run(void)
+{
+	size_t n = 0;
+
+	if (!st_nsubs)
+		return false;
+	if (!st_scan.running) {
+		if (!st_scan.dirty)
+			return false;
+		st_scan.dirty = false;
+		st_scan.running = true;
+		st_scan.bucket = 0;
+		st_scan.nbuckets = rib_routes.nbuckets;
+		if (!++st_scan.gen)
+			st_scan.gen++;
+	}
+	/* The table grew or shrank between slices: buckets moved. */
+	if (st_scan.nbuckets != rib_routes.nbuckets) {
+		st_scan.bucket = 0;
+		st_scan.nbuckets = rib_routes.nbuckets;
+		if (!++st_scan.gen)
+			st_scan.gen++;
+	}
+	st_scan_gen = st_scan.gen;
+	while (st_scan.bucket < st_scan.nbuckets && n < STATUS_SLICE) {
+		struct hnode *hn = rib_routes.b[st_scan.bucket++];
+
+		for (; hn; hn = hn->next, n++)
+			status_check(container_of(hn, struct route, node));
+	}
+	st_scan_gen = 0;
+	if (st_scan.bucket >= st_scan.nbuckets)
+		st_scan.running = false;
+	return st_scan.running || st_scan.dirty;
+}
