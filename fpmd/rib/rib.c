@@ -9,7 +9,7 @@
  * here.
  *
  * This unit holds the tables, their names and sizes; nexthop.c, group.c
- * (and pool.c, their map slots), route.c, other.c, neigh.c, status.c
+ * (and pool.c, their map slots), route.c, other_tables.c, neigh.c, status.c
  * (what the fast path does with a route), egress.c (the interfaces as the
  * RIB sees them) and adopt.c (after a restart) hold the rest.
  */
