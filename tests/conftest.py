@@ -7,8 +7,8 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
-from frr import FrrLab  # noqa: E402
-from lab import FPMD, Lab  # noqa: E402
+from lib.frr import FrrLab  # noqa: E402
+from lib.lab import FPMD, Lab  # noqa: E402
 
 
 def pytest_collection_modifyitems(config, items):
@@ -31,7 +31,7 @@ def lab():
 
 @pytest.fixture
 def frrlab():
-    """A lab for real FRR daemons (tests/frr.py); their logs are printed
+    """A lab for real FRR daemons (tests/lib/frr.py); their logs are printed
     when the test ends (pytest shows them on failure)."""
     if not os.access(FPMD, os.X_OK):
         pytest.fail(f"{FPMD} not built (run make first)")

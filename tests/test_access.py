@@ -19,9 +19,8 @@ import subprocess
 
 import pytest
 
-from lab import wait_for
+from lib.lab import PY, wait_for
 
-PY = "/usr/bin/python3"
 NOBODY = "setpriv --reuid=nobody --regid=nogroup --clear-groups"
 FRR = "setpriv --reuid=frr --regid=frr --init-groups"
 ROOT = ""

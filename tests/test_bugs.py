@@ -10,7 +10,7 @@ by a test that fails without its fix:
 - FPM routes of another table survive the settle sweep of a replay that
   refreshed them.
 
-Real fpmd on the h1-r1-h2 lab (tests/lab.py), raw FPM, control and plugin
+Real fpmd on the h1-r1-h2 lab (tests/lib/lab.py), raw FPM, control and plugin
 clients (no zebra needed for these)."""
 import json
 import os
@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 
-from lab import FPMCTL, wait_for
+from lib.lab import FPMCTL, wait_for
 from test_frr import (FpmClient, PY, fpm_frame, nla, nlmsg, route_msg,
                       rtmsg, shq, RTA_DST, RTA_OIF, RTA_TABLE, RTM_NEWROUTE)
 from test_plugin_feed import (Client, decode, frame, hello, ld, replay_begin,

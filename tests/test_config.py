@@ -21,7 +21,7 @@ import subprocess
 
 import pytest
 
-from lab import (BUILDDIR, FPMD, REPO, Lab, ping, ping_result, ping_stream,
+from lib.lab import (BUILDDIR, FPMD, REPO, Lab, ping, ping_result, ping_stream,
                  sh, wait_for)
 
 YANG = os.path.join(REPO, "yang", "fpmd.yang")

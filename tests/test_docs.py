@@ -17,7 +17,7 @@ import tempfile
 
 import pytest
 
-from lab import FPMD
+from lib.lab import FPMD
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = sorted(["README.md", "fpmd/zebra-plugin/README.md"] +

@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from lab import ping, ping_result, ping_stream, sh, wait_for
+from lib.lab import ping, ping_result, ping_stream, sh, wait_for
 
 H2_EXTRA = "10.99.0.1"      # on h2's lo, reached via a gateway route
 BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd

@@ -24,8 +24,8 @@ import time
 
 import pytest
 
-from frr import FrrLab
-from lab import BUILDDIR, FPMD, ping, ping_result, ping_stream, wait_for
+from lib.frr import FrrLab
+from lib.lab import BUILDDIR, FPMD, ping, ping_result, ping_stream, wait_for
 from test_e2e import stats_key, stats_map_packets, xdp_attached
 from test_frr import (BH_DST, BH_NET, GONE_NET, H2_DST, H2_NET, PY, SETTLE,
                       Udp, diagnostics, fpm, fwd4, h2_loopback, map_values,

@@ -15,7 +15,7 @@ import socket
 import struct
 import subprocess
 
-from lab import ping, ping_result, ping_stream, wait_for
+from lib.lab import ping, ping_result, ping_stream, wait_for
 from test_bugs import FPM_KEEPER
 from test_frr import (PY, RTA_DST, RTA_GATEWAY, RTA_TABLE, RTM_NEWROUTE,
                       fpm_frame, nla, nlmsg, route_msg, rtmsg, shq)

@@ -9,7 +9,7 @@ does without it; ECMP spreads flows and survives a link loss; neighbors are
 learned from the kernel within 100 ms; restarts of zebra and of fpmd lose
 nothing and leave nothing stale; malformed FPM input changes nothing.
 
-Each test builds its own namespaces and FRR instance (tests/frr.py) and
+Each test builds its own namespaces and FRR instance (tests/lib/frr.py) and
 removes them. Run:
   FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_frr.py
 """
@@ -25,12 +25,11 @@ import time
 
 import pytest
 
-from frr import FrrLab, ns_wait_tentative
-from lab import FPMD, ping, ping_result, ping_stream, wait_for
+from lib.frr import FrrLab, ns_wait_tentative
+from lib.lab import (FPMD, PY, TESTLIB, ping, ping_result, ping_stream,
+                     wait_for)
 
-UDPFLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                       "udpflow.py")
-PY = "/usr/bin/python3"
+UDPFLOW = os.path.join(TESTLIB, "udpflow.py")
 
 H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"        # h2's lo, via h2
 GONE_NET = "10.97.0.0/24"                           # a second static route

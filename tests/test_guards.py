@@ -17,17 +17,13 @@ import json
 import os
 import select
 import subprocess
-import sys
 import textwrap
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+from lib.lab import FPMD, PY, Lab, ping, wait_for
 
-from lab import FPMD, Lab, ping, wait_for  # noqa: E402
-
-PY = "/usr/bin/python3"  # Debian's, with scapy
 GUARD_WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 
 

@@ -22,7 +22,7 @@ import pytest
 
 from lib.topo import (PLUGIN, Host, Link, Router, Topology, bgp,
                       bird_origin, ospf)
-from lab import finish, ping_result, sh, wait_for
+from lib.lab import finish, ping_result, sh, wait_for
 from test_frr import PY, UDPFLOW, Udp
 
 # ---- shared steps -----------------------------------------------------------
@@ -417,7 +417,7 @@ def test_ebgp_chain_10k_routes_forwarded_by_xdp(topology):
 # ---- the topology helper cleans up after a failed build --------------------
 
 def leftovers():
-    """Namespaces, pins and FRR run dirs of this process (lab.py's
+    """Namespaces, pins and FRR run dirs of this process (lib/lab.py's
     unique prefix starts with fp<pid>x)."""
     mine = f"fp{os.getpid() % 100000}x"
     found = [x.split()[0] for x in

@@ -10,7 +10,7 @@ limits. Measured here as the kernel counts it: the BPF maps fpmd holds
 import json
 import os
 
-from lab import ping, sh, wait_for
+from lib.lab import ping, sh, wait_for
 from lib import procmem
 from test_e2e import add_h2_loopback, measure, nonzero
 from test_plugin_feed import Client, acks, hello, ld, nexthop, route, vi

@@ -23,8 +23,8 @@ import time
 
 import pytest
 
-from frr import FrrLab
-from lab import FPMD, Lab, ping, shquote, wait_for
+from lib.frr import FrrLab
+from lib.lab import FPMD, Lab, ping, shquote, wait_for
 
 PORT = 9343
 

@@ -10,7 +10,7 @@ egress flips the mark, and clearing it restores it; with fpmd gone no
 route is marked, and its return marks them again.
 
 Real zebra 8.4.4 and staticd with the plugin module, real fpmd with XDP on
-the lab's veths (tests/frr.py). Needs the plugin (configure
+the lab's veths (tests/lib/frr.py). Needs the plugin (configure
 --with-frr-source=DIR), else skipped. Run:
   /usr/bin/python3 -m pytest -v tests/test_offload.py
 """
@@ -23,7 +23,7 @@ import urllib.request
 
 import pytest
 
-from lab import BUILDDIR, wait_for
+from lib.lab import BUILDDIR, wait_for
 from test_frr import routes_of
 from test_plugin import (BH_NET, H2_DST, H2_NET, H2_NET6, h2_loopback,
                          server, sigterm_cleans_up, start_fpmd,

@@ -29,8 +29,8 @@ import time
 
 import pytest
 
-from frr import FRR_RUN, FrrLab
-from lab import BUILDDIR, FPMD, ping, wait_for
+from lib.frr import FRR_RUN, FrrLab
+from lib.lab import BUILDDIR, FPMD, ping, wait_for
 from test_frr import Udp, fwd4, fwd6, measure, routes_of, udp_send
 from test_frr import wait_no_route as frr_wait_no_route
 from test_frr import wait_route as frr_wait_route
@@ -117,7 +117,7 @@ def diagnostics(lab):
 # ---- helpers ----------------------------------------------------------------
 
 def plugin_sock(lab):
-    """Where the lab's fpmd listens for the plugin (tests/lab.py)."""
+    """Where the lab's fpmd listens for the plugin (tests/lib/lab.py)."""
     return os.path.join(lab.tmp, "plugin.sock")
 
 

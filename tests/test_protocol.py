@@ -21,8 +21,8 @@ import os
 
 import pytest
 
-from fpmwire import RT_SCOPE_LINK, exchange, frame, route
-from lab import BUILDDIR, wait_for
+from lib.fpmwire import RT_SCOPE_LINK, exchange, frame, route
+from lib.lab import BUILDDIR, wait_for
 
 PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from lab import finish, ping, ping_stream, sh, wait_for
+from lib.lab import finish, ping, ping_stream, sh, wait_for
 
 DST = "10.99.0.1"      # on h2's loopback, routed via h2
 NEW_MAC = "02:00:00:00:99:99"

@@ -19,9 +19,9 @@ import time
 
 import pytest
 
-from lab import FPMCTL, FPMD, Lab, ping_result, ping_stream, sh, wait_for
+from lib.lab import FPMCTL, FPMD, Lab, ping_result, ping_stream, sh, wait_for
 from test_e2e import (fwd4, stats_key, stats_map_packets, xdp_attached)
-from frr import FrrLab
+from lib.frr import FrrLab
 from test_frr import FpmClient, fpm_frame, route_msg
 from test_plugin import PLUGIN, start_frr, wait_replayed
 

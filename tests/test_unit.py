@@ -25,7 +25,7 @@ import threading
 
 import pytest
 
-from lab import BUILDDIR, FPMD, REPO, ping
+from lib.lab import BUILDDIR, FPMD, REPO, ping
 
 STOP = os.path.join(REPO, "scripts", "fpmd-stop")
 UNIT = os.path.join(BUILDDIR, "fpmd", "fpmd.service")

@@ -14,9 +14,7 @@ import struct
 import subprocess
 import tempfile
 
-from lab import finish
-
-PY = "/usr/bin/python3"
+from lib.lab import PY, finish
 
 RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEXTHOP = 24, 25, 104
 NLM_F_REQUEST, NLM_F_REPLACE, NLM_F_CREATE = 0x1, 0x100, 0x400

@@ -15,10 +15,14 @@ import subprocess
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# This folder: the helper scripts that tests run inside namespaces.
+TESTLIB = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(TESTLIB))
 BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
 FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
 FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
+# Debian's python, with scapy: what tests run inside namespaces.
+PY = "/usr/bin/python3"
 
 _counter = itertools.count()
 

@@ -8,7 +8,7 @@ runs and other FRR instances on the machine never meet. Daemons are stopped
 by the pid in their pid file (checked against the pathspace in their command
 line), never by name, all instances in parallel.
 
-FrrLab extends Lab (tests/lab.py) with FRR instances and a second topology
+FrrLab extends Lab (tests/lib/lab.py) with FRR instances and a second topology
 (h1 - r1 - {r2, r3} - h2 for ECMP); its cleanup() stops FRR, then does
 everything Lab.cleanup() does, then removes the pathspace directories.
 """
@@ -20,7 +20,7 @@ import signal
 import subprocess
 import time
 
-from lab import Lab, sh
+from lib.lab import Lab, sh
 
 FRR_SBIN = "/usr/lib/frr"
 FRR_RUN = "/var/run/frr"
