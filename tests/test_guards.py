@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from lib.lab import FPMD, PY, Lab, ping, wait_for
+from lib.lab import FPMD, PY, Lab, ping, wait_for, xdp_attached
 
 GUARD_WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 
@@ -64,12 +64,6 @@ def wait_until(d, fn, what, timeout=GUARD_WAIT):
         return wait_for(fn, timeout=timeout, interval=0.05, what=what)
     except AssertionError as e:
         raise AssertionError(diag(d, e)) from None
-
-
-def xdp_attached(ns, ifname):
-    """Any XDP program on ifname, as the kernel reports it."""
-    info = json.loads(ns.run(f"ip -j -d link show dev {ifname}").stdout)[0]
-    return "xdp" in info
 
 
 def start_ready(lab, extra=()):

@@ -23,11 +23,10 @@ import subprocess
 
 import pytest
 
-from lib.frr import FrrLab
+from lib.frr import FrrLab, fib_offloaded, wait_marks
 from lib.lab import Fpmd, ping, sh, wait_for
-from test_metrics import parse, promtool, scrape, val
-from test_offload import fib_offloaded, wait_marks
-from test_systemd import Notify
+from lib.metrics import parse, promtool, scrape, val
+from lib.notify import Notify
 
 if os.environ.get("FPMD_TEST_INSTALLED") != "1":
     pytest.skip("FPMD_TEST_INSTALLED=1 not set: the installed packages are "

@@ -52,11 +52,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
-from lib.frr import DAEMONS, Frr, FrrError, stop_parallel
-from lib.lab import (BUILDDIR, FPMD, Fpmd, Lab, ping, ping_stream, sh,
-                 wait_for)
+from lib.frr import DAEMONS, PLUGIN, Frr, FrrError, stop_parallel
+from lib.lab import FPMD, Fpmd, Lab, ping, ping_stream, sh, wait_for
 
-PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 BIRD = "/usr/sbin/bird"
 
 Conf = Union[str, Callable[["Topology", "Node"], str], None]
