@@ -11,6 +11,10 @@ line), never by name, all instances in parallel.
 FrrLab extends Lab (tests/lib/lab.py) with FRR instances and a second topology
 (h1 - r1 - {r2, r3} - h2 for ECMP); its cleanup() stops FRR, then does
 everything Lab.cleanup() does, then removes the pathspace directories.
+
+Also here: zebra with our plugin (start_frr), commands on zebra's own vty
+(the plugin's are not in vtysh), the offload marks the plugin sets in
+zebra's RIB, and the diagnostics the FRR fixtures print at teardown.
 """
 import json
 import os
@@ -356,6 +360,8 @@ class FrrLab(Lab):
                 for f in self.frrs:
                     f.remove()
 
+
+# ---- the zebra plugin, and what a failed test prints --------------------------
 
 def plugin_sock(lab):
     """Where the lab's fpmd listens for the plugin (lib/lab.py)."""
