@@ -23,16 +23,16 @@ import struct
 
 import pytest
 
-from lib.fpmwire import (RT_SCOPE_LINK, RTA_DST, RTA_ENCAP, RTA_ENCAP_TYPE,
-                         RTA_METRICS, RTA_PRIORITY, RTA_TABLE, RTAX_MTU,
-                         RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED, RTM_NEWROUTE,
-                         RTN_BLACKHOLE, RTN_UNREACHABLE, RTPROT_BGP,
-                         RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC, client,
-                         client_result, exchange, frame, nexthop, nla, route)
+from lib.fpmwire import (NLM_F_REQUEST, RT_SCOPE_LINK, RTA_DST, RTA_ENCAP,
+                         RTA_ENCAP_TYPE, RTA_METRICS, RTA_PRIORITY, RTA_TABLE,
+                         RTAX_MTU, RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED,
+                         RTM_NEWROUTE, RTN_BLACKHOLE, RTN_UNREACHABLE,
+                         RTPROT_BGP, RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC,
+                         client, client_result, exchange, frame, nexthop, nla,
+                         route)
 from lib.frr import zebra_vty
 from lib.lab import wait_for
 
-NLM_F_REQUEST = 0x1
 AF = {4: socket.AF_INET, 6: socket.AF_INET6}
 UNRESOLVED_GW = "172.16.102.9"        # on h2's subnet, nobody answers
 
