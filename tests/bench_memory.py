@@ -8,7 +8,7 @@ without sanitizers (their shadow memory makes RSS meaningless):
     /usr/bin/python3 tests/bench_memory.py build-rel
     /usr/bin/python3 tests/bench_memory.py build-rel --routes 0,100 --restarts 5
 
-For each table size, in namespaces of its own (tests/lab.py: h1 -- r1 --
+For each table size, in namespaces of its own (tests/lib/lab.py: h1 -- r1 --
 h2), one fpmd with default settings (-i r1-eth0 -i r1-eth1, --keep-
 forwarding), IPv4 /24 routes fed over FPM (netlink in FPM frames, as
 zebra's dplane_fpm_nl sends them) via h2. Then:
@@ -59,7 +59,7 @@ def parse():
 ARGS = parse()
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(ARGS.builddir)
 
-import lab as L  # noqa: E402  (reads FPMD_BUILDDIR)
+from lib import lab as L  # noqa: E402  (reads FPMD_BUILDDIR)
 from bench_live import FpmFeed  # noqa: E402
 from lib import procmem  # noqa: E402
 

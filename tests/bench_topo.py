@@ -100,7 +100,7 @@ REPO = os.path.dirname(HERE)
 
 
 def _builddir(argv):
-    """--builddir must be known before lab.py reads FPMD_BUILDDIR."""
+    """--builddir must be known before lib/lab.py reads FPMD_BUILDDIR."""
     for i, a in enumerate(argv):
         if a == "--builddir" and i + 1 < len(argv):
             return argv[i + 1]
@@ -112,7 +112,7 @@ def _builddir(argv):
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(_builddir(sys.argv))
 
 from bench_live import Child, in_netns, interrupt_on_signals  # noqa: E402
-from lab import BUILDDIR, FPMCTL, FPMD  # noqa: E402
+from lib.lab import BUILDDIR, FPMCTL, FPMD  # noqa: E402
 from lib import procmem  # noqa: E402
 from lib.topo import PLUGIN, Host, Link, Router, Topology, ospf  # noqa: E402
 

@@ -19,9 +19,10 @@ import subprocess
 
 import pytest
 
-from lab import wait_for
+from lib.fpmwire import (RTA_DST, RTA_OIF, RTM_NEWROUTE, fpm_frame, nla, nlmsg,
+                         rtmsg)
+from lib.lab import PY, wait_for
 
-PY = "/usr/bin/python3"
 NOBODY = "setpriv --reuid=nobody --regid=nogroup --clear-groups"
 FRR = "setpriv --reuid=frr --regid=frr --init-groups"
 ROOT = ""
@@ -33,16 +34,9 @@ INTRUDER = "10.66.0.0/24"  # sent by refused ones
 def route_frame(prefix, oif):
     """One FPM frame: RTM_NEWROUTE prefix dev oif (no gateway)."""
     net, plen = prefix.split("/")
-
-    def nla(t, data):
-        b = struct.pack("=HH", 4 + len(data), t) + data
-        return b + b"\0" * (-len(b) % 4)
-
-    body = (struct.pack("=BBBBBBBBI", socket.AF_INET, int(plen), 0, 0, 254,
-                        196, 0, 1, 0) +
-            nla(1, socket.inet_aton(net)) + nla(4, struct.pack("=I", oif)))
-    msg = struct.pack("=IHHII", 16 + len(body), 24, 0x501, 0, 0) + body
-    return struct.pack(">BBH", 1, 1, 4 + len(msg)) + msg
+    return fpm_frame(nlmsg(RTM_NEWROUTE, rtmsg(int(plen)) +
+                           nla(RTA_DST, socket.inet_aton(net)) +
+                           nla(RTA_OIF, struct.pack("=I", oif))))
 
 
 # Sends stdin to the FPM port, then reports how the connection ended and

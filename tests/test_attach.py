@@ -14,13 +14,10 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(__file__))
-
-from lab import (BUILDDIR, FPMD, ping, ping_result, ping_stream,  # noqa: E402
-                 wait_for)
+from lib.lab import (BUILDDIR, FPMD, ping, ping_result, ping_stream,
+                     wait_for)
 
 FOREIGN = os.path.join(BUILDDIR, "tests", "xdp_foreign.bpf.o")
 WAIT = 5.0  # the lab runs fpmd with --guard-interval 200

@@ -10,32 +10,21 @@ by a test that fails without its fix:
 - FPM routes of another table survive the settle sweep of a replay that
   refreshed them.
 
-Real fpmd on the h1-r1-h2 lab (tests/lab.py), raw FPM, control and plugin
+Real fpmd on the h1-r1-h2 lab (tests/lib/lab.py), raw FPM, control and plugin
 clients (no zebra needed for these)."""
 import json
-import os
 import socket
 import struct
 import subprocess
 import threading
 import time
 
-from lab import FPMCTL, wait_for
-from test_frr import (FpmClient, PY, fpm_frame, nla, nlmsg, route_msg,
-                      rtmsg, shq, RTA_DST, RTA_OIF, RTA_TABLE, RTM_NEWROUTE)
+from lib.fpmwire import FpmClient, fpm_frame, fpm_keeper, route_msg
+from lib.lab import FPMCTL, wait_for
 from test_plugin_feed import (Client, decode, frame, hello, ld, replay_begin,
                               replay_end, route, vi)
 
 SETTLE = ("--fpm-settle", "300")
-
-
-def table_route_msg(prefix, oif, table):
-    net, plen = prefix.split("/")
-    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen), table=table if table < 256
-                                     else 252) +
-                 nla(RTA_DST, socket.inet_aton(net)) +
-                 nla(RTA_TABLE, struct.pack("=I", table)) +
-                 nla(RTA_OIF, struct.pack("=I", oif)))
 
 
 def routes_json(d):
@@ -53,8 +42,8 @@ def test_other_table_routes_survive_the_settle_sweep(lab):
     d = lab.fpmd(extra=SETTLE)
     oif = lab.r1.ifindex("r1-eth1")
     replay = fpm_frame(route_msg("10.99.0.0/24", lab.H2_V4, oif) +
-                       table_route_msg("10.100.0.0/24", oif, 100) +
-                       table_route_msg("10.101.0.0/24", oif, 1000))
+                       route_msg("10.100.0.0/24", None, oif, table=100) +
+                       route_msg("10.101.0.0/24", None, oif, table=1000))
     want = {("10.100.0.0/24", 100), ("10.101.0.0/24", 1000)}
     for conn in (1, 2):
         # The client stays connected 3 s: the replay settles (300 ms)
@@ -77,19 +66,6 @@ def test_other_table_routes_survive_the_settle_sweep(lab):
 N_ROUTES = 200_000
 
 
-# Runs in r1: sends the file's bytes as one FPM client, then stays
-# connected (a peer that goes away has its routes checked against the
-# kernel's, which has none of these) until killed.
-FPM_KEEPER = r"""
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", 2620), timeout=10)
-s.settimeout(None)              # fpmd may read slowly under load
-s.sendall(open(sys.argv[1], "rb").read())
-print("sent", flush=True)
-time.sleep(300)
-"""
-
-
 def fill_fpm(lab, d, n):
     """n /32 routes out of r1-eth1 from one FPM client that stays
     connected; returns its process (the caller kills it)."""
@@ -97,20 +73,14 @@ def fill_fpm(lab, d, n):
     msgs, frames = [], []
     for i in range(n):
         a = 0x14000000 + i                   # 20.0.0.0 + i
-        m = nlmsg(RTM_NEWROUTE, rtmsg(32) +
-                  nla(RTA_DST, struct.pack(">I", a)) +
-                  nla(RTA_TABLE, struct.pack("=I", 254)) +
-                  nla(RTA_OIF, struct.pack("=I", oif)))
+        m = route_msg(f"{a >> 24}.{a >> 16 & 255}.{a >> 8 & 255}.{a & 255}"
+                      "/32", None, oif)
         if len(msgs) == 500:                 # fpmd's limit is 512 a frame
             frames.append(fpm_frame(b"".join(msgs)))
             msgs = []
         msgs.append(m)
     frames.append(fpm_frame(b"".join(msgs)))
-    path = os.path.join(lab.tmp, "fpm-fill.bin")
-    with open(path, "wb") as f:
-        f.write(b"".join(frames))
-    proc = lab.r1.popen(f"exec {PY} -c {shq(FPM_KEEPER)} {path}",
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = fpm_keeper(lab, b"".join(frames), "fpm-fill.bin")
     try:
         wait_for(lambda: d.show("summary")["routesV4"] >= n, timeout=60,
                  interval=0.5, what=f"{n} routes in fpmd")

@@ -21,8 +21,9 @@ import subprocess
 
 import pytest
 
-from lab import (BUILDDIR, FPMD, REPO, Lab, ping, ping_result, ping_stream,
-                 sh, wait_for)
+from lib.lab import (BUILDDIR, FPMD, REPO, Lab, ping, ping_result, ping_stream,
+                     sh, wait_for, xdp_attached)
+from lib.traffic import fwd4
 
 YANG = os.path.join(REPO, "yang", "fpmd.yang")
 
@@ -278,20 +279,12 @@ def lab():
         lab.cleanup()
 
 
-def fwd4(ns):
-    return ns.snmp("Ip", "ForwDatagrams")
-
-
 def state(d):
     return json.loads(d.ctl("show", "state").stdout)["fpmd:fpmd"]["state"]
 
 
 def iface_state(d):
     return {i["name"]: i for i in state(d).get("interface", [])}
-
-
-def xdp_attached(ns, ifname):
-    return "xdp" in ns.run(f"ip -d link show {ifname}").stdout
 
 
 def test_bad_file_refuses_to_start(lab, tmp_path):

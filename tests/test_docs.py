@@ -18,9 +18,8 @@ import tempfile
 
 import pytest
 
-from lab import FPMD
+from lib.lab import FPMD, REPO
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOCS = sorted(["README.md", "fpmd/zebra-plugin/README.md"] +
               [os.path.relpath(p, REPO)
                for p in glob.glob(os.path.join(REPO, "doc", "*.md"))])

@@ -11,14 +11,16 @@ Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_e2e.py
 """
 import json
 import os
-import re
 import socket
 import struct
 import subprocess
 
 import pytest
 
-from lab import ping, ping_result, ping_stream, sh, wait_for
+from lib.lab import (h2_loopback, pinned_map, ping, ping_result, ping_stream,
+                     wait_for, xdp_attached)
+from lib.traffic import fwd4, nonzero, stats_key, stats_map_packets
+from lib.traffic import measure as traffic_measure
 
 H2_EXTRA = "10.99.0.1"      # on h2's lo, reached via a gateway route
 BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd
@@ -26,45 +28,10 @@ BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd
 
 # ---- helpers ----------------------------------------------------------------
 
-def fwd4(ns):
-    return ns.snmp("Ip", "ForwDatagrams")
-
-
-def fwd6(ns):
-    return ns.snmp6("Ip6OutForwDatagrams")
-
-
-class Snap:
-    """fpmd counters and the kernel's forwarding counters at one moment."""
-
-    def __init__(self, lab, d):
-        self.lab, self.d = lab, d
-        self.c = d.counters()
-        self.f4 = fwd4(lab.r1)
-        self.f6 = fwd6(lab.r1)
-
-    def since(self, old):
-        """(counter deltas {ifname: {reason: n}}, fwd4 delta, fwd6 delta)"""
-        dc = {i: {r: n - old.c.get(i, {}).get(r, 0) for r, n in rs.items()}
-              for i, rs in self.c.items()}
-        return dc, self.f4 - old.f4, self.f6 - old.f6
-
-
 def measure(lab, d, fn):
     """Run fn(); return (its result, counter deltas, fwd4, fwd6)."""
-    before = Snap(lab, d)
-    res = fn()
-    dc, f4, f6 = Snap(lab, d).since(before)
-    return res, dc, f4, f6
-
-
-def nonzero(dc):
-    return {i: {r: n for r, n in rs.items() if n} for i, rs in dc.items()}
-
-
-def xdp_attached(ns, ifname):
-    out = sh(f"ip -n {ns.name} link show {ifname}").stdout
-    return re.search(r"\bxdp(generic)?\b", out) is not None
+    res, dl = traffic_measure(lab, d, fn)
+    return res, dl.c, dl.f4, dl.f6
 
 
 def routes_json(d):
@@ -78,33 +45,6 @@ def nexthops_json(d):
 def static_routes(routes):
     return {p: e for p, e in routes.items()
             if any(x["source"] != "kernel" for x in e)}
-
-
-def add_h2_loopback(lab, *addrs):
-    for a in addrs:
-        lab.h2.run(f"ip addr add {a}/32 dev lo")
-
-
-def stats_key(d, ifname, reason):
-    """The stats map key of a counter: FPMD_STAT_INDEX(slot, reason)."""
-    reasons = list(d.counters()[ifname])  # in enum fpmd_reason order
-    slot = d.show("interfaces")[ifname]["slot"]
-    return slot * len(reasons) + reasons.index(reason)
-
-
-def stats_map_packets(pin, key):
-    """Sum over CPUs of one counter read straight from the pinned map."""
-    kb = " ".join(str(b) for b in struct.pack("<I", key))
-    r = sh(f"bpftool -j map lookup pinned {pin}/stats key {kb}")
-    v = json.loads(r.stdout)
-    # With BTF, bpftool puts the decoded struct under "formatted".
-    return sum(c["value"]["packets"] for c in v["formatted"]["values"])
-
-
-def pinned_map(pin, name):
-    """bpftool's JSON dump of a pinned map (BTF-formatted entries)."""
-    r = sh(f"bpftool -j map dump pinned {pin}/{name}")
-    return [e["formatted"] for e in json.loads(r.stdout)]
 
 
 def caches_consistent(lab, pin):
@@ -256,7 +196,7 @@ def test_unresolved_neighbor_kernel_then_xdp(lab):
 
 def test_unresolved_gateway_kernel_then_xdp(lab):
     d = lab.fpmd()
-    add_h2_loopback(lab, H2_EXTRA)
+    h2_loopback(lab, H2_EXTRA + "/32")
     lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
     d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
     d.ctl("route", "add", "10.99.0.0/24", "via", lab.H2_V4, "dev", "r1-eth1")
@@ -324,7 +264,7 @@ def test_route_del_falls_back_to_kernel(lab):
 def test_blackhole_drops_in_xdp(lab):
     d = lab.fpmd()
     lab.routes_and_neighbors(d, v6=False)
-    add_h2_loopback(lab, BLACKHOLE_DST)
+    h2_loopback(lab, BLACKHOLE_DST + "/32")
     # The kernel would forward it to h2, which would answer.
     lab.r1.run(f"ip route add 10.98.0.0/24 via {lab.H2_V4}")
     lab.warm_kernel_neighbors()
@@ -382,7 +322,7 @@ CACHES = ("ifaces_direct", "local_v4_filter")
 def test_keep_forwarding_restart_without_loss(lab, old_pins):
     d = lab.fpmd(extra=("--keep-forwarding",))
     lab.routes_and_neighbors(d)
-    add_h2_loopback(lab, H2_EXTRA)
+    h2_loopback(lab, H2_EXTRA + "/32")
     lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
     d.ctl("nexthop", "add", "1", "via", lab.H2_V4, "dev", "r1-eth1")
     d.ctl("nexthop", "add", "2", "dev", "r1-eth1")
@@ -651,7 +591,7 @@ def test_nexthop_group_forwards(lab):
     gw2 = "172.16.102.2"  # a second address of h2: a second nexthop
     lab.h2.run(f"ip addr add {gw2}/24 dev h2-eth0")
     dsts = [f"10.99.0.{k}" for k in range(1, 9)]
-    add_h2_loopback(lab, *dsts)
+    h2_loopback(lab, *(a + "/32" for a in dsts))
     lab.r1.run(f"ip route add 10.99.0.0/24 nexthop via {lab.H2_V4} "
                f"nexthop via {gw2} weight 3")
     d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
@@ -743,7 +683,7 @@ def test_full_maps_are_reported_not_silent(lab):
         d.logtext()
     assert d.show("summary")["nexthopMapFull"] >= 1
     # What fits still forwards through nexthop 1.
-    add_h2_loopback(lab, H2_EXTRA)
+    h2_loopback(lab, H2_EXTRA + "/32")
     lab.r1.run(f"ip route add 10.99.0.0/24 via {lab.H2_V4}")
     d.ctl("route", "add", "10.99.0.0/24", "nhid", "1")
     got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, H2_EXTRA, 3, 0.05))

@@ -12,7 +12,7 @@
   took. net.ipv6.conf.X.mtu (no event, polled) and a route's mtu metric
   (sent over FPM) are followed too.
 
-Frames are raw (tests/rawframes.py): h1's kernel adds, pads or fragments
+Frames are raw (tests/lib/rawframes.py): h1's kernel adds, pads or fragments
 nothing.
 
 Run: /usr/bin/python3 -m pytest -v tests/test_exact.py
@@ -31,11 +31,9 @@ from scapy.layers.inet6 import (ICMPv6PacketTooBig, IPerror6, IPv6,
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from lab import wait_for
+from lib.lab import PY, TESTLIB, wait_for
 
-RAWFRAMES = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                         "rawframes.py")
-PY = "/usr/bin/python3"
+RAWFRAMES = os.path.join(TESTLIB, "rawframes.py")
 PORT = 9  # discard: h2 answers nothing but port unreachable
 
 

@@ -24,32 +24,21 @@ import time
 
 import pytest
 
-from frr import FrrLab
-from lab import BUILDDIR, FPMD, ping, ping_result, ping_stream, wait_for
-from test_e2e import stats_key, stats_map_packets, xdp_attached
-from test_frr import (BH_DST, BH_NET, GONE_NET, H2_DST, H2_NET, PY, SETTLE,
-                      Udp, diagnostics, fpm, fwd4, h2_loopback, map_values,
-                      map_writes, measure, nexthops_view, sigterm_cleans_up,
-                      start, udp_send, wait_connected, wait_no_route,
-                      wait_route)
+from lib.feeds import (SETTLE, fpm, map_values, map_writes, nexthops_view,
+                       start_fpm, wait_connected, wait_no_route, wait_route)
+from lib.lab import (BH_DST, BH_NET, BUILDDIR, H2_DST, H2_NET, PY,
+                     h2_loopback, ping, ping_result, ping_stream, shquote,
+                     wait_for, xdp_attached)
+from lib.traffic import (Udp, fwd4, measure, stats_key, stats_map_packets,
+                         udp_send)
 
-__all__ = ["sigterm_cleans_up"]      # a module fixture: CI's SIGTERM
-
+GONE_NET = "10.97.0.0/24"                           # a second static route
 NEW_NET, NEW_DST = "10.96.0.0/24", "10.96.0.1"      # added while fpmd is dead
 
 
 @pytest.fixture
-def lab():
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    lab = FrrLab()
-    try:
-        yield lab
-    finally:
-        try:
-            diagnostics(lab)
-        finally:
-            lab.cleanup()
+def lab(frrlab):
+    return frrlab
 
 
 # ---- SIGKILL and restart under a stream -------------------------------------
@@ -62,7 +51,7 @@ def test_sigkill_then_restart_forwards_throughout(lab):
     to a gateway), nothing else is rewritten, and neither the 10 ms
     ping nor the UDP stream loses a packet over the whole sequence."""
     h2_loopback(lab, H2_DST + "/24", NEW_DST + "/24", BH_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {GONE_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole")
@@ -302,7 +291,7 @@ class Flood:
             "sizes": (FLOOD_V4_24, FLOOD_V4_32, FLOOD_V6, FLOOD_OTHER,
                       FLOOD_NH, FLOOD_GRP),
             "oif": lab.r1.ifindex("r1-eth1")}
-        self.proc = lab.r1.popen(f"exec {PY} -c {shq(src)}",
+        self.proc = lab.r1.popen(f"exec {PY} -c {shquote(src)}",
                                  stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True)
 
@@ -321,10 +310,6 @@ class Flood:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-
-
-def shq(s):
-    return "'" + s.replace("'", "'\\''") + "'"
 
 
 def summary(d):

@@ -10,22 +10,13 @@ h1-r1-h2 lab with a 10 ms ping through r1:
   route or nexthop), the daemon keeps running and what fitted keeps
   being forwarded by XDP."""
 import json
-import os
 import socket
 import struct
-import subprocess
 
-from lab import ping, ping_result, ping_stream, wait_for
-from test_bugs import FPM_KEEPER
-from test_frr import (PY, RTA_DST, RTA_GATEWAY, RTA_TABLE, RTM_NEWROUTE,
-                      fpm_frame, nla, nlmsg, route_msg, rtmsg, shq)
-
-H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"
-
-
-def fwd4(ns):
-    return ns.snmp("Ip", "ForwDatagrams")
-
+from lib.fpmwire import (RTA_GATEWAY, RTA_MULTIPATH, fpm_frame, fpm_keeper,
+                         nla, route_msg)
+from lib.lab import H2_DST, H2_NET, ping, ping_result, ping_stream, wait_for
+from lib.traffic import fwd4
 
 def h2_side(lab):
     """h2's addresses, default route and receive offloads (again, after
@@ -107,31 +98,14 @@ def test_egress_recreated_xdp_resumes(lab):
 
 # ---- tables and nexthop ids exhausted ---------------------------------------
 
-RTA_MULTIPATH = 9
-
-
 def multipath_msg(prefix, paths):
     """RTM_NEWROUTE with RTA_MULTIPATH [(gw, oif)], as zebra sends ECMP
     without nexthop groups."""
-    net, plen = prefix.split("/")
     nhs = b""
     for gw, oif in paths:
         attrs = nla(RTA_GATEWAY, socket.inet_aton(gw))
         nhs += struct.pack("=HBBi", 8 + len(attrs), 0, 0, oif) + attrs
-    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen)) +
-                 nla(RTA_DST, socket.inet_aton(net)) +
-                 nla(RTA_TABLE, struct.pack("=I", 254)) +
-                 nla(RTA_MULTIPATH, nhs))
-
-
-def fpm_keeper(lab, data):
-    """An FPM client in r1 that sends data and stays connected (a peer
-    that leaves has its routes checked against the kernel's)."""
-    path = os.path.join(lab.tmp, "fpm-feed.bin")
-    with open(path, "wb") as f:
-        f.write(data)
-    return lab.r1.popen(f"exec {PY} -c {shq(FPM_KEEPER)} {path}",
-                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return route_msg(prefix, None, None, attrs=nla(RTA_MULTIPATH, nhs))
 
 
 MAX_NH, MAX_GRP = 4, 3

@@ -10,33 +10,15 @@ the XDP router's own lookup code. `fib_check --list` names the cases.
 
 Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_fib.py
 """
-import os
-import subprocess
-
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
-FIB_CHECK = os.path.join(BUILDDIR, "tests", "fib_check")
-NOT_BUILT = "(fib_check not built)"
+from lib import ctests
+
+FIB_CHECK = ctests.program("fib_check")
 
 
-def case_names():
-    if not os.access(FIB_CHECK, os.X_OK):
-        return [NOT_BUILT]
-    out = subprocess.run([FIB_CHECK, "--list"], capture_output=True,
-                         text=True, timeout=30, check=True).stdout
-    return out.split()
-
-
-@pytest.mark.parametrize("case", case_names())
+@pytest.mark.parametrize("case", ctests.case_names(FIB_CHECK))
 def test_fib_differential(case):
-    if case == NOT_BUILT:
-        pytest.fail(f"{FIB_CHECK} not built (make tests/fib_check)")
-    r = subprocess.run([FIB_CHECK, case], capture_output=True, text=True,
-                       timeout=300)
-    report = f"fib_check {case} exited {r.returncode}:\n{r.stdout}{r.stderr}"
-    if r.returncode != 0:
-        pytest.fail(report, pytrace=False)
-    if not r.stdout.startswith(f"PASS {case}:"):
+    out, report = ctests.run(FIB_CHECK, [], case, timeout=300)
+    if not out.startswith(f"PASS {case}:"):
         pytest.fail(report, pytrace=False)

@@ -11,7 +11,7 @@ takes it), deletes are not answered, and with the switch off nothing ever
 comes back. Debian's zebra 8.4.4 reads and discards the notifications: its
 FPM connection stays up and routes keep flowing both ways.
 
-The wire tests speak FPM with a raw client (tests/fpmwire.py decodes the
+The wire tests speak FPM with a raw client (tests/lib/fpmwire.py decodes the
 replies from the kernel's netlink headers); the last test runs the real
 zebra. Run:
   /usr/bin/python3 -m pytest -v tests/test_fpm_status.py
@@ -23,16 +23,16 @@ import struct
 
 import pytest
 
-from fpmwire import (RT_SCOPE_LINK, RTA_DST, RTA_ENCAP, RTA_ENCAP_TYPE,
-                     RTA_METRICS, RTA_PRIORITY, RTA_TABLE, RTAX_MTU,
-                     RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED, RTM_NEWROUTE,
-                     RTN_BLACKHOLE, RTN_UNREACHABLE, RTPROT_BGP,
-                     RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC, client,
-                     client_result, exchange, frame, nexthop, nla, route)
-from lab import wait_for
-from test_plugin import zebra_vty
+from lib.fpmwire import (NLM_F_REQUEST, RT_SCOPE_LINK, RTA_DST, RTA_ENCAP,
+                         RTA_ENCAP_TYPE, RTA_METRICS, RTA_PRIORITY, RTA_TABLE,
+                         RTAX_MTU, RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED,
+                         RTM_NEWROUTE, RTN_BLACKHOLE, RTN_UNREACHABLE,
+                         RTPROT_BGP, RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC,
+                         client, client_result, exchange, frame, nexthop, nla,
+                         route)
+from lib.frr import zebra_vty
+from lib.lab import wait_for
 
-NLM_F_REQUEST = 0x1
 AF = {4: socket.AF_INET, 6: socket.AF_INET6}
 UNRESOLVED_GW = "172.16.102.9"        # on h2's subnet, nobody answers
 

@@ -9,7 +9,7 @@ does without it; ECMP spreads flows and survives a link loss; neighbors are
 learned from the kernel within 100 ms; restarts of zebra and of fpmd lose
 nothing and leave nothing stale; malformed FPM input changes nothing.
 
-Each test builds its own namespaces and FRR instance (tests/frr.py) and
+Each test builds its own namespaces and FRR instance (tests/lib/frr.py) and
 removes them. Run:
   FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_frr.py
 """
@@ -17,7 +17,6 @@ import datetime
 import json
 import os
 import re
-import signal
 import socket
 import struct
 import subprocess
@@ -25,185 +24,30 @@ import time
 
 import pytest
 
-from frr import FrrLab, ns_wait_tentative
-from lab import FPMD, ping, ping_result, ping_stream, wait_for
+from lib.fpmwire import (NHA_GATEWAY, NHA_GROUP, NHA_ID, NHA_OIF, RTA_DST,
+                         RTA_GATEWAY, RTA_MULTIPATH, RTA_NH_ID, RTA_TABLE,
+                         RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_NEWROUTE,
+                         FpmClient, fpm_frame, nla, nlmsg, route_msg,
+                         rtmsg)
+from lib.feeds import (SETTLE, fpm, fpm_routes, map_values, map_writes,
+                       nexthops_view, start_fpm, wait_connected,
+                       wait_no_route, wait_route)
+from lib.frr import ns_wait_tentative
+from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6, PY,
+                     h2_loopback, ping, ping_result, ping_stream, wait_for)
+from lib.traffic import Snap, Udp, fwd4, measure, udp_send
 
-UDPFLOW = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                       "udpflow.py")
-PY = "/usr/bin/python3"
-
-H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"        # h2's lo, via h2
 GONE_NET = "10.97.0.0/24"                           # a second static route
-BH_NET, BH_DST = "10.98.0.0/24", "10.98.0.1"        # h2's lo, blackholed
-H2_NET6, H2_DST6 = "2001:db8:99::/64", "2001:db8:99::1"
-SETTLE = ("--fpm-settle", "300")                    # ms; default is 3000
 
 
 # ---- fixtures ---------------------------------------------------------------
 
-@pytest.fixture(scope="module", autouse=True)
-def sigterm_cleans_up():
-    """A SIGTERM (CI's timeout) raises KeyboardInterrupt, so the lab's
-    teardown still stops FRR (daemonized, it would outlive pytest) and
-    removes namespaces, pins and pathspace directories."""
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGTERM, old)
-
-
 @pytest.fixture
-def lab(request):
-    """An FrrLab; parametrize indirectly with "ecmp" for that topology."""
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    lab = FrrLab(topo=getattr(request, "param", "line"))
-    try:
-        yield lab
-    finally:
-        try:
-            diagnostics(lab)
-        finally:
-            lab.cleanup()
-
-
-def diagnostics(lab):
-    """Printed at teardown; pytest shows it when the test failed."""
-    for name in sorted(os.listdir(lab.tmp)):
-        if name.endswith(".log") or name.startswith("fpmd.log"):
-            with open(os.path.join(lab.tmp, name), errors="replace") as f:
-                text = f.read()
-            print(f"---- {name} ----\n{text[-20000:]}")
-    for d in lab.daemons:
-        if d.proc.poll() is None:
-            for what in ("fpm", "routes", "nexthops", "neighbors",
-                         "counters"):
-                try:
-                    print(f"---- show {what} ----\n",
-                          d.ctl("show", what).stdout)
-                except Exception as e:  # noqa: BLE001  diagnostics only
-                    print(f"show {what} failed:", e)
-    for f in lab.frrs:
-        if f.running("zebra"):
-            try:
-                print("---- zebra ----\n", f.vtysh("show ip route",
-                                                  "show ipv6 route",
-                                                  check=False))
-            except Exception as e:  # noqa: BLE001
-                print("vtysh failed:", e)
+def lab(frrlab):
+    return frrlab
 
 
 # ---- helpers ----------------------------------------------------------------
-
-def netstat(ns, proto, field):
-    """A counter from /proc/net/netstat (IpExt InNoRoutes, ...)."""
-    text = ns.run("cat /proc/net/netstat").stdout.splitlines()
-    for names, values in zip(text[::2], text[1::2]):
-        names, values = names.split(), values.split()
-        if names[0] == proto + ":":
-            return int(values[names.index(field)])
-    raise KeyError(f"{proto} {field}")
-
-
-def fwd4(ns):
-    return ns.snmp("Ip", "ForwDatagrams")
-
-
-def fwd6(ns):
-    return ns.snmp6("Ip6OutForwDatagrams")
-
-
-class Snap:
-    """fpmd counters and r1's kernel counters at one moment."""
-
-    def __init__(self, lab, d):
-        self.c = d.counters()
-        self.f4, self.f6 = fwd4(lab.r1), fwd6(lab.r1)
-        self.k = {"InReceives": lab.r1.snmp("Ip", "InReceives"),
-                  "InNoRoutes": netstat(lab.r1, "IpExt", "InNoRoutes"),
-                  "Ip6InNoRoutes": lab.r1.snmp6("Ip6InNoRoutes")}
-
-    def since(self, old):
-        dc = {i: {r: n - old.c.get(i, {}).get(r, 0) for r, n in rs.items()}
-              for i, rs in self.c.items()}
-        dk = {k: v - old.k[k] for k, v in self.k.items()}
-        return Delta(dc, self.f4 - old.f4, self.f6 - old.f6, dk)
-
-
-class Delta:
-    def __init__(self, c, f4, f6, k):
-        self.c, self.f4, self.f6, self.k = c, f4, f6, k
-
-    def __getitem__(self, ifname):
-        return self.c[ifname]
-
-    def nonzero(self):
-        return {i: {r: n for r, n in rs.items() if n}
-                for i, rs in self.c.items()}
-
-    def __repr__(self):
-        return (f"counters {self.nonzero()}, kernel fwd4 +{self.f4} "
-                f"fwd6 +{self.f6} {self.k}")
-
-
-def measure(lab, d, fn):
-    """Run fn(); return (its result, Delta)."""
-    before = Snap(lab, d)
-    res = fn()
-    return res, Snap(lab, d).since(before)
-
-
-def fpm(d):
-    return d.show("fpm")
-
-
-def routes_of(d, protocol):
-    """{prefix: entry} for the routes fpmd took from one feed."""
-    out = {}
-    for p, entries in d.show("routes").items():
-        for e in entries:
-            if e.get("source") == protocol:
-                out[p] = e
-    return out
-
-
-def fpm_routes(d):
-    return routes_of(d, "fpm")
-
-
-def wait_route(d, prefix, state="forwarding", timeout=10, protocol="fpm"):
-    """Until fpmd has prefix from the feed, installed, in state (None:
-    any)."""
-    def ok():
-        e = routes_of(d, protocol).get(prefix)
-        if e and e.get("installed") and state in (None, e.get("state")):
-            return e
-        return None
-    return wait_for(ok, timeout=timeout, interval=0.05,
-                    what=f"{protocol} route {prefix} {state or ''} in fpmd "
-                         f"(now {routes_of(d, protocol).get(prefix)})")
-
-
-def wait_no_route(d, prefix, timeout=5, protocol="fpm"):
-    return wait_for(lambda: prefix not in routes_of(d, protocol),
-                    timeout=timeout, interval=0.05,
-                    what=f"{prefix} gone from fpmd")
-
-
-def wait_connected(d, connections=1, timeout=15):
-    """zebra connected (the n-th connection) and its replay settled."""
-    def ok():
-        s = fpm(d)
-        return s if (s.get("connected") and
-                     s.get("connections", 0) >= connections and
-                     s.get("replayState") == "settled") else None
-    return wait_for(ok, timeout=timeout, interval=0.1,
-                    what=f"FPM connection {connections} settled "
-                         f"(now {fpm(d)})")
-
-
-def map_writes(d):
-    return fpm(d)["mapWrites"]
-
 
 def gateways(d, prefix):
     """The gateways of fpmd's FPM route for prefix, through its group."""
@@ -222,15 +66,6 @@ def gateways(d, prefix):
 def nexthop_via(d, ip):
     """fpmd's nexthops with this gateway (any id)."""
     return [n for n in d.show("nexthops").values() if n.get("ip") == ip]
-
-
-def start(lab, fpmd_extra=SETTLE, ifnames=("r1-eth0", "r1-eth1"), **frr_kw):
-    """fpmd on r1 first (its FPM server listening), then FRR on r1; returns
-    (fpmd, frr) once zebra's first replay has settled."""
-    d = lab.fpmd(ifnames=ifnames, extra=fpmd_extra)
-    f = lab.frr(**frr_kw)
-    wait_connected(d)
-    return d, f
 
 
 def zebra_selected(f, v6=False):
@@ -267,66 +102,16 @@ def routes_view(d):
     return out
 
 
-def map_values(d, linklocal=False):
-    """What fpmd wrote to the route maps for each FPM route: a route is
-    rewritten exactly when this changes. fe80::/64 is left out unless
-    asked for: zebra may move it to another interface across a restart,
-    a real change."""
-    return {p: (e.get("type"), e.get("isGroup"), e.get("fpmdIndex"))
-            for p, e in fpm_routes(d).items()
-            if linklocal or not p.startswith("fe80:")}
-
-
 def changed_values(old, new, skip=()):
     return {p: (old[p], new.get(p)) for p in old
             if p not in skip and old[p] != new.get(p)}
-
-
-def nexthops_view(d):
-    return {k: {x: y for x, y in v.items() if x != "fpmdIndex"}
-            for k, v in d.show("nexthops").items()}
-
-
-class Udp:
-    """A udpflow.py receiver in ns; stop() returns its counts."""
-
-    def __init__(self, ns, port=9000, v6=False):
-        self.proc = ns.popen(f"exec {PY} {UDPFLOW} recv {port}"
-                             f"{' --v6' if v6 else ''}",
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-        line = self.proc.stderr.readline()
-        assert "ready" in line, f"udp receiver: {line}"
-
-    def stop(self):
-        time.sleep(0.2)   # the last packets are still in flight
-        self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=10)
-        assert self.proc.returncode == 0, err
-        return json.loads(out)
-
-
-def udp_send(ns, dst, port=9000, flows=1, count=10, interval=0.001,
-             duration=0, background=False):
-    cmd = (f"exec {PY} {UDPFLOW} send {dst} {port} --flows {flows} "
-           f"--count {count} --interval {interval} --duration {duration}")
-    if background:
-        return ns.popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                        text=True)
-    r = ns.run(cmd, timeout=120)
-    return {int(k): v for k, v in json.loads(r.stdout)["sent"].items()}
-
-
-def h2_loopback(lab, *cidrs):
-    for c in cidrs:
-        lab.h2.run(f"ip addr add {c} dev lo")
 
 
 # ---- a. a static route from vtysh, forwarded by XDP, then removed -----------
 
 def test_a_static_route_reaches_xdp_and_leaves(lab):
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}")
     lab.warm_kernel_neighbors()          # r1's kernel learns h1 and h2
     rt = wait_route(d, H2_NET)
@@ -372,14 +157,14 @@ def test_a_static_route_reaches_xdp_and_leaves(lab):
 
 # ---- b. ECMP over r2 and r3, then one link down -----------------------------
 
-@pytest.mark.parametrize("lab", ["ecmp"], indirect=True)
+@pytest.mark.parametrize("frrlab", ["ecmp"], indirect=True)
 @pytest.mark.parametrize("nhg", [True, False], ids=["nhg", "no-nhg"])
 def test_b_ecmp_spreads_and_survives_link_down(lab, nhg):
     """nhg: FRR's default, nexthop groups (RTM_NEWNEXTHOP + RTA_NH_ID);
     no-nhg: `no fpm use-next-hop-groups` (RTA_MULTIPATH), with kernel
     nexthop objects off too (FRR-LAB.md: the kernel stays right)."""
     ifs = ("r1-eth0", "r1-eth1", "r1-eth2")
-    d, f = start(lab, ifnames=ifs, nhg=nhg, kernel_nhg=nhg)
+    d, f = start_fpm(lab, ifnames=ifs, nhg=nhg, kernel_nhg=nhg)
     f.configure(f"ip route {H2_NET} {lab.R2_V4}",
                 f"ip route {H2_NET} {lab.R3_V4}")
     # The kernel resolves r2, r3 and h1 (fpmd learns them from it).
@@ -441,7 +226,7 @@ def test_b_ecmp_spreads_and_survives_link_down(lab, nhg):
 
 def test_c_fresh_neighbor_kernel_then_xdp_within_100ms(lab):
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}")
     lab.h1.run(f"ping -c1 -W1 {lab.R1_V4_0}")   # h1 <-> r1 resolved only
     wait_route(d, H2_NET, state=None)
@@ -508,7 +293,7 @@ def test_d_ipv6_link_local_nexthop(lab):
     ns_wait_tentative(lab.r1)
     ll = lab.h2.run("ip -6 -br addr show dev h2-eth0 scope link").stdout
     ll = ll.split()[2].split("/")[0]
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ipv6 route {H2_NET6} {ll} r1-eth1")
     lab.warm_kernel_neighbors()
     lab.r1.run(f"ping -6 -c1 -W1 {ll}%r1-eth1")    # the kernel resolves it
@@ -542,7 +327,7 @@ def test_d_ipv6_link_local_nexthop(lab):
 
 def test_e_blackhole_drops_in_xdp(lab):
     h2_loopback(lab, BH_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ip route {BH_NET} {lab.H2_V4}")
     lab.warm_kernel_neighbors()
     wait_route(d, BH_NET)
@@ -580,7 +365,7 @@ def test_f1_zebra_graceful_restart(lab):
     """zebra -r exits, comes back with -K: fpmd forwards all along, sweeps
     what zebra no longer has, rewrites nothing that did not change."""
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab, fpmd_extra=("--fpm-settle", "1000"), retain=True)
+    d, f = start_fpm(lab, fpmd_extra=("--fpm-settle", "1000"), retain=True)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {GONE_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole")
@@ -670,7 +455,7 @@ def test_f2_frr_withdrawals_followed(lab):
     """staticd stopping withdraws its routes over FPM; zebra stopping
     without -r removes them from the kernel: fpmd follows both."""
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     routes = (f"ip route {H2_NET} {lab.H2_V4}",
               f"ip route {GONE_NET} {lab.H2_V4}")
     f.configure(*routes)
@@ -708,7 +493,7 @@ def test_f3_fpmd_restart_without_loss(lab):
     """fpmd --keep-forwarding stops, a new fpmd adopts the pinned maps and
     takes zebra's replay: not one packet of the streams is lost."""
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab, fpmd_extra=SETTLE + ("--keep-forwarding",))
+    d, f = start_fpm(lab, fpmd_extra=SETTLE + ("--keep-forwarding",))
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole")
     lab.warm_kernel_neighbors()
@@ -755,81 +540,6 @@ def test_f3_fpmd_restart_without_loss(lab):
 
 
 # ---- g. malformed FPM input -------------------------------------------------
-
-RTM_NEWROUTE, RTM_DELROUTE = 24, 25
-NLM_F_REQUEST, NLM_F_REPLACE, NLM_F_CREATE = 0x1, 0x100, 0x400
-RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_TABLE = 1, 4, 5, 15
-
-
-def nla(t, data):
-    b = struct.pack("=HH", 4 + len(data), t) + data
-    return b + b"\0" * (-len(b) % 4)
-
-
-def nlmsg(t, body, flags=NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE):
-    return struct.pack("=IHHII", 16 + len(body), t, flags, 0, 0) + body
-
-
-def rtmsg(dst_len, rtype=1, proto=196, table=254):
-    # family, dst_len, src_len, tos, table, protocol, scope, type, flags
-    return struct.pack("=BBBBBBBBI", socket.AF_INET, dst_len, 0, 0, table,
-                       proto, 0, rtype, 0)
-
-
-def route_msg(prefix, gw, oif):
-    """RTM_NEWROUTE as zebra sends it without nexthop groups."""
-    net, plen = prefix.split("/")
-    return nlmsg(RTM_NEWROUTE, rtmsg(int(plen)) +
-                 nla(RTA_DST, socket.inet_aton(net)) +
-                 nla(RTA_TABLE, struct.pack("=I", 254)) +
-                 (nla(RTA_GATEWAY, socket.inet_aton(gw)) if gw else b"") +
-                 nla(RTA_OIF, struct.pack("=I", oif)))
-
-
-def fpm_frame(payload, version=1, ftype=1, length=None):
-    n = 4 + len(payload) if length is None else length
-    return struct.pack(">BBH", version, ftype, n) + payload
-
-
-class FpmClient:
-    """A raw FPM client inside r1's namespace: a plain TCP socket, so
-    `ip netns exec` is fine for it (no bpffs needed)."""
-
-    def __init__(self, lab):
-        self.proc = lab.r1.popen(
-            f"exec {PY} -c {shq(FPM_CLIENT)}", stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def run(self, data, close_early=False):
-        """Send data; returns "closed-by-peer" or "sent-and-closed"."""
-        mode = b"H" if close_early else b"W"
-        out, err = self.proc.communicate(mode + data, timeout=15)
-        assert self.proc.returncode == 0, err
-        return out.decode().strip()
-
-
-def shq(s):
-    return "'" + s.replace("'", "'\\''") + "'"
-
-
-# Runs in r1: reads a mode byte and the bytes to send from stdin. "W": send,
-# then wait up to 3 s for the server to close; "H": send and hang up.
-FPM_CLIENT = r"""
-import socket, sys
-data = sys.stdin.buffer.read()
-mode, data = data[:1], data[1:]
-s = socket.create_connection(("127.0.0.1", 2620), timeout=3)
-s.sendall(data)
-if mode == b"H":
-    s.close(); print("sent-and-closed"); sys.exit(0)
-try:
-    r = s.recv(1)
-    print("closed-by-peer" if r == b"" else "data")
-except ConnectionResetError:
-    print("closed-by-peer")
-except socket.timeout:
-    print("still-open")
-"""
 
 VALID_PREFIX = H2_NET
 
@@ -924,7 +634,7 @@ def test_g2_idle_client_changes_nothing(lab):
     """A client that connects and says nothing (a port scan, a stuck peer)
     has replayed nothing: it must not sweep zebra's routes."""
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}")
     lab.warm_kernel_neighbors()
     wait_route(d, H2_NET)
@@ -953,8 +663,6 @@ def test_g2_idle_client_changes_nothing(lab):
 # connection on the group (so a covering route went on forwarding the
 # prefix in XDP) and silently forwarded a wide RTA_MULTIPATH route over
 # its first 64 paths only.
-NHA_ID, NHA_GROUP, NHA_OIF, NHA_GATEWAY = 1, 2, 5, 6
-RTM_NEWNEXTHOP, RTA_MULTIPATH, RTA_NH_ID = 104, 9, 30
 WIDE_NET = "10.96.0.0/24"
 
 
@@ -1084,7 +792,7 @@ def test_z_route_mtu_metric_kept_on_kernel_path(lab):
     sends it over FPM with RTA_METRICS; the kernel forwards by that mtu,
     so fpmd leaves the route to it (state mtu-metric) instead of
     forwarding past it. The same route without mtu is forwarded."""
-    d, f = start(lab)
+    d, f = start_fpm(lab)
     lab.r1.run(f"ip route add 10.66.1.0/24 via {lab.H2_V4} mtu 1300 && "
                f"ip route add 10.66.2.0/24 via {lab.H2_V4}")
     e = wait_route(d, "10.66.1.0/24", state="mtu-metric")

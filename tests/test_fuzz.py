@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from lab import BUILDDIR, REPO
+from lib.lab import BUILDDIR, REPO
 
 TARGETS = ("fpm", "plugin", "ctl", "conf", "rib")
 FUZZ = os.path.join(REPO, "tests", "fuzz")

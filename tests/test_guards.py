@@ -17,17 +17,13 @@ import json
 import os
 import select
 import subprocess
-import sys
 import textwrap
 import time
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(__file__))
+from lib.lab import FPMD, PY, Lab, ping, wait_for, xdp_attached
 
-from lab import FPMD, Lab, ping, wait_for  # noqa: E402
-
-PY = "/usr/bin/python3"  # Debian's, with scapy
 GUARD_WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 
 
@@ -68,12 +64,6 @@ def wait_until(d, fn, what, timeout=GUARD_WAIT):
         return wait_for(fn, timeout=timeout, interval=0.05, what=what)
     except AssertionError as e:
         raise AssertionError(diag(d, e)) from None
-
-
-def xdp_attached(ns, ifname):
-    """Any XDP program on ifname, as the kernel reports it."""
-    info = json.loads(ns.run(f"ip -j -d link show dev {ifname}").stdout)[0]
-    return "xdp" in info
 
 
 def start_ready(lab, extra=()):
@@ -266,36 +256,36 @@ def refused_start(lab, needle):
     return text
 
 
-def test_netfilter_forward_rule_refuses_start(lab):
-    lab.r1.run(f"{FWD_CHAIN} && {FWD_RULE}")
-    text = refused_start(lab, "table inet filter chain forward")
-    assert "1 rule" in text, text
-
-
-def test_netfilter_drop_policy_refuses_start(lab):
-    lab.r1.run("nft add table ip guardfw && nft 'add chain ip guardfw "
-               "fwdrop { type filter hook forward priority 0; "
-               "policy drop; }'")
-    text = refused_start(lab, "table ip guardfw chain fwdrop")
-    assert "policy drop" in text, text
-
-
-def test_netfilter_nat_refuses_start(lab):
-    lab.r1.run("nft add table ip nat && nft 'add chain ip nat post { type nat "
-               "hook postrouting priority 100; }' && "
-               "nft add rule ip nat post oifname r1-eth1 masquerade")
-    text = refused_start(lab, "table ip nat chain post")
-    assert "type nat" in text, text
-
-
-def test_netfilter_inet_ingress_refuses_start(lab):
+# (id, nft commands on r1, the chain the refusal names, why it counts)
+NETFILTER_REFUSALS = [
+    ("forward-rule", f"{FWD_CHAIN} && {FWD_RULE}",
+     "table inet filter chain forward", "1 rule"),
+    ("drop-policy",
+     "nft add table ip guardfw && nft 'add chain ip guardfw "
+     "fwdrop { type filter hook forward priority 0; policy drop; }'",
+     "table ip guardfw chain fwdrop", "policy drop"),
+    ("nat",
+     "nft add table ip nat && nft 'add chain ip nat post { type nat "
+     "hook postrouting priority 100; }' && "
+     "nft add rule ip nat post oifname r1-eth1 masquerade",
+     "table ip nat chain post", "type nat"),
     # An inet-family ingress chain runs at r1-eth0's ingress hook, after
     # the point where XDP has already redirected the packet.
-    lab.r1.run("nft add table inet edge && nft 'add chain inet edge in0 { "
-               "type filter hook ingress device r1-eth0 priority 0; }' && "
-               "nft add rule inet edge in0 ip saddr 10.0.0.0/8 drop")
-    text = refused_start(lab, "table inet edge chain in0")
-    assert "hook ingress" in text, text
+    ("inet-ingress",
+     "nft add table inet edge && nft 'add chain inet edge in0 { "
+     "type filter hook ingress device r1-eth0 priority 0; }' && "
+     "nft add rule inet edge in0 ip saddr 10.0.0.0/8 drop",
+     "table inet edge chain in0", "hook ingress"),
+]
+
+
+@pytest.mark.parametrize("setup,chain,why",
+                         [c[1:] for c in NETFILTER_REFUSALS],
+                         ids=[c[0] for c in NETFILTER_REFUSALS])
+def test_netfilter_refuses_start(lab, setup, chain, why):
+    lab.r1.run(setup)
+    text = refused_start(lab, chain)
+    assert why in text, text
 
 
 def test_iptables_legacy_refuses_start(lab):

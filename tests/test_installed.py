@@ -23,11 +23,10 @@ import subprocess
 
 import pytest
 
-from frr import FrrLab
-from lab import Fpmd, ping, sh, wait_for
-from test_metrics import parse, promtool, scrape, val
-from test_offload import fib_offloaded, wait_marks
-from test_systemd import Notify
+from lib.frr import FrrLab, fib_offloaded, wait_marks
+from lib.lab import Fpmd, ping, sh, wait_for
+from lib.metrics import parse, promtool, scrape, val
+from lib.notify import Notify
 
 if os.environ.get("FPMD_TEST_INSTALLED") != "1":
     pytest.skip("FPMD_TEST_INSTALLED=1 not set: the installed packages are "
@@ -175,7 +174,7 @@ def test_no_options_attaches_nothing(plain_lab):
 # ---- a router with the installed fpmd, module and fpmctl ----------------------
 
 class InstalledFpmd(Fpmd):
-    """tests/lab.py's Fpmd with the installed fpmctl."""
+    """tests/lib/lab.py's Fpmd with the installed fpmctl."""
 
     def ctl(self, *args, check=True):
         r = subprocess.run([BIN_FPMCTL, "-s", self.sock] +

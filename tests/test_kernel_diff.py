@@ -23,9 +23,7 @@ import time
 
 import pytest
 
-from lab import wait_for
-
-PY_DEBIAN = "/usr/bin/python3"
+from lib.lab import PY, TESTLIB, wait_for
 
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import (ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest,  # noqa
@@ -33,7 +31,7 @@ from scapy.all import (ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest,  # noqa
                        IPv6ExtHdrFragment, IPv6ExtHdrHopByHop,
                        IPv6ExtHdrRouting, Raw)
 
-WIRE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pktwire.py")
+WIRE = os.path.join(TESTLIB, "pktwire.py")
 
 MAC = {"h1-eth0": "02:00:00:00:01:01", "r1-eth0": "02:00:00:00:01:02",
        "r1-eth1": "02:00:00:00:02:03", "h2-eth0": "02:00:00:00:02:01"}
@@ -265,13 +263,13 @@ def run_battery(lab, frames):
     caps = {}
     for side, ns, ifname in (("h1", lab.h1, "h1-eth0"),
                              ("h2", lab.h2, "h2-eth0")):
-        p = ns.popen(f"exec {PY_DEBIAN} {WIRE} capture {ifname}",
+        p = ns.popen(f"exec {PY} {WIRE} capture {ifname}",
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)
         assert p.stderr.readline().strip() == b"ready"
         caps[side] = p
     try:
-        send = lab.h1.popen(f"exec {PY_DEBIAN} {WIRE} send h1-eth0",
+        send = lab.h1.popen(f"exec {PY} {WIRE} send h1-eth0",
                             stdin=subprocess.PIPE)
         send.communicate(json.dumps([[f.hex(), gap] for f, gap in frames])
                          .encode(), timeout=60)

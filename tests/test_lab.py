@@ -20,10 +20,9 @@ import time
 
 import pytest
 
-from lib.topo import (PLUGIN, Host, Link, Router, Topology, bgp,
-                      bird_origin, ospf)
-from lab import finish, ping_result, sh, wait_for
-from test_frr import PY, UDPFLOW, Udp
+from lib.lab import PY, finish, ping_result, sh, wait_for
+from lib.topo import Host, Link, Router, Topology, bgp, bird_origin, ospf
+from lib.traffic import UDPFLOW, Udp
 
 # ---- shared steps -----------------------------------------------------------
 
@@ -417,7 +416,7 @@ def test_ebgp_chain_10k_routes_forwarded_by_xdp(topology):
 # ---- the topology helper cleans up after a failed build --------------------
 
 def leftovers():
-    """Namespaces, pins and FRR run dirs of this process (lab.py's
+    """Namespaces, pins and FRR run dirs of this process (lib/lab.py's
     unique prefix starts with fp<pid>x)."""
     mine = f"fp{os.getpid() % 100000}x"
     found = [x.split()[0] for x in
@@ -428,12 +427,10 @@ def leftovers():
     return found
 
 
-def test_topology_failed_build_leaves_nothing():
+def test_topology_failed_build_leaves_nothing(needs_plugin):
     """bird refusing its config is the last step of the build: every
     router's fpmd and FRR already run. The error names the node, and
     nothing of the topology is left behind."""
-    if not os.path.exists(PLUGIN):
-        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
     before = leftovers()
     nodes = [Router("r1", frr={"ospfd": ospf()}),
              Host("h1", bird="this is not a bird config")]

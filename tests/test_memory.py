@@ -10,9 +10,9 @@ limits. Measured here as the kernel counts it: the BPF maps fpmd holds
 import json
 import os
 
-from lab import ping, sh, wait_for
 from lib import procmem
-from test_e2e import add_h2_loopback, measure, nonzero
+from lib.lab import h2_loopback, ping, sh, wait_for
+from lib.traffic import measure
 from test_plugin_feed import Client, acks, hello, ld, nexthop, route, vi
 
 NH_CHUNK, NH_SIZE = 512, 44          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
@@ -57,7 +57,7 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
                         "--max-groups", "40"))
     lab.routes_and_neighbors(d, v6=False)
     lab.r1.run(f"ip addr add {GW_NET}.3/22 dev r1-eth1")
-    add_h2_loopback(lab, VIA_NH, VIA_GROUP)
+    h2_loopback(lab, VIA_NH + "/32", VIA_GROUP + "/32")
     for pfx in ("10.99.0.0/24", "10.97.0.0/24"):
         lab.r1.run(f"ip route add {pfx} via {lab.H2_V4}")
     lab.warm_kernel_neighbors()
@@ -82,9 +82,9 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
     assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
     assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
     for dst in (VIA_NH, VIA_GROUP):
-        got, dc, f4, _ = measure(lab, d, lambda: ping(lab.h1, dst, 3, 0.05))
-        assert got == 3 and f4 == 0 and dc["r1-eth0"]["forwarded"] >= 3, \
-            (dst, nonzero(dc), f4)
+        got, dl = measure(lab, d, lambda: ping(lab.h1, dst, 3, 0.05))
+        assert got == 3 and dl.f4 == 0 and dl["r1-eth0"]["forwarded"] >= 3, \
+            (dst, dl.nonzero(), dl.f4)
 
     # The maximums: what does not fit is map-full, named and counted.
     for i in range(NH_CHUNK + 40, 600):
@@ -99,9 +99,8 @@ def test_nexthops_and_groups_grow_past_a_chunk(lab):
     assert chunk_count(d, NH_SIZE, NH_CHUNK) == 2
     assert chunk_count(d, GROUP_SIZE, GROUP_CHUNK) == 2
     # What fit still forwards.
-    got, dc, f4, _ = measure(lab, d,
-                             lambda: ping(lab.h1, VIA_GROUP, 3, 0.05))
-    assert got == 3 and f4 == 0, (nonzero(dc), f4)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, VIA_GROUP, 3, 0.05))
+    assert got == 3 and dl.f4 == 0, (dl.nonzero(), dl.f4)
 
 
 # The IPv4 DIR-24-8 maps (fpmd/fib/fib4.c) have their own budget.

@@ -10,7 +10,7 @@ egress flips the mark, and clearing it restores it; with fpmd gone no
 route is marked, and its return marks them again.
 
 Real zebra 8.4.4 and staticd with the plugin module, real fpmd with XDP on
-the lab's veths (tests/frr.py). Needs the plugin (configure
+the lab's veths (tests/lib/frr.py). Needs the plugin (configure
 --with-frr-source=DIR), else skipped. Run:
   /usr/bin/python3 -m pytest -v tests/test_offload.py
 """
@@ -23,40 +23,23 @@ import urllib.request
 
 import pytest
 
-from lab import BUILDDIR, wait_for
-from test_frr import routes_of
-from test_plugin import (BH_NET, H2_DST, H2_NET, H2_NET6, h2_loopback,
-                         server, sigterm_cleans_up, start_fpmd,
-                         start_frr, wait_replayed, wait_route, zplugin)
-from test_plugin import lab  # noqa: F401  the fixture
-
-__all__ = ["server", "sigterm_cleans_up"]  # fixtures used by name
+from lib.feeds import routes_of, start_fpmd, start_plugin, wait_replayed
+from lib.feeds import wait_plugin_route as wait_route
+from lib.frr import fib_offloaded, wait_marks, zebra_marks, zplugin
+from lib.lab import (BH_NET, BUILDDIR, H2_DST, H2_NET, H2_NET6, h2_loopback,
+                     wait_for)
 
 MTU_NET = "10.94.0.0/24"   # a kernel route with an mtu: fpmd's kernel path
 CONN1, CONN2 = "172.16.101.0/24", "172.16.102.0/24"
 OFFLOADED_STATES = ("forwarding", "blackhole")
 
 
+@pytest.fixture
+def lab(plugin_lab):
+    return plugin_lab
+
+
 # ---- helpers ----------------------------------------------------------------
-
-def zebra_marks(f, v6=False):
-    """{prefix: True / False / None} of the selected entries: "offloaded"
-    true, false (offload failed) or absent. Asserts that no other entry of
-    the prefix carries a mark."""
-    out = {}
-    for p, es in f.routes(v6).items():
-        for e in es:
-            if e.get("selected"):
-                out[p] = e.get("offloaded")
-            else:
-                assert "offloaded" not in e, (p, es)
-    return out
-
-
-def fib_offloaded(f, v6=False):
-    s = f.json("show ipv6 route summary" if v6 else "show ip route summary")
-    return sum(r.get("fibOffLoaded", 0) for r in s.get("routes", []))
-
 
 def fpmd_offloaded(d, v6=False):
     """Plugin routes fpmd forwards (or drops) in XDP now, by its show."""
@@ -64,23 +47,12 @@ def fpmd_offloaded(d, v6=False):
             if (":" in p) == v6 and e.get("state") in OFFLOADED_STATES}
 
 
-def wait_marks(f, want, v6=False, timeout=10):
-    """Until every prefix of want has that mark in zebra."""
-    def ok():
-        m = zebra_marks(f, v6)
-        return m if all(m.get(p) is w for p, w in want.items()) else None
-    return wait_for(ok, timeout=timeout, interval=0.05,
-                    what=f"zebra marks {want} (now {zebra_marks(f, v6)})")
-
-
 def start_all(lab):
     """fpmd and zebra + staticd with the plugin; a forwarded static route,
     a blackhole, an IPv6 route, and a kernel route with an mtu (kept on the
     kernel path: the kernel forwards by it)."""
     h2_loopback(lab, H2_DST + "/24")
-    d = start_fpmd(lab)
-    f = start_frr(lab)
-    wait_replayed(d)
+    d, f = start_plugin(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole",
                 f"ipv6 route {H2_NET6} {lab.H2_V6}")

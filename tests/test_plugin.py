@@ -17,169 +17,41 @@ The module is built only with `configure --with-frr-source=DIR`
 skipped. Run:
   FPMD_BUILDDIR=build-plugin /usr/bin/python3 -m pytest -v tests/test_plugin.py
 """
-import functools
-import json
 import os
 import re
-import signal
 import socket
-import subprocess
 import threading
 import time
 
 import pytest
 
-from frr import FRR_RUN, FrrLab
-from lab import BUILDDIR, FPMD, ping, wait_for
-from test_frr import Udp, fwd4, fwd6, measure, routes_of, udp_send
-from test_frr import wait_no_route as frr_wait_no_route
-from test_frr import wait_route as frr_wait_route
+from lib.feeds import routes_of, start_fpmd, start_plugin, wait_replayed
+from lib.feeds import wait_no_plugin_route as wait_no_route
+from lib.feeds import wait_plugin_route as wait_route
+from lib.frr import PLUGIN, plugin_sock, start_frr, zplugin
+from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6,
+                     h2_loopback, ping, ping_result, ping_stream, wait_for)
+from lib.traffic import Udp, fwd4, measure, udp_send
 
-PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
-
-H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"       # h2's lo, via h2
 GONE_NET = "10.97.0.0/24"                          # removed while fpmd is away
 NEW_NET = "10.96.0.0/24"                           # added while fpmd is away
-BH_NET, BH_DST = "10.98.0.0/24", "10.98.0.1"
-H2_NET6, H2_DST6 = "2001:db8:99::/64", "2001:db8:99::1"
 
 ABSENT = "fpmd plugin: fpmd is not reachable at"
 LOST = "fpmd plugin: connection to fpmd at"
 REFUSED = "fpmd plugin: fpmd refused"
 
 
-def has_plugin_server():
-    r = subprocess.run([FPMD, "--help"], capture_output=True, text=True)
-    return "--plugin-socket" in r.stdout + r.stderr
-
-
 # ---- fixtures ---------------------------------------------------------------
 
-@pytest.fixture(scope="module", autouse=True)
-def sigterm_cleans_up():
-    """A SIGTERM (CI's timeout) must still stop the daemonized FRR."""
-    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGTERM, old)
-
-
 @pytest.fixture
-def lab(request):
-    if not os.path.exists(PLUGIN):
-        pytest.skip(f"zebra plugin not built ({PLUGIN} missing): configure "
-                    "--with-frr-source=DIR (scripts/frr-source.sh DIR) "
-                    "builds it")
-    if not os.access(FPMD, os.X_OK):
-        pytest.fail(f"{FPMD} not built (run make first)")
-    lab = FrrLab(topo=getattr(request, "param", "line"))
-    try:
-        yield lab
-    finally:
-        try:
-            diagnostics(lab)
-        finally:
-            lab.cleanup()
-
-
-@pytest.fixture
-def server():
-    """Tests that need fpmd's side of the plugin feed."""
-    if not has_plugin_server():
-        pytest.skip(f"{FPMD} has no --plugin-socket (no plugin server)")
-
-
-def diagnostics(lab):
-    """Printed at teardown; pytest shows it when the test failed."""
-    for name in sorted(os.listdir(lab.tmp)):
-        if name.endswith(".log") or name.startswith("fpmd.log"):
-            with open(os.path.join(lab.tmp, name), errors="replace") as f:
-                print(f"---- {name} ----\n{f.read()[-20000:]}")
-    for d in lab.daemons:
-        if d.proc.poll() is None:
-            for what in ("plugin", "routes", "nexthops", "counters"):
-                try:
-                    print(f"---- show {what} ----\n",
-                          d.ctl("show", what).stdout)
-                except Exception as e:  # noqa: BLE001  diagnostics only
-                    print(f"show {what} failed:", e)
-    for f in lab.frrs:
-        if f.running("zebra"):
-            try:
-                print("---- zebra ----\n", f.vtysh("show ip route",
-                                                  "show ipv6 route",
-                                                  check=False))
-                print("---- show fpmd plugin ----\n",
-                      zebra_vty(f, "show fpmd plugin"))
-            except Exception as e:  # noqa: BLE001
-                print("zebra diagnostics failed:", e)
+def lab(plugin_lab):
+    return plugin_lab
 
 
 # ---- helpers ----------------------------------------------------------------
 
-def plugin_sock(lab):
-    """Where the lab's fpmd listens for the plugin (tests/lab.py)."""
-    return os.path.join(lab.tmp, "plugin.sock")
-
-
-def start_frr(lab, **kw):
-    """zebra with the plugin (no FPM module) and staticd on r1."""
-    f = lab.frr(start=False, fpm=False, **kw)
-    f.start_zebra(extra=["-M", f"{PLUGIN}:{plugin_sock(lab)}"])
-    f.start("staticd")
-    return f
-
-
-def start_fpmd(lab, extra=(), ifnames=("r1-eth0", "r1-eth1")):
-    return lab.fpmd(ifnames=ifnames, extra=("--no-fpm",) + tuple(extra))
-
-
-def zebra_vty(f, *cmds):
-    """Commands on zebra's own vty socket, as vtysh sends them, in one
-    session (e.g. "enable" first); returns the last one's output. vtysh
-    only knows the commands compiled into it, not those a module adds."""
-    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(10)
-    try:
-        s.connect(path)
-        for cmd in cmds:
-            s.sendall(cmd.encode() + b"\0")
-            buf = b""
-            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                buf += chunk
-            status = buf[-1] if len(buf) >= 4 else None
-            text = buf[:-4].decode(errors="replace")
-            assert status == 0, f"zebra vty {cmd!r}: status {status}: {text}"
-    finally:
-        s.close()
-    return text
-
-
-def zplugin(f):
-    return json.loads(zebra_vty(f, "show fpmd plugin json"))
-
-
 def plugin_routes(d):
     return routes_of(d, "plugin")
-
-
-wait_route = functools.partial(frr_wait_route, protocol="plugin")
-wait_no_route = functools.partial(frr_wait_no_route, protocol="plugin")
-
-
-def wait_replayed(d, connections=1, timeout=15):
-    """The plugin connected (n-th connection) and its replay completed."""
-    def ok():
-        s = d.show("plugin")
-        return s if (s.get("connected") and
-                     s.get("connections", 0) >= connections and
-                     s.get("replayState") == "complete") else None
-    return wait_for(ok, timeout=timeout, interval=0.1,
-                    what=f"plugin connection {connections}, replay "
-                         f"complete (now {d.show('plugin')})")
 
 
 def zebra_fib(f):
@@ -198,11 +70,6 @@ def zebra_fib(f):
 
 def count(text, needle):
     return text.count(needle)
-
-
-def h2_loopback(lab, *cidrs):
-    for c in cidrs:
-        lab.h2.run(f"ip addr add {c} dev lo")
 
 
 # ---- a. the module loads; fpmd absent: zebra carries on, said once ----------
@@ -240,9 +107,7 @@ def test_a_loads_and_works_without_fpmd(lab):
 
 def test_b_routes_reach_fpmd_and_xdp(lab, server):
     h2_loopback(lab, H2_DST + "/24", BH_DST + "/24", H2_DST6 + "/64")
-    d = start_fpmd(lab)
-    f = start_frr(lab)
-    wait_replayed(d)
+    d, f = start_plugin(lab)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole",
                 f"ipv6 route {H2_NET6} {lab.H2_V6}")
@@ -307,12 +172,10 @@ def test_b_routes_reach_fpmd_and_xdp(lab, server):
 
 # ---- c. ECMP: zebra's nexthop group through NexthopOps ----------------------
 
-@pytest.mark.parametrize("lab", ["ecmp"], indirect=True)
+@pytest.mark.parametrize("plugin_lab", ["ecmp"], indirect=True)
 def test_c_ecmp_group(lab, server):
     ifs = ("r1-eth0", "r1-eth1", "r1-eth2")
-    d = start_fpmd(lab, ifnames=ifs)
-    f = start_frr(lab)
-    wait_replayed(d)
+    d, f = start_plugin(lab, ifnames=ifs)
     f.configure(f"ip route {H2_NET} {lab.R2_V4}",
                 f"ip route {H2_NET} {lab.R3_V4}")
     lab.r1.run(f"ping -c1 -W1 {lab.R2_V4} && ping -c1 -W1 {lab.R3_V4}")
@@ -396,9 +259,7 @@ def test_e_fpmd_restart_exact_resync(lab, server):
     and replays, and at the replay's end fpmd has exactly zebra's routes:
     the new one forwarded, the removed one gone from the maps too."""
     h2_loopback(lab, H2_DST + "/24", "10.97.0.1/24", "10.96.0.1/24")
-    d = start_fpmd(lab, extra=("--keep-forwarding",))
-    f = start_frr(lab)
-    wait_replayed(d)
+    d, f = start_plugin(lab, extra=("--keep-forwarding",))
     f.configure(f"ip route {H2_NET} {lab.H2_V4}",
                 f"ip route {GONE_NET} {lab.H2_V4}",
                 f"ip route {BH_NET} blackhole")
@@ -467,7 +328,6 @@ def test_e2_zebra_restart_replay(lab, server):
     them), a route goes while it is away, zebra comes back with -K: the new
     zebra's plugin replays and fpmd ends up with exactly zebra's routes,
     while a ping stream through XDP loses nothing."""
-    from test_frr import ping_result, ping_stream
     h2_loopback(lab, H2_DST + "/24", "10.97.0.1/24")
     d = start_fpmd(lab)
     f = lab.frr(start=False, fpm=False)

@@ -9,7 +9,7 @@ import socket
 import struct
 import time
 
-from lab import sh, wait_for
+from lib.lab import sh, wait_for
 
 
 def varint(v):

@@ -17,14 +17,10 @@ both feeds. Run:
 """
 import collections
 import json
-import os
 
-import pytest
-
-from fpmwire import RT_SCOPE_LINK, exchange, frame, route
-from lab import BUILDDIR, wait_for
-
-PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
+from lib.fpmwire import RT_SCOPE_LINK, exchange, frame, route
+from lib.frr import PLUGIN
+from lib.lab import wait_for
 
 # (prefix, rtm_protocol, table, the name fpmctl shows): zebra2proto() /
 # proto2zebra() of zebra/rt_netlink.c.
@@ -156,9 +152,7 @@ def test_zebra_over_fpm(frrlab):
     check_zebra_protocols(lab, d, f, "fpm", "kernel")
 
 
-def test_zebra_over_plugin(frrlab):
-    if not os.path.exists(PLUGIN):
-        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
+def test_zebra_over_plugin(needs_plugin, frrlab):
     lab = frrlab
     d = lab.fpmd(extra=("--no-fpm",))
     f = lab.frr(start=False, fpm=False)

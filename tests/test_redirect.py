@@ -24,9 +24,8 @@ import time
 
 import pytest
 
-from lab import Lab, wait_for
+from lib.lab import PY, Lab, wait_for
 
-PY = "/usr/bin/python3"
 PORT = 9999
 G_V4, G_LL = "172.16.101.5", "fe80::5"
 DST_V4, DST_V6 = "198.51.100.7", "2001:db8:200::7"

@@ -16,14 +16,11 @@ import time
 
 import pytest
 
-from lab import finish, ping, ping_stream, sh, wait_for
+from lib.lab import finish, ping, ping_stream, sh, wait_for
+from lib.traffic import fwd4
 
 DST = "10.99.0.1"      # on h2's loopback, routed via h2
 NEW_MAC = "02:00:00:00:99:99"
-
-
-def fwd4(ns):
-    return ns.snmp("Ip", "ForwDatagrams")
 
 
 def neighbor_mac_changes(lab):

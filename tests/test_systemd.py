@@ -19,52 +19,15 @@ import time
 
 import pytest
 
-from lab import FPMCTL, FPMD, Lab, ping_result, ping_stream, sh, wait_for
-from test_e2e import (fwd4, stats_key, stats_map_packets, xdp_attached)
-from frr import FrrLab
-from test_frr import FpmClient, fpm_frame, route_msg
-from test_plugin import PLUGIN, start_frr, wait_replayed
+from lib.feeds import wait_replayed
+from lib.fpmwire import FpmClient, fpm_frame, route_msg
+from lib.frr import PLUGIN, FrrLab, start_frr
+from lib.lab import (FPMCTL, FPMD, Lab, ping_result, ping_stream, sh, wait_for,
+                     xdp_attached)
+from lib.notify import Notify
+from lib.traffic import fwd4, stats_key, stats_map_packets
 
 PINS = ("meta", "routes_v4", "nexthops", "stats")
-
-
-class Notify:
-    """The service manager's end of sd_notify(3)."""
-
-    def __init__(self, tmp):
-        self.path = os.path.join(tmp, "notify.sock")
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.s.bind(self.path)
-        self.msgs = []  # every datagram so far, as {FIELD: value}
-
-    def env(self):
-        return {"NOTIFY_SOCKET": self.path}
-
-    def until(self, pred, timeout=20, what="a notification"):
-        """Read datagrams until one satisfies pred; returns it."""
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            self.s.settimeout(max(deadline - time.time(), 0.01))
-            try:
-                data = self.s.recv(65536)
-            except socket.timeout:
-                break
-            msg = dict(line.split("=", 1)
-                       for line in data.decode().split("\n") if "=" in line)
-            self.msgs.append(msg)
-            if pred(msg):
-                return msg
-        raise AssertionError(f"no {what} within {timeout} s; got "
-                             f"{self.msgs}")
-
-    def ready(self, timeout=20):
-        return self.until(lambda m: m.get("READY") == "1", timeout, "READY=1")
-
-    def statuses(self):
-        return [m["STATUS"] for m in self.msgs if "STATUS" in m]
-
-    def close(self):
-        self.s.close()
 
 
 @pytest.fixture

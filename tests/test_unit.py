@@ -25,7 +25,7 @@ import threading
 
 import pytest
 
-from lab import BUILDDIR, FPMD, REPO, ping
+from lib.lab import BUILDDIR, FPMD, REPO, ping, xdp_attached
 
 STOP = os.path.join(REPO, "scripts", "fpmd-stop")
 UNIT = os.path.join(BUILDDIR, "fpmd", "fpmd.service")
@@ -244,10 +244,6 @@ def test_stop_helper_bounded_wait(tmp):
         d.wait()
 
 
-def xdp_attached(lab, ifname):
-    return "prog/xdp" in lab.r1.run(f"ip link show dev {ifname}").stdout
-
-
 def forwarding_fpmd(lab):
     d = lab.fpmd()
     lab.routes_and_neighbors(d, v6=False)
@@ -267,7 +263,7 @@ def test_stop_helper_restart_keeps_forwarding(lab, tmp):
     assert rc == 0 and "restart" in text, text
     assert d.proc.poll() is not None
     for i in ("r1-eth0", "r1-eth1"):
-        assert xdp_attached(lab, i), f"{i}: XDP detached by a restart"
+        assert xdp_attached(lab.r1, i), f"{i}: XDP detached by a restart"
     assert os.listdir(lab.pin), "pins removed by a restart"
     before = lab.r1.snmp("Ip", "ForwDatagrams")
     assert ping(lab.h1, lab.H2_V4, 5, 0.05) == 5
@@ -287,7 +283,7 @@ def test_stop_helper_stop_detaches(lab, tmp):
     assert rc == 0, text
     assert d.proc.returncode == 0, d.output()
     for i in ("r1-eth0", "r1-eth1"):
-        assert not xdp_attached(lab, i), f"{i}: XDP left attached by stop"
+        assert not xdp_attached(lab.r1, i), f"{i}: XDP left attached by stop"
     assert not os.path.exists(lab.pin) or not os.listdir(lab.pin)
     before = lab.r1.snmp("Ip", "ForwDatagrams")
     assert ping(lab.h1, lab.H2_V4, 3, 0.05) == 3

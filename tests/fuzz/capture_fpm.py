@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Captures what a real zebra (Debian FRR 8.4.4, dplane_fpm_nl) writes on
 its FPM connection, as seeds for fuzz_fpm: tests/fuzz/corpus/fpm/zebra-*.
-In the ecmp lab (tests/frr.py), zebra connects to a recorder on
+In the ecmp lab (tests/lib/frr.py), zebra connects to a recorder on
 127.0.0.1:2620 in r1's namespace; staticd gets IPv4 and IPv6 routes,
 ECMP, a blackhole, a change and a delete; then FRR stops (its flood of
 deletes is recorded too). Once with nexthop groups (FRR's default), once
@@ -17,8 +17,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from frr import FrrLab, ns_has_listener  # noqa: E402
-from lab import wait_for  # noqa: E402
+from lib.frr import FrrLab, ns_has_listener  # noqa: E402
+from lib.lab import wait_for  # noqa: E402
 
 RECORDER = r"""
 import socket, sys

@@ -18,33 +18,23 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+from lib.fpmwire import (NHA_GATEWAY, NHA_GROUP, NHA_ID,  # noqa: E402
+                         NHA_OIF, RTA_DST, RTA_ENCAP, RTA_GATEWAY,
+                         RTA_MULTIPATH, RTA_NH_ID, RTA_OIF, RTA_TABLE,
+                         RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_NEWROUTE,
+                         RTN_BLACKHOLE, RTN_UNICAST, RTN_UNREACHABLE, nla,
+                         nlmsg)
 from test_plugin_feed import (frame, hello, ld, nexthop, replay_begin,  # noqa: E402
                               replay_end, route, vi)
 
 # ---- FPM (netlink in FPM frames) ---------------------------------------------
 
-RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_DELNEXTHOP = 24, 25, 104, 105
-NLM_F_REQUEST, NLM_F_REPLACE, NLM_F_CREATE = 0x1, 0x100, 0x400
-RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_MULTIPATH, RTA_TABLE = 1, 4, 5, 9, 15
-RTA_ENCAP, RTA_NH_ID = 22, 30
-NHA_ID, NHA_GROUP, NHA_BLACKHOLE, NHA_OIF, NHA_GATEWAY = 1, 2, 4, 5, 6
-RTN_UNICAST, RTN_LOCAL, RTN_BLACKHOLE, RTN_UNREACHABLE, RTN_PROHIBIT = \
-    1, 2, 6, 7, 8
+RTM_DELNEXTHOP, NHA_BLACKHOLE, RTN_LOCAL, RTN_PROHIBIT = 105, 4, 2, 8
 PROTO_STATIC, PROTO_BGP = 196, 186
-FLAGS = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE
-
-
-def nla(t, data):
-    b = struct.pack("=HH", 4 + len(data), t) + data
-    return b + b"\0" * (-len(b) % 4)
 
 
 def u32(v):
     return struct.pack("=I", v)
-
-
-def nlmsg(t, body, flags=FLAGS):
-    return struct.pack("=IHHII", 16 + len(body), t, flags, 0, 0) + body
 
 
 def addr(a):

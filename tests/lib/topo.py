@@ -30,7 +30,7 @@ the build fails half-way):
 - per router fpmd (--netns, its own pin dir, sockets and log) fed by our
   zebra plugin (feed="plugin", the default) or by FPM (feed="fpm"), and
   FRR: zebra, then the daemons of Router.frr in order, each in the
-  router's own pathspace (tests/frr.py);
+  router's own pathspace (tests/lib/frr.py);
 - bird on any node that has a bird configuration.
 
 Configurations are text, or a function (topology, node) -> text called
@@ -52,11 +52,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Union
 
-from frr import DAEMONS, Frr, FrrError, stop_parallel
-from lab import (BUILDDIR, FPMD, Fpmd, Lab, ping, ping_stream, sh,
-                 wait_for)
+from lib.frr import DAEMONS, PLUGIN, Frr, FrrError, stop_parallel
+from lib.lab import FPMD, Fpmd, Lab, ping, ping_stream, sh, wait_for
 
-PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 BIRD = "/usr/sbin/bird"
 
 Conf = Union[str, Callable[["Topology", "Node"], str], None]
@@ -147,7 +145,7 @@ class Iface:
 
 class Node:
     """A router or a host as built: ns (lab.Netns), ifaces {name: Iface}
-    in link order, and for a router frr (tests/frr.py Frr), fpmd
+    in link order, and for a router frr (tests/lib/frr.py Frr), fpmd
     (lab.Fpmd, None while stopped) and its own tmp dir and pin dir."""
 
     def __init__(self, topo, spec, index):
@@ -159,7 +157,7 @@ class Node:
         self.frr = None
         self.fpmd = None
         self.bird = None
-        # Fpmd (tests/lab.py) takes its socket, log and pin paths from
+        # Fpmd (tests/lib/lab.py) takes its socket, log and pin paths from
         # these two, as from a Lab.
         self.tmp = os.path.join(topo.tmp, spec.name)
         os.mkdir(self.tmp)
@@ -637,7 +635,7 @@ class Topology(Lab):
 
 
 class FrrDaemons(Frr):
-    """tests/frr.py's Frr with any daemons: zebra, then confs' daemons
+    """tests/lib/frr.py's Frr with any daemons: zebra, then confs' daemons
     (ospfd, bgpd, staticd, ...) in order, each with its config lines."""
 
     def __init__(self, lab, ns, confs, fpm=False):

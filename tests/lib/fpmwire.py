@@ -6,25 +6,31 @@ and a raw FPM client that runs inside a test namespace.
 FPM framing (FRR's fpm/fpm.h): version u8 = 1, type u8 = 1 (netlink),
 length u16 big-endian including the 4-byte header, then netlink messages
 in host byte order.
+
+Two ways to build a route: route() as zebra's encoder makes it (with
+RTA_PRIORITY), and the shorter route_msg() the malformed-input and fault
+tests have always sent. Two clients: client()/exchange() collect fpmd's
+replies; FpmClient and fpm_keeper() only send (one hangs up or waits for
+fpmd to close, the other stays connected until killed).
 """
 import ipaddress
 import json
+import os
 import socket
 import struct
 import subprocess
 import tempfile
 
-from lab import finish
-
-PY = "/usr/bin/python3"
+from lib.lab import PY, finish, shquote
 
 RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEXTHOP = 24, 25, 104
 NLM_F_REQUEST, NLM_F_REPLACE, NLM_F_CREATE = 0x1, 0x100, 0x400
 RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_PRIORITY = 1, 4, 5, 6
-RTA_METRICS, RTA_TABLE, RTA_ENCAP_TYPE, RTA_ENCAP, RTA_NH_ID = 8, 15, 21, \
-    22, 30
+RTA_METRICS, RTA_MULTIPATH, RTA_TABLE, RTA_ENCAP_TYPE, RTA_ENCAP = 8, 9, \
+    15, 21, 22
+RTA_NH_ID = 30
 RTAX_MTU = 2
-NHA_ID, NHA_OIF, NHA_GATEWAY = 1, 5, 6
+NHA_ID, NHA_GROUP, NHA_OIF, NHA_GATEWAY = 1, 2, 5, 6
 RTN_UNICAST, RTN_BLACKHOLE, RTN_UNREACHABLE = 1, 6, 7
 RT_SCOPE_UNIVERSE, RT_SCOPE_LINK = 0, 253
 RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED = 0x4000, 0x20000000
@@ -40,6 +46,26 @@ def nla(t, data):
 
 def nlmsg(t, body, seq=0, flags=NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE):
     return struct.pack("=IHHII", 16 + len(body), t, flags, seq, 0) + body
+
+
+def rtmsg(dst_len, rtype=RTN_UNICAST, proto=RTPROT_ZSTATIC, table=254):
+    # family, dst_len, src_len, tos, table, protocol, scope, type, flags
+    return struct.pack("=BBBBBBBBI", socket.AF_INET, dst_len, 0, 0, table,
+                       proto, 0, rtype, 0)
+
+
+def route_msg(prefix, gw, oif, table=254, attrs=b""):
+    """An IPv4 RTM_NEWROUTE as zebra sends it without nexthop groups:
+    RTA_DST, RTA_TABLE, RTA_GATEWAY (if gw), RTA_OIF (if oif is not None),
+    then attrs; rtm_table is RT_TABLE_COMPAT (252) for tables >= 256."""
+    net, plen = prefix.split("/")
+    return nlmsg(RTM_NEWROUTE,
+                 rtmsg(int(plen), table=table if table < 256 else 252) +
+                 nla(RTA_DST, socket.inet_aton(net)) +
+                 nla(RTA_TABLE, struct.pack("=I", table)) +
+                 (nla(RTA_GATEWAY, socket.inet_aton(gw)) if gw else b"") +
+                 (nla(RTA_OIF, struct.pack("=I", oif))
+                  if oif is not None else b"") + attrs)
 
 
 def route(prefix, seq=0, gw=None, oif=None, proto=RTPROT_ZSTATIC,
@@ -75,8 +101,14 @@ def nexthop(nhid, oif, gw, seq=0):
     return nlmsg(RTM_NEWNEXTHOP, body, seq)
 
 
+def fpm_frame(payload, version=1, ftype=1, length=None):
+    """One FPM frame; version, type and length can be made wrong."""
+    n = 4 + len(payload) if length is None else length
+    return struct.pack(">BBH", version, ftype, n) + payload
+
+
 def frame(payload):
-    return struct.pack(">BBH", 1, 1, 4 + len(payload)) + payload
+    return fpm_frame(payload)
 
 
 def decode(data):
@@ -184,3 +216,63 @@ def exchange(ns, frames, expect, wait=10, port=2620):
     received, closed by fpmd?)."""
     return client_result(client(ns, frames, expect, wait, port),
                          timeout=wait + 30)
+
+
+# Runs in r1: reads a mode byte and the bytes to send from stdin. "W": send,
+# then wait up to 3 s for the server to close; "H": send and hang up.
+FPM_CLIENT = r"""
+import socket, sys
+data = sys.stdin.buffer.read()
+mode, data = data[:1], data[1:]
+s = socket.create_connection(("127.0.0.1", 2620), timeout=3)
+s.sendall(data)
+if mode == b"H":
+    s.close(); print("sent-and-closed"); sys.exit(0)
+try:
+    r = s.recv(1)
+    print("closed-by-peer" if r == b"" else "data")
+except ConnectionResetError:
+    print("closed-by-peer")
+except socket.timeout:
+    print("still-open")
+"""
+
+
+class FpmClient:
+    """A raw FPM client inside r1's namespace: a plain TCP socket, so
+    `ip netns exec` is fine for it (no bpffs needed)."""
+
+    def __init__(self, lab):
+        self.proc = lab.r1.popen(
+            f"exec {PY} -c {shquote(FPM_CLIENT)}", stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def run(self, data, close_early=False):
+        """Send data; returns "closed-by-peer" or "sent-and-closed"."""
+        mode = b"H" if close_early else b"W"
+        out, err = self.proc.communicate(mode + data, timeout=15)
+        assert self.proc.returncode == 0, err
+        return out.decode().strip()
+
+
+# Runs in r1: sends the file's bytes as one FPM client, then stays
+# connected (a peer that goes away has its routes checked against the
+# kernel's, which has none of these) until killed.
+FPM_KEEPER = r"""
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", 2620), timeout=10)
+s.settimeout(None)              # fpmd may read slowly under load
+s.sendall(open(sys.argv[1], "rb").read())
+print("sent", flush=True)
+time.sleep(300)
+"""
+
+
+def fpm_keeper(lab, data, name="fpm-feed.bin"):
+    """An FPM client in r1 that sends data (written to lab.tmp/name) and
+    stays connected until killed; returns its process."""
+    path = os.path.join(lab.tmp, name)
+    with open(path, "wb") as f:
+        f.write(data)
+    return lab.r1.popen(f"exec {PY} -c {shquote(FPM_KEEPER)} {path}",
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -8,19 +8,27 @@ runs and other FRR instances on the machine never meet. Daemons are stopped
 by the pid in their pid file (checked against the pathspace in their command
 line), never by name, all instances in parallel.
 
-FrrLab extends Lab (tests/lab.py) with FRR instances and a second topology
+FrrLab extends Lab (tests/lib/lab.py) with FRR instances and a second topology
 (h1 - r1 - {r2, r3} - h2 for ECMP); its cleanup() stops FRR, then does
 everything Lab.cleanup() does, then removes the pathspace directories.
+
+Also here: zebra with our plugin (start_frr), commands on zebra's own vty
+(the plugin's are not in vtysh), the offload marks the plugin sets in
+zebra's RIB, and the diagnostics the FRR fixtures print at teardown.
 """
 import json
 import os
 import pwd
 import shutil
 import signal
+import socket
 import subprocess
 import time
 
-from lab import Lab, sh
+from lib.lab import BUILDDIR, Lab, sh, wait_for
+
+# Our zebra module (fpmd/zebra-plugin/), built with --with-frr-source.
+PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
 
 FRR_SBIN = "/usr/lib/frr"
 FRR_RUN = "/var/run/frr"
@@ -353,6 +361,111 @@ class FrrLab(Lab):
                     f.remove()
 
 
+# ---- the zebra plugin, and what a failed test prints --------------------------
+
+def plugin_sock(lab):
+    """Where the lab's fpmd listens for the plugin (lib/lab.py)."""
+    return os.path.join(lab.tmp, "plugin.sock")
+
+
+def start_frr(lab, **kw):
+    """zebra with the plugin (no FPM module) and staticd on r1."""
+    f = lab.frr(start=False, fpm=False, **kw)
+    f.start_zebra(extra=["-M", f"{PLUGIN}:{plugin_sock(lab)}"])
+    f.start("staticd")
+    return f
+
+
+def zebra_vty(f, *cmds):
+    """Commands on zebra's own vty socket, as vtysh sends them, in one
+    session (e.g. "enable" first); returns the last one's output. vtysh
+    only knows the commands compiled into it, not those a module adds."""
+    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect(path)
+        for cmd in cmds:
+            s.sendall(cmd.encode() + b"\0")
+            buf = b""
+            while not (len(buf) >= 4 and buf[-4:-1] == b"\0\0\0"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                buf += chunk
+            status = buf[-1] if len(buf) >= 4 else None
+            text = buf[:-4].decode(errors="replace")
+            assert status == 0, f"zebra vty {cmd!r}: status {status}: {text}"
+    finally:
+        s.close()
+    return text
+
+
+def zplugin(f):
+    """The plugin's own state (`show fpmd plugin json` on zebra's vty)."""
+    return json.loads(zebra_vty(f, "show fpmd plugin json"))
+
+
+def diagnostics(lab, shows=("fpm", "routes", "nexthops", "neighbors",
+                            "counters"), plugin=False):
+    """Printed at teardown; pytest shows it when the test failed: the
+    logs, fpmctl's shows of every running fpmd, zebra's routes and, with
+    plugin, the plugin's state on zebra's vty."""
+    for name in sorted(os.listdir(lab.tmp)):
+        if name.endswith(".log") or name.startswith("fpmd.log"):
+            with open(os.path.join(lab.tmp, name), errors="replace") as f:
+                print(f"---- {name} ----\n{f.read()[-20000:]}")
+    for d in lab.daemons:
+        if d.proc.poll() is None:
+            for what in shows:
+                try:
+                    print(f"---- show {what} ----\n",
+                          d.ctl("show", what).stdout)
+                except Exception as e:  # noqa: BLE001  diagnostics only
+                    print(f"show {what} failed:", e)
+    for f in lab.frrs:
+        if f.running("zebra"):
+            try:
+                print("---- zebra ----\n", f.vtysh("show ip route",
+                                                  "show ipv6 route",
+                                                  check=False))
+                if plugin:
+                    print("---- show fpmd plugin ----\n",
+                          zebra_vty(f, "show fpmd plugin"))
+            except Exception as e:  # noqa: BLE001
+                print("zebra diagnostics failed:", e)
+
+
+# ---- offload marks in zebra's RIB (set by the plugin) ------------------------
+
+def zebra_marks(f, v6=False):
+    """{prefix: True / False / None} of the selected entries: "offloaded"
+    true, false (offload failed) or absent. Asserts that no other entry of
+    the prefix carries a mark."""
+    out = {}
+    for p, es in f.routes(v6).items():
+        for e in es:
+            if e.get("selected"):
+                out[p] = e.get("offloaded")
+            else:
+                assert "offloaded" not in e, (p, es)
+    return out
+
+
+def fib_offloaded(f, v6=False):
+    s = f.json("show ipv6 route summary" if v6 else "show ip route summary")
+    return sum(r.get("fibOffLoaded", 0) for r in s.get("routes", []))
+
+
+def wait_marks(f, want, v6=False, timeout=10):
+    """Until every prefix of want has that mark in zebra."""
+    def ok():
+        m = zebra_marks(f, v6)
+        return m if all(m.get(p) is w for p, w in want.items()) else None
+    return wait_for(ok, timeout=timeout, interval=0.05,
+                    what=f"zebra marks {want} (now {zebra_marks(f, v6)})")
+
+
 def ns_has_listener(ns, port):
     out = ns.run(f"ss -Hltn sport = :{port}", check=False).stdout
     return f":{port}" in out
@@ -368,5 +481,7 @@ def ns_wait_tentative(ns, timeout=5):
     raise AssertionError(f"{ns.name}: IPv6 addresses still tentative")
 
 
-__all__ = ["Frr", "FrrLab", "FrrError", "stop_parallel", "sh",
+__all__ = ["Frr", "FrrLab", "FrrError", "stop_parallel", "sh", "PLUGIN",
+           "start_frr", "zebra_vty", "zplugin", "diagnostics", "zebra_marks",
+           "fib_offloaded", "wait_marks",
            "ns_has_listener", "ns_wait_tentative"]

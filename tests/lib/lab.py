@@ -15,10 +15,14 @@ import subprocess
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# This folder: the helper scripts that tests run inside namespaces.
+TESTLIB = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(TESTLIB))
 BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
 FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
 FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
+# Debian's python, with scapy: what tests run inside namespaces.
+PY = "/usr/bin/python3"
 
 _counter = itertools.count()
 
@@ -275,19 +279,18 @@ class Lab:
 
     def routes_and_neighbors(self, d, v6=True):
         """Connected routes and resolved neighbors for h1 and h2, by hand."""
-        d.ctl("route", "add", "172.16.101.0/24", "dev", "r1-eth0")
-        d.ctl("route", "add", "172.16.102.0/24", "dev", "r1-eth1")
-        d.ctl("neighbor", "add", self.H1_V4, "lladdr",
-              self.h1.mac("h1-eth0"), "dev", "r1-eth0")
-        d.ctl("neighbor", "add", self.H2_V4, "lladdr",
-              self.h2.mac("h2-eth0"), "dev", "r1-eth1")
+        fams = [("172.16.101.0/24", "172.16.102.0/24", self.H1_V4,
+                 self.H2_V4)]
         if v6:
-            d.ctl("route", "add", "2001:db8:101::/64", "dev", "r1-eth0")
-            d.ctl("route", "add", "2001:db8:102::/64", "dev", "r1-eth1")
-            d.ctl("neighbor", "add", self.H1_V6, "lladdr",
-                  self.h1.mac("h1-eth0"), "dev", "r1-eth0")
-            d.ctl("neighbor", "add", self.H2_V6, "lladdr",
-                  self.h2.mac("h2-eth0"), "dev", "r1-eth1")
+            fams.append(("2001:db8:101::/64", "2001:db8:102::/64",
+                         self.H1_V6, self.H2_V6))
+        for net1, net2, a1, a2 in fams:
+            d.ctl("route", "add", net1, "dev", "r1-eth0")
+            d.ctl("route", "add", net2, "dev", "r1-eth1")
+            d.ctl("neighbor", "add", a1, "lladdr", self.h1.mac("h1-eth0"),
+                  "dev", "r1-eth0")
+            d.ctl("neighbor", "add", a2, "lladdr", self.h2.mac("h2-eth0"),
+                  "dev", "r1-eth1")
 
     def warm_kernel_neighbors(self):
         """Resolve ARP/ND in the kernel too, so pings do not wait."""
@@ -307,6 +310,29 @@ class Lab:
         if os.path.isdir(self.pin):
             shutil.rmtree(self.pin, ignore_errors=True)
         shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+# Prefixes on h2's lo that the FRR tests route via h2 (h2_loopback()).
+H2_NET, H2_DST = "10.99.0.0/24", "10.99.0.1"
+BH_NET, BH_DST = "10.98.0.0/24", "10.98.0.1"        # blackholed
+H2_NET6, H2_DST6 = "2001:db8:99::/64", "2001:db8:99::1"
+
+
+def h2_loopback(lab, *cidrs):
+    """Addresses on h2's lo, reached through routes via h2."""
+    for c in cidrs:
+        lab.h2.run(f"ip addr add {c} dev lo")
+
+
+def xdp_attached(ns, ifname):
+    out = sh(f"ip -n {ns.name} link show {ifname}").stdout
+    return re.search(r"\bxdp(generic)?\b", out) is not None
+
+
+def pinned_map(pin, name):
+    """bpftool's JSON dump of a pinned map (BTF-formatted entries)."""
+    r = sh(f"bpftool -j map dump pinned {pin}/{name}")
+    return [e["formatted"] for e in json.loads(r.stdout)]
 
 
 def wait_for(fn, timeout=5.0, interval=0.05, what="condition"):
