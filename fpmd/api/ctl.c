@@ -225,9 +225,11 @@ static int do_reload(struct ctl_req *r)
 
 enum {
 	CTL_BEFORE_HELLO = 1 << 0, /* the only request a new client may send */
-	CTL_LOGGED = 1 << 1,	   /* a change: logged, "ctl: route add ..." */
+	CTL_LOGGED = 1 << 1,	   /* logged: "ctl: route add 10.0.0.0/8" */
 	/* The reply says it is done: in the fast path too. */
 	CTL_COMMIT = 1 << 2,
+	/* What a client changes. */
+	CTL_CHANGE = CTL_LOGGED | CTL_COMMIT,
 };
 
 /* Every request: its handler, and what the socket does around it. */
@@ -238,18 +240,14 @@ static const struct ctl_request {
 	unsigned int flags;
 } requests[] = {
 	{ FPMD__REQUEST__REQ_HELLO, "hello", do_hello, CTL_BEFORE_HELLO },
-	{ FPMD__REQUEST__REQ_ROUTE_ADD, "route add", ctl_route_add,
-	  CTL_LOGGED | CTL_COMMIT },
-	{ FPMD__REQUEST__REQ_ROUTE_DEL, "route del", ctl_route_del,
-	  CTL_LOGGED | CTL_COMMIT },
-	{ FPMD__REQUEST__REQ_NEXTHOP_ADD, "nexthop add", ctl_nexthop_add,
-	  CTL_LOGGED | CTL_COMMIT },
-	{ FPMD__REQUEST__REQ_NEXTHOP_DEL, "nexthop del", ctl_nexthop_del,
-	  CTL_LOGGED | CTL_COMMIT },
-	{ FPMD__REQUEST__REQ_NEIGH_ADD, "neighbor add", ctl_neigh_add,
-	  CTL_LOGGED | CTL_COMMIT },
-	{ FPMD__REQUEST__REQ_NEIGH_DEL, "neighbor del", ctl_neigh_del,
-	  CTL_LOGGED | CTL_COMMIT },
+	{ FPMD__REQUEST__REQ_ROUTE_ADD, "route add", ctl_route, CTL_CHANGE },
+	{ FPMD__REQUEST__REQ_ROUTE_DEL, "route del", ctl_route, CTL_CHANGE },
+	{ FPMD__REQUEST__REQ_NEXTHOP_ADD, "nexthop add", ctl_nexthop,
+	  CTL_CHANGE },
+	{ FPMD__REQUEST__REQ_NEXTHOP_DEL, "nexthop del", ctl_nexthop,
+	  CTL_CHANGE },
+	{ FPMD__REQUEST__REQ_NEIGH_ADD, "neighbor add", ctl_neigh, CTL_CHANGE },
+	{ FPMD__REQUEST__REQ_NEIGH_DEL, "neighbor del", ctl_neigh, CTL_CHANGE },
 	{ FPMD__REQUEST__REQ_SHOW, "show", ctl_show, 0 },
 	{ FPMD__REQUEST__REQ_RELOAD, "reload", do_reload, 0 },
 	{ FPMD__REQUEST__REQ_LOOKUP, "lookup", ctl_lookup, 0 },

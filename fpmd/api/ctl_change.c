@@ -129,34 +129,25 @@ static int do_neigh(const Fpmd__Neighbor *n, bool add, const char **err)
 
 /* add and del of one object share a oneof union member: the request's
  * case says which it is. */
-int ctl_route_add(struct ctl_req *r)
+int ctl_route(struct ctl_req *r)
 {
-	return do_route(r->q->route_add, true, &r->err);
+	return do_route(r->q->route_add,
+			r->q->req_case == FPMD__REQUEST__REQ_ROUTE_ADD,
+			&r->err);
 }
 
-int ctl_route_del(struct ctl_req *r)
+int ctl_nexthop(struct ctl_req *r)
 {
-	return do_route(r->q->route_add, false, &r->err);
+	return do_nexthop(r->q->nexthop_add,
+			  r->q->req_case == FPMD__REQUEST__REQ_NEXTHOP_ADD,
+			  &r->err);
 }
 
-int ctl_nexthop_add(struct ctl_req *r)
+int ctl_neigh(struct ctl_req *r)
 {
-	return do_nexthop(r->q->nexthop_add, true, &r->err);
-}
-
-int ctl_nexthop_del(struct ctl_req *r)
-{
-	return do_nexthop(r->q->nexthop_add, false, &r->err);
-}
-
-int ctl_neigh_add(struct ctl_req *r)
-{
-	return do_neigh(r->q->neigh_add, true, &r->err);
-}
-
-int ctl_neigh_del(struct ctl_req *r)
-{
-	return do_neigh(r->q->neigh_add, false, &r->err);
+	return do_neigh(r->q->neigh_add,
+			r->q->req_case == FPMD__REQUEST__REQ_NEIGH_ADD,
+			&r->err);
 }
 
 int ctl_clear_counters(struct ctl_req *r)

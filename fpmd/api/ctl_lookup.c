@@ -201,13 +201,10 @@ static int do_lookup(struct arena *a, Fpmd__Response *rsp,
 	}
 	{
 		const struct route_entry *e = &r->e[r->selected];
-		Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+		Fpmd__Prefix *p = pb_prefix(a, &r->p);
 
 		if (!p)
 			return -ENOMEM;
-		fpmd__prefix__init(p);
-		p->addr = pb_bytes(a, r->p.addr, (size_t)addr_len(r->p.family));
-		p->len = r->p.len;
 		o->prefix = p;
 		o->source = pb_source(r->selected);
 		o->protocol = (char *)rib_entry_protocol(r, r->selected);

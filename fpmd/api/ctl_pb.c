@@ -103,6 +103,18 @@ int pb_get_prefix(const Fpmd__Prefix *in, struct prefix *p, const char **err)
 	return 0;
 }
 
+Fpmd__Prefix *pb_prefix(struct arena *a, const struct prefix *in)
+{
+	Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	fpmd__prefix__init(p);
+	p->addr = pb_bytes(a, in->addr, (size_t)addr_len(in->family));
+	p->len = in->len;
+	return p;
+}
+
 int pb_get_ifindex(const char *name, uint32_t *ifindex, const char **err)
 {
 	*ifindex = 0;

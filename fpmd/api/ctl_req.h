@@ -24,7 +24,7 @@ void *arena_alloc(struct arena *a, size_t sz);
 char *arena_str(struct arena *a, const char *s);
 void arena_free(struct arena *a);
 char *arena_fmt(struct arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 ProtobufCBinaryData pb_bytes(struct arena *a, const void *d, size_t len);
 
 /* A 'show routes' being streamed: a sorted snapshot of the keys, turned
@@ -49,16 +49,23 @@ struct ctl_req {
 /* A handler: 0, or -errno with r->err saying why (default: strerror). */
 typedef int ctl_handler(struct ctl_req *r);
 
-/* ctl_pb.c: protobuf values from and to the RIB's. */
+/*
+ * ctl_pb.c: protobuf values from and to the RIB's. pb_get_*: a request's
+ * prefix (4 or 16 bytes, no host bits set) or interface name (empty: 0),
+ * -errno and *err on bad input. The others build a response's values.
+ */
 int pb_get_prefix(const Fpmd__Prefix *in, struct prefix *p, const char **err);
 int pb_get_ifindex(const char *name, uint32_t *ifindex, const char **err);
+Fpmd__Prefix *pb_prefix(struct arena *a, const struct prefix *in);
+/* The interface's name, "?" when gone, "" for 0; buf: IF_NAMESIZE. */
 const char *ctl_ifname(uint32_t ifindex, char *buf);
 int pb_source(int src);
+/* A nexthop or group as 'show nexthops' shows it. */
 Fpmd__Nexthop *pb_nexthop(struct arena *a, struct nexthop *id);
 
-/* ctl_change.c: what a client changes. */
-ctl_handler ctl_route_add, ctl_route_del, ctl_nexthop_add, ctl_nexthop_del,
-	ctl_neigh_add, ctl_neigh_del, ctl_clear_counters;
+/* ctl_change.c: what a client changes. Route, nexthop, neighbor: add or
+ * del, as the request's case says. */
+ctl_handler ctl_route, ctl_nexthop, ctl_neigh, ctl_clear_counters;
 /* "ctl: route add refused: route 10.0.0.0/8: ..." (warning), or the
  * change at debug level. */
 void ctl_log_change(const struct ctl_req *r, const char *what, int ret);

@@ -28,14 +28,11 @@ struct route_key {
 static Fpmd__Route *show_other(struct arena *a, const struct other_route *r)
 {
 	Fpmd__Route *o = arena_alloc(a, sizeof(*o));
-	Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+	Fpmd__Prefix *p = pb_prefix(a, &r->p);
 
 	if (!o || !p)
 		return NULL;
 	fpmd__route__init(o);
-	fpmd__prefix__init(p);
-	p->addr = pb_bytes(a, r->p.addr, (size_t)addr_len(r->p.family));
-	p->len = r->p.len;
 	o->prefix = p;
 	o->type = FPMD__ROUTE_TYPE__RT_UNICAST;
 	o->source = pb_source(r->src);
@@ -57,15 +54,12 @@ static Fpmd__Route *show_route(struct arena *a, const struct route *r, int src)
 	};
 	const struct route_entry *e = &r->e[src];
 	Fpmd__Route *o = arena_alloc(a, sizeof(*o));
-	Fpmd__Prefix *p = arena_alloc(a, sizeof(*p));
+	Fpmd__Prefix *p = pb_prefix(a, &r->p);
 	char ifn[IF_NAMESIZE];
 
 	if (!o || !p)
 		return NULL;
 	fpmd__route__init(o);
-	fpmd__prefix__init(p);
-	p->addr = pb_bytes(a, r->p.addr, (size_t)addr_len(r->p.family));
-	p->len = r->p.len;
 	o->prefix = p;
 	o->type = types[e->type];
 	o->source = pb_source(src);

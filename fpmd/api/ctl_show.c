@@ -296,24 +296,20 @@ static Fpmd__FpmStatus *show_feed(struct arena *a, const struct feed_status *st,
 
 static int show_fpm(struct ctl_req *r)
 {
-	struct arena *a = r->a;
-	Fpmd__Response *rsp = r->rsp;
 	struct feed_status st;
 
 	fpm_get_status(&st);
-	rsp->fpm = show_feed(a, &st, SRC_FPM);
-	return rsp->fpm ? 0 : -ENOMEM;
+	r->rsp->fpm = show_feed(r->a, &st, SRC_FPM);
+	return r->rsp->fpm ? 0 : -ENOMEM;
 }
 
 static int show_plugin(struct ctl_req *r)
 {
-	struct arena *a = r->a;
-	Fpmd__Response *rsp = r->rsp;
 	struct feed_status st;
 
 	plugin_get_status(&st);
-	rsp->plugin = show_feed(a, &st, SRC_PLUGIN);
-	return rsp->plugin ? 0 : -ENOMEM;
+	r->rsp->plugin = show_feed(r->a, &st, SRC_PLUGIN);
+	return r->rsp->plugin ? 0 : -ENOMEM;
 }
 
 static int show_summary(struct ctl_req *r)
