@@ -1,11 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The daemon's configuration and top-level state. */
+/*
+ * The daemon itself, the top of fpmd/: what its units share. Nothing
+ * below the top includes this (lower units reach up through callbacks:
+ * ctl_set_reload, iface_set_recheck).
+ *
+ *   main.c           start-up, the instance lock, a clean stop
+ *   options.c        the command line as YANG leaves
+ *   reload.c         SIGHUP / fpmctl reload: what changed, applied
+ *   loop.c           the epoll loop, its event kinds, periodic work
+ *   listen.c         the control, FPM, plugin and metrics listeners
+ *   links.c          managed interfaces following their links
+ *   kernel_events.c  neighbors, addresses, sysctls, rules, tc, xfrm, nft
+ *   local_routes.c   the kernel's local table as "pass" routes
+ *   status.c         the status line the service manager shows
+ *   notify.c         sd_notify and -d (notify.h)
+ */
 #ifndef FPMD_FPMD_H
 #define FPMD_FPMD_H
 
 #include "config.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,8 +29,31 @@
 #include "conf/conf.h"
 #include "fpmd_maps.h"
 
-/* Set by the event loop when a guard or interface change needs a rerun. */
-void fpmd_request_recheck(void);
+struct iface;
+struct nl_link;
+struct nl_event_ops;
+
+/* ---- options.c ---------------------------------------------------------- */
+
+struct fpmd_args {
+	const char *config_file; /* -f; NULL: the default file if any */
+	struct cli_sets cli;     /* the command line, re-applied on reload */
+	bool dryrun, daemon_mode;
+};
+extern struct fpmd_args fpmd_args;
+
+/* 0, or -1 after a message on stderr; --help, --version exit here. */
+int parse_args(int argc, char **argv);
+
+/* ---- main.c ------------------------------------------------------------- */
+
+/* The default log target: syslog under systemd and with -d. */
+void log_target_resolve(struct fpmd_config *c);
+/* config_load's notes, one log line each. */
+void log_notes(const char *notes);
+
+/* ---- reload.c ----------------------------------------------------------- */
+
 /*
  * SIGHUP / fpmctl reload: re-read the configuration file (a bad one is
  * refused with err filled and the running configuration kept), apply
@@ -22,5 +61,88 @@ void fpmd_request_recheck(void);
  */
 int fpmd_reload(char *err, size_t elen);
 
+/* ---- loop.c ------------------------------------------------------------- */
+
+enum ev_kind {
+	EV_SIGNAL,
+	EV_TIMER,
+	EV_CTL_LISTEN,
+	EV_CTL_CLIENT,
+	EV_NL,
+	EV_FPM_LISTEN,
+	EV_FPM_CONN,
+	EV_FPM_TIMER,
+	EV_PLUGIN_LISTEN,
+	EV_PLUGIN_CONN,
+	EV_PLUGIN_TIMER,
+	EV_WATCH,
+	EV_WATCHDOG,
+	EV_METRICS,
+};
+
+int ev_add(int fd, enum ev_kind kind);
+/* Change what a registered fd waits for. */
+void ev_mod(int fd, enum ev_kind kind, bool in, bool out);
+
+/* Work the loop does once the current batch of events is read. */
+void fpmd_request_recheck(void);
+void fpmd_request_neigh_resync(void);
+void fpmd_request_local_refresh(void);
+
+/* Route writes into the fast path before anything observable. */
+void commit_maps(uint32_t max_drops);
+/* Guards, attachments, RIB trimming, the slow local table re-read. */
+void periodic(void);
+void guard_timer_arm(void);
+/*
+ * The loop's own descriptors: signals (mask, already blocked), the guard
+ * timer, netlink events (nlfd) and the notification watches. -1 after a
+ * log line.
+ */
+int loop_open(const sigset_t *mask, int nlfd);
+/* systemd's watchdog, pinged from the loop (when it is asked for). */
+void watchdog_arm(void);
+/* The events queued while fpmd started, applied after the dumps. */
+void startup_events(void);
+/* Until a signal stops fpmd: 0, *keep set for SIGUSR2; -1 on error. */
+int loop_run(bool *keep);
+
+/* ---- listen.c ----------------------------------------------------------- */
+
+int ctl_listen(void);
+int fpm_listen(void);
+int plugin_listen(void);
+/* An add-on: a failure is logged and fpmd goes on without it. */
+void metrics_listen(void);
+
+/* ---- links.c ------------------------------------------------------------ */
+
+extern int fpmd_prog_fd; /* the XDP program attached to managed interfaces */
+
+void link_changed(const struct nl_link *l, void *arg);
+void link_learn(const struct nl_link *l, void *arg);
+void link_gone(uint32_t ifindex);
+void ifaces_adopted_seed(void);
+void iface_bring_up(struct iface *i);
+
+/* ---- kernel_events.c ---------------------------------------------------- */
+
+extern const struct nl_event_ops kernel_events;
+
+void neigh_resync(void);
+void watches_open(void);
+int watches_ev_add(void);
+void watch_read(int fd);
+void watches_close(void);
+
+/* ---- local_routes.c ----------------------------------------------------- */
+
+void local_routes_seed(void);
+void local_routes_refresh(void);
+void local_routes_free(void);
+
+/* ---- status.c ----------------------------------------------------------- */
+
+void status_update(void);
 
 #endif

@@ -19,7 +19,7 @@
 
 #define TOP "/fpmd:fpmd"
 
-/* The running configuration; main.c loads and reloads it. */
+/* The running configuration; main.c loads it, reload.c reloads it. */
 struct fpmd_config cfg;
 
 static struct ly_ctx *ctx;

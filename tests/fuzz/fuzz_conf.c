@@ -4,7 +4,7 @@
  * its first character). config_load() parses it with libyang against
  * yang/fpmd.yang, validates it and extracts the struct the daemon runs
  * on; the running configuration is printed back as `fpmctl show config`
- * does. Applying it to a running daemon (fpmd_reload in main.c) needs
+ * does. Applying it to a running daemon (fpmd_reload in reload.c) needs
  * the kernel's interfaces and is not fuzzed; what the daemon derives from
  * the configuration without the kernel is: with it as the running one,
  * the state document (`fpmctl show state`) is built too.
