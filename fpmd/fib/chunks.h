@@ -17,7 +17,7 @@
  * cost a grace period each: the kernel has no batch delete for
  * ARRAY_OF_MAPS, so the caller bounds how many a commit does.
  *
- * Standalone (no fpmd globals): used by fib4.c, the tests and the
+ * Standalone (no fpmd globals): used by fib4_*.c, the tests and the
  * benchmark alike.
  */
 #ifndef FPMD_CHUNKS_H

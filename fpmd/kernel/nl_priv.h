@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the rtnetlink units share, and nothing outside them uses: nl.c
+ * (the sockets, requests and dumps), nl_bypass.c (what XDP would bypass,
+ * as the guards read it), nl_events.c (change notifications). The API
+ * is nl.h.
+ */
+#ifndef FPMD_NL_PRIV_H
+#define FPMD_NL_PRIV_H
+
+#include <libmnl/libmnl.h>
+
+/* The request socket (nl_open) and the event socket (nl_events_open). */
+extern struct mnl_socket *nl_req_sock;
+extern struct mnl_socket *nl_ev_sock;
+
+/* Send nlh on sock and run cb over every reply until DONE or ACK. */
+int nl_talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
+	    void *arg);
+
+#endif
