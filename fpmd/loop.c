@@ -31,10 +31,7 @@ static bool recheck, need_neigh_resync, need_local_refresh;
 
 static uint64_t mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return now_ns(CLOCK_MONOTONIC) / 1000;
 }
 
 static uint64_t mono_ms(void)

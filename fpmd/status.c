@@ -12,22 +12,10 @@
 #include "feed/fpm.h"
 #include "feed/plugin.h"
 #include "fpmd.h"
+#include "common/util.h"
 #include "kernel/guard.h"
 #include "kernel/iface.h"
 #include "notify.h"
-
-static void __attribute__((format(printf, 3, 4)))
-appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t n = strlen(buf);
-	va_list ap;
-
-	if (n >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + n, len - n, fmt, ap);
-	va_end(ap);
-}
 
 /* Per feed: the last replay state seen, and when it settled. */
 struct feed_seen {

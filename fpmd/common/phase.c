@@ -9,13 +9,11 @@
 
 #include "common/log.h"
 #include "common/phase.h"
+#include "common/util.h"
 
 static uint64_t mono_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return now_ns(CLOCK_MONOTONIC) / 1000;
 }
 
 /* Kept until the end: the first phases run before the log is open. */

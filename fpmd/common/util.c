@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -262,4 +263,16 @@ int tcp_listen(const char *addr, uint16_t port, int backlog, bool v6only)
 		return -e;
 	}
 	return fd;
+}
+
+void appendf(char *buf, size_t len, const char *fmt, ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used + 1 >= len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
 }

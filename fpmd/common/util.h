@@ -46,5 +46,8 @@ int unix_listen(const char *path, const char *owner, const char *group,
 bool unix_dir_unsafe(const char *path);
 /* clock_gettime(clk) in ns. */
 uint64_t now_ns(clockid_t clk);
+/* Append to the string in buf (len bytes in all), truncating. */
+void appendf(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -24,6 +24,7 @@
 #include "kernel/guard_priv.h"
 #include "kernel/iface.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "kernel/nl.h"
 #include "rib/rib.h"
 
@@ -44,18 +45,6 @@ struct guard guards[GUARD_MAX] = {
 	/* No event carries send_redirects: polled. */
 	[GUARD_SEND_REDIRECTS] = { .name = "send-redirects", .watch = "poll" },
 };
-
-void appendf(char *buf, size_t len, const char *fmt, ...)
-{
-	size_t used = strlen(buf);
-	va_list ap;
-
-	if (used + 1 >= len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + used, len - used, fmt, ap);
-	va_end(ap);
-}
 
 static int sysctl_int(const char *fmt, const char *arg, int dflt)
 {

@@ -10,11 +10,9 @@
 
 #include <stddef.h>
 
-struct iface;
+#include "common/util.h"
 
-/* Append to the string in buf (len bytes in all), truncating. */
-void appendf(char *buf, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+struct iface;
 
 /* GRO on i's veth peer peer_name, looked up in the peer's namespace: 1
  * on, 0 off, -1 unknown. */
