@@ -27,6 +27,7 @@
 #include "fpmd.pb-c.h"
 #include "common/log.h"
 #include "feed/plugin.h"
+#include "feed/replay.h"
 #include "rib/rib.h"
 #include "common/util.h"
 #include "common/wire.h"
@@ -235,10 +236,7 @@ static void conn_close(const char *why)
 	status_queue_clear();
 	out_failed = false;
 	hello_done = false;
-	st.connected = false;
-	st.replay_state = "held";
-	hold_deadline_ns = now_ns(CLOCK_MONOTONIC) +
-			   (uint64_t)cfg.fpm_hold_s * 1000000000ull;
+	hold_deadline_ns = feed_hold_start(&st);
 	its.it_value.tv_sec = cfg.fpm_hold_s ? cfg.fpm_hold_s : 1;
 	timerfd_settime(timer_fd, 0, &its, NULL);
 	log_warn("plugin: %s; its %u routes keep forwarding for %us unless "
@@ -303,7 +301,6 @@ int plugin_timer_fd(void)
 void plugin_timer(void)
 {
 	uint64_t exp;
-	uint32_t swept;
 
 	if (read(timer_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		return;
@@ -311,11 +308,7 @@ void plugin_timer(void)
 	    now_ns(CLOCK_MONOTONIC) < hold_deadline_ns)
 		return;
 	hold_deadline_ns = 0;
-	swept = rib_sweep(SRC_PLUGIN, 0);
-	st.replay_state = "none";
-	log_warn("plugin: zebra did not come back within %us: its %u routes "
-		 "removed",
-		 cfg.fpm_hold_s, swept);
+	feed_hold_expired(&st, SRC_PLUGIN, "plugin");
 }
 
 /* ---- operations ---------------------------------------------------------- */
@@ -598,10 +591,7 @@ static int handle(const uint8_t *buf, size_t len)
 				 (unsigned long long)replay_id);
 			break;
 		}
-		swept = rib_sweep(SRC_PLUGIN, gen);
-		st.replay_swept = swept;
-		st.replay_refreshed = rib_count(SRC_PLUGIN);
-		st.replay_state = "complete";
+		swept = feed_replay_sweep(&st, SRC_PLUGIN, gen, "complete");
 		log_info("plugin: replay %llu complete: %llu routes sent, %llu "
 			 "held, %u stale removed",
 			 (unsigned long long)replay_id,
@@ -754,13 +744,5 @@ void plugin_status_flush(void)
 
 void plugin_get_status(struct feed_status *out)
 {
-	*out = st;
-	out->hold_remaining_ms = 0;
-	if (hold_deadline_ns && conn_fd < 0) {
-		uint64_t now = now_ns(CLOCK_MONOTONIC);
-
-		if (hold_deadline_ns > now)
-			out->hold_remaining_ms =
-				(hold_deadline_ns - now) / 1000000;
-	}
+	feed_get_status(&st, hold_deadline_ns, conn_fd >= 0, out);
 }
