@@ -242,7 +242,7 @@ uint32_t rib_count(enum rib_source src);
 /*
  * The protocol that gave a route, named as FRR names it ("static",
  * "ospf", "connected", "bgp", ...): feeds give a name (the plugin) or an
- * rtm_protocol number (FPM, named by fpm.c). Names are interned in a
+ * rtm_protocol number (FPM, named by fpm_apply.c). Names are interned in a
  * table of at most RIB_PROTO_MAX, so a route entry holds one byte.
  */
 #define RIB_PROTO_MAX 256
