@@ -9,7 +9,9 @@ and builders for the plugin feed's PluginMsg.
     s.sendall(frame(pb.Request(hello=pb.Hello(version=1))))
     rsp = recv_msg(s, pb.Response)
 
-Tests that send malformed input build it from a valid message's bytes."""
+Malformed input stays bytes: cut from a valid message's, or written out
+with a comment saying why no decoder accepts it (and a check that the
+generated one does not)."""
 import importlib.util
 import os
 import socket
@@ -86,13 +88,6 @@ def ip(a):
 
 def prefix(a, plen):
     return pb.Prefix(addr=ip(a), len=plen)
-
-
-def addr_of(p):
-    """A Prefix's (or any 4/16-byte address's) text."""
-    a = p.addr if isinstance(p, pb.Prefix) else p
-    return socket.inet_ntop(socket.AF_INET6 if len(a) == 16
-                            else socket.AF_INET, a)
 
 
 # ---- the plugin feed: PluginMsg ---------------------------------------------
