@@ -7,10 +7,11 @@ PKGS="
 autoconf automake libtool pkg-config make gcc clang llvm
 bpftool libbpf-dev libelf-dev zlib1g-dev libmnl-dev
 libprotobuf-c-dev protobuf-c-compiler libyang2-dev libyang2-tools linux-libc-dev
+protobuf-compiler
 libsystemd-dev libmicrohttpd-dev
 libclang-rt-14-dev
 iproute2 iputils-ping iperf3 ethtool nftables iptables procps
-python3 python3-pytest python3-scapy python3-matplotlib
+python3 python3-pytest python3-scapy python3-matplotlib python3-protobuf
 frr bird2 prometheus curl
 debhelper dpkg-dev libsystemd-dev libmicrohttpd-dev systemd man-db
 prometheus-frr-exporter

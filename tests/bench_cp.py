@@ -44,7 +44,7 @@ used, and one table row:
 Everything it creates (namespaces, daemons, FRR pathspace directories,
 pins, temporary files) is removed on every exit path, Ctrl-C and SIGTERM
 included. Daemons run in their own sessions and are stopped through their
-own Popen handles, never by name.
+own Popen handles, never by name (tests/lib/runner.py).
 """
 import argparse
 import ctypes
@@ -56,14 +56,13 @@ import shutil
 import signal
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import traceback
 
-from bench_live import interrupt_on_signals  # tests/ is the script directory
+from lib.runner import (Child, guarded, keep_going, log, run,  # noqa: E402
+                        stop_all)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
@@ -82,20 +81,8 @@ RTM_NEWROUTE, RTM_DELROUTE = 24, 25
 RTM_NEWNEXTHOP, RTM_DELNEXTHOP = 104, 105
 
 
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
 def now_ns():
     return time.time_ns()
-
-
-def run(cmd, check=True, timeout=120):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): "
-                           f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r
 
 
 def nsexec(ns, *cmd):
@@ -570,54 +557,6 @@ class BgpWatcher(threading.Thread):
         self.join()
 
 
-class Child:
-    """A daemon we started, in its own session (Ctrl-C reaches only us).
-
-    owner: the list it joins as soon as it runs, so cleanup always sees it.
-    """
-
-    def __init__(self, name, args, logpath, owner=None):
-        self.name = name
-        self.logf = open(logpath, "ab")
-        self.logpath = logpath
-        self.proc = subprocess.Popen(args, stdout=self.logf,
-                                     stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
-        if owner is not None:
-            owner.append(self)
-
-    @property
-    def pid(self):
-        return self.proc.pid
-
-    def alive(self):
-        return self.proc.poll() is None
-
-
-def stop_children(children, timeout=10):
-    """SIGTERM all, wait together, SIGKILL what is left (own Popen handles)."""
-    t0 = time.time()
-    for c in children:
-        if c.alive():
-            try:
-                c.proc.send_signal(signal.SIGTERM)
-            except ProcessLookupError:
-                pass
-    deadline = t0 + timeout
-    for c in children:
-        try:
-            c.proc.wait(max(0.1, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            log(f"{c.name} did not exit {timeout} s after SIGTERM, killing it")
-            c.proc.kill()
-            c.proc.wait()
-        c.logf.close()
-    if time.time() - t0 > 3:
-        log(f"stopping {', '.join(c.name for c in children)} took "
-            f"{time.time() - t0:.1f} s")
-
-
 class Bench:
     def __init__(self, n, args, idx):
         self.n = n
@@ -924,9 +863,7 @@ class Bench:
 
         end = self.fpm_counters()
         if getattr(self, "perf", None):
-            self.perf.proc.send_signal(signal.SIGINT)
-            self.perf.proc.wait(60)
-            self.perf.logf.close()
+            self.perf.stop(60, signal.SIGINT)  # perf writes its data
             r = run(["perf", "report", "--stdio", "--no-children",
                      "--percent-limit", "1", "-g", "none", "-i",
                      f"{self.tmp}/log/perf.data"], check=False, timeout=300)
@@ -1010,39 +947,33 @@ class Bench:
     # -- teardown ----------------------------------------------------------
     def cleanup(self):
         """Removes everything; each step runs even if an earlier one fails."""
-        def step(fn, *a):
-            try:
-                fn(*a)
-            except Exception as e:  # noqa: BLE001 - keep cleaning up
-                log(f"cleanup: {fn.__name__}: {e}")
-
         # fpmd (or the sink) first, so zebra's exit is not mirrored; then the
         # routing daemons together (zebra runs with -r: it leaves the kernel
         # routes, which go away with the namespace).
         for w in ("first_watch", "bgp_watch"):
             if getattr(self, w, None):
-                step(getattr(self, w).stop)
+                keep_going(getattr(self, w).stop)
         if getattr(self, "perf", None) and self.perf.alive():
-            step(stop_children, [self.perf])
+            keep_going(stop_all, [self.perf])
         if self.fpmd:
-            step(stop_children, [self.fpmd])
+            keep_going(stop_all, [self.fpmd])
         if self.sink:
-            step(stop_children, [self.sink])
-        step(stop_children, [c for c in self.children
-                             if c is not self.fpmd and c is not self.sink])
+            keep_going(stop_all, [self.sink])
+        keep_going(stop_all, [c for c in self.children
+                              if c is not self.fpmd and c is not self.sink])
         for ns in reversed(self.ns):
-            step(run, ["ip", "netns", "del", ns])
+            keep_going(run, ["ip", "netns", "del", ns])
         self.ns = []
         if os.path.isdir(self.pin):
-            step(shutil.rmtree, self.pin)
+            keep_going(shutil.rmtree, self.pin)
         for d in self.frr_dirs:
-            step(shutil.rmtree, d)
+            keep_going(shutil.rmtree, d)
         self.frr_dirs = []
         if self.tmp:
             if self.args.keep_logs:
-                step(shutil.copytree, os.path.join(self.tmp, "log"),
-                     os.path.join(self.args.keep_logs, self.prefix))
-            step(shutil.rmtree, self.tmp)
+                keep_going(shutil.copytree, os.path.join(self.tmp, "log"),
+                           os.path.join(self.args.keep_logs, self.prefix))
+            keep_going(shutil.rmtree, self.tmp)
             self.tmp = None
 
     def run(self):
@@ -1186,32 +1117,18 @@ def main():
     if args.keep_logs:
         os.makedirs(args.keep_logs, exist_ok=True)
 
-    interrupt_on_signals()
-
     t_start = time.time()
     results = []
     rc = 0
     for idx, n in enumerate(counts):
         b = Bench(n, args, idx)
-        try:
-            results.append(b.run())
-        except KeyboardInterrupt:
-            log("interrupted, cleaning up")
-            rc = 130
-        except Exception as e:
-            log(f"{n} routes failed: {e!r}")
-            traceback.print_exc()
-            for c in b.children:
-                log(f"--- {c.name} log tail:\n{b.tail(c.logpath, 15)}")
-            rc = 1
-        finally:
-            # A second Ctrl-C must not cut the cleanup short.
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            try:
-                b.cleanup()
-            finally:
-                interrupt_on_signals()
+
+        def failed(e, b=b):
+            if not isinstance(e, KeyboardInterrupt):
+                for c in b.children:
+                    log(f"--- {c.name} log tail:\n{b.tail(c.logpath, 15)}")
+        rc = guarded(lambda b=b: results.append(b.run()), b.cleanup,
+                     f"{n} routes", failed)
         if rc:
             break
     if results:

@@ -66,15 +66,14 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import statistics
 import struct
-import subprocess
 import sys
 import tempfile
 import time
-import traceback
+
+from lib.runner import Child, guarded, keep_going, log, run, stop_all
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
@@ -95,19 +94,6 @@ NLMSG_ERROR = 2
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
 RTPROT_STATIC, RT_TABLE_MAIN, RTN_UNICAST = 4, 254, 1
 CLONE_NEWNET = 0x40000000
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def run(cmd, check=True, timeout=120, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                       **kw)
-    if check and r.returncode != 0:
-        raise RuntimeError(f"command failed ({r.returncode}): "
-                           f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
-    return r
 
 
 def nsrun(ns, *cmd, check=True):
@@ -322,39 +308,6 @@ class FpmFeed:
 
 # --------------------------------------------------------------------------
 
-class Child:
-    """A helper process with a line protocol on stdin/stdout (trafficgen
-    sink / ref: one JSON line per line written; exits when stdin closes)."""
-
-    def __init__(self, name, args, logpath):
-        self.name = name
-        self.logf = open(logpath, "ab")
-        self.proc = subprocess.Popen(args, stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE,
-                                     stderr=self.logf, text=True,
-                                     start_new_session=True)
-        line = self.proc.stdout.readline()
-        if line.strip() != "ready":
-            self.stop()
-            raise RuntimeError(f"{name} did not start: {line!r}; see "
-                               f"{logpath}")
-
-    def ask(self):
-        self.proc.stdin.write("r\n")
-        self.proc.stdin.flush()
-        return json.loads(self.proc.stdout.readline())
-
-    def stop(self, timeout=10):
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()  # detaches and exits
-                self.proc.wait(timeout)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
-                self.proc.wait()
-        self.logf.close()
-
-
 class Bench:
     def __init__(self, args):
         self.args = args
@@ -364,7 +317,6 @@ class Bench:
         self.pin = f"/sys/fs/bpf/{self.prefix}"
         self.children = []
         self.fpmd = None
-        self.fpmd_logf = None
         self.feed = None
         self.rtnl = {}
         self.info = {}
@@ -430,12 +382,10 @@ class Bench:
         self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
                                    self.ns["sink"]] +
                           [self.info[r]["sink_if"] for r in ROUTERS],
-                          f"{self.tmp}/sink.log")
-        self.children.append(self.sink)
+                          f"{self.tmp}/sink.log", self.children, lines=True)
         self.ref = Child("ref", [TRAFFICGEN, "ref", "--netns",
                                  self.ns["rr"], "r-in", "r-out"],
-                         f"{self.tmp}/ref.log")
-        self.children.append(self.ref)
+                         f"{self.tmp}/ref.log", self.children, lines=True)
         # fpmd after the sink: its veth-peer guard sees r-out's peer receive.
         self.sock = f"{self.tmp}/fpmd.sock"
         self.fpmd_log = f"{self.tmp}/fpmd.log"
@@ -443,14 +393,10 @@ class Bench:
                 self.sock, "--plugin-socket", f"{self.tmp}/plugin.sock",
                 "--log", "file:" + self.fpmd_log, "-i", "r-in", "-i",
                 "r-out", "--fpm-port", str(FPM_PORT)]
-        self.fpmd_logf = open(f"{self.tmp}/fpmd.out", "ab")
-        self.fpmd = subprocess.Popen(args, stdout=self.fpmd_logf,
-                                     stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
+        self.fpmd = Child("fpmd", args, f"{self.tmp}/fpmd.out")
         deadline = time.time() + 20
         while "started:" not in self.fpmd_text():
-            if self.fpmd.poll() is not None or time.time() > deadline:
+            if not self.fpmd.alive() or time.time() > deadline:
                 raise RuntimeError("fpmd did not start:\n" +
                                    self.fpmd_text()[-3000:])
             time.sleep(0.05)
@@ -528,9 +474,8 @@ class Bench:
         cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
                i["gen_if"], "--dmac", i["mac_in"], "--src", i["src"][af],
                "--seconds", str(self.args.seconds)] + dst_arg
-        if self.args.cpu is not None:
-            cmd += ["--cpu", str(self.args.cpu)]
-        g = json.loads(run(cmd, timeout=self.args.seconds + 60).stdout)
+        g = json.loads(run(cmd, timeout=self.args.seconds + 60,
+                           cpu=self.args.cpu).stdout)
         time.sleep(0.05)  # frames still in a veth ring
         s1 = self.sink.ask()[i["sink_if"]]
         k1 = self.kernel_fwd(r, af)
@@ -610,38 +555,23 @@ class Bench:
         return results
 
     def cleanup(self):
-        def step(fn, *a):
-            try:
-                fn(*a)
-            except Exception as e:  # noqa: BLE001 - keep cleaning up
-                log(f"cleanup: {getattr(fn, '__name__', fn)}: {e}")
-
         if self.feed:
-            step(self.feed.close)
-        if self.fpmd and self.fpmd.poll() is None:
-            self.fpmd.send_signal(signal.SIGTERM)
-            try:
-                self.fpmd.wait(30)
-            except subprocess.TimeoutExpired:
-                log("fpmd did not exit 30 s after SIGTERM, killing it")
-                self.fpmd.kill()
-                self.fpmd.wait()
-        if self.fpmd_logf:
-            self.fpmd_logf.close()
-        for c in self.children:
-            step(c.stop)
+            keep_going(self.feed.close)
+        if self.fpmd:
+            keep_going(stop_all, [self.fpmd], 30)
+        keep_going(stop_all, self.children)
         for r in self.rtnl.values():
-            step(r.close)
+            keep_going(r.close)
         for name in self.ns.values():
-            step(run, ["ip", "netns", "del", name])
+            keep_going(run, ["ip", "netns", "del", name])
         self.ns = {}
         if os.path.isdir(self.pin):
-            step(shutil.rmtree, self.pin)
+            keep_going(shutil.rmtree, self.pin)
         if self.args.keep_logs:
-            step(shutil.copytree, self.tmp,
-                 os.path.join(self.args.keep_logs, self.prefix),
-                 ignore=shutil.ignore_patterns("*.bin", "*.sock"))
-        step(shutil.rmtree, self.tmp)
+            keep_going(shutil.copytree, self.tmp,
+                       os.path.join(self.args.keep_logs, self.prefix),
+                       ignore=shutil.ignore_patterns("*.bin", "*.sock"))
+        keep_going(shutil.rmtree, self.tmp)
 
 
 # --------------------------------------------------------------------------
@@ -809,17 +739,6 @@ def plot(results, path, micro=None):
     return True
 
 
-
-def interrupt_on_signals():
-    """SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt, so a benchmark's
-    cleanup runs however it is stopped. Set explicitly: a shell that
-    starts us in the background ignores SIGINT, and Python then never
-    raises KeyboardInterrupt."""
-    def on_signal(sig, _frame):
-        raise KeyboardInterrupt(f"signal {sig}")
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, on_signal)
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -856,25 +775,13 @@ def main():
             sys.exit(f"{exe} missing: build first (make, then make "
                      "tests/trafficgen), or set FPMD_BUILDDIR")
 
-    interrupt_on_signals()
-
     t0 = time.time()
     b = Bench(args)
-    rc = 0
-    try:
-        b.run()
-    except KeyboardInterrupt:
-        log("interrupted, cleaning up")
-        rc = 130
-    except Exception as e:
-        log(f"failed: {e!r}")
-        traceback.print_exc()
-        log("fpmd log tail:\n" + b.fpmd_text()[-2000:])
-        rc = 1
-    finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        b.cleanup()
+
+    def failed(e):
+        if not isinstance(e, KeyboardInterrupt):
+            log("fpmd log tail:\n" + b.fpmd_text()[-2000:])
+    rc = guarded(b.run, b.cleanup, failed=failed)
     results = b.results
     if results:
         report(results, args)

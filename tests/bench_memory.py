@@ -33,7 +33,6 @@ import json
 import os
 import re
 import signal
-import subprocess
 import sys
 import time
 
@@ -62,6 +61,7 @@ os.environ["FPMD_BUILDDIR"] = os.path.abspath(ARGS.builddir)
 from lib import lab as L  # noqa: E402  (reads FPMD_BUILDDIR)
 from bench_live import FpmFeed  # noqa: E402
 from lib import procmem  # noqa: E402
+from lib.runner import guarded  # noqa: E402
 
 
 def routes(n):
@@ -78,48 +78,44 @@ def ready_ms(d):
     return int(m[-1][0]), m[-1][1]
 
 
-def measure(n, restarts):
-    lab = L.Lab()
-    try:
+def measure(lab, n, restarts):
+    d = lab.fpmd(extra=("--keep-forwarding",))
+    gw = ipaddress.IPv4Address(lab.H2_V4).packed
+    oif = lab.r1.ifindex("r1-eth1")
+    feed = None
+    if n:
+        feed = FpmFeed(lab.r1.name)
+        feed.add_routes(4, routes(n), gw, oif)
+        deadline = time.time() + 120
+        while True:
+            held = json.loads(d.ctl("--json", "show", "routes").stdout)
+            mine = sum(1 for p in held if p.startswith("11."))
+            if mine >= n:
+                break
+            if time.time() > deadline:
+                raise RuntimeError(f"fpmd holds {mine} of {n} routes")
+            time.sleep(0.2)
+    time.sleep(0.5)  # let the replay settle (no more writes)
+    pid = d.proc.pid
+    mem, nmaps = procmem.map_memory(pid)
+    rss = procmem.rss_bytes(pid)
+    best = None
+    for _ in range(restarts):
+        d.stop(signal.SIGUSR2)
+        if feed:
+            feed.close()
+            feed = None
+        os.rename(d.log, d.log + ".old")
         d = lab.fpmd(extra=("--keep-forwarding",))
-        gw = ipaddress.IPv4Address(lab.H2_V4).packed
-        oif = lab.r1.ifindex("r1-eth1")
-        feed = None
-        if n:
-            feed = FpmFeed(lab.r1.name)
-            feed.add_routes(4, routes(n), gw, oif)
-            deadline = time.time() + 120
-            while True:
-                held = json.loads(d.ctl("--json", "show", "routes").stdout)
-                mine = sum(1 for p in held if p.startswith("11."))
-                if mine >= n:
-                    break
-                if time.time() > deadline:
-                    raise RuntimeError(f"fpmd holds {mine} of {n} routes")
-                time.sleep(0.2)
-        time.sleep(0.5)  # let the replay settle (no more writes)
-        pid = d.proc.pid
-        mem, nmaps = procmem.map_memory(pid)
-        rss = procmem.rss_bytes(pid)
-        best = None
-        for _ in range(restarts):
-            d.stop(signal.SIGUSR2)
-            if feed:
-                feed.close()
-                feed = None
-            os.rename(d.log, d.log + ".old")
-            d = lab.fpmd(extra=("--keep-forwarding",))
-            ms, how = ready_ms(d)
-            if how != "maps adopted":
-                raise RuntimeError(f"restart did not adopt: {how}")
-            best = ms if best is None else min(best, ms)
-        rss_after = procmem.rss_bytes(d.proc.pid)
-        return {"routes": n, "map_mib": procmem.mib(mem), "map_fds": nmaps,
-                "rss_mib": procmem.mib(rss),
-                "rss_adopted_mib": procmem.mib(rss_after),
-                "restart_ms": best}
-    finally:
-        lab.cleanup()
+        ms, how = ready_ms(d)
+        if how != "maps adopted":
+            raise RuntimeError(f"restart did not adopt: {how}")
+        best = ms if best is None else min(best, ms)
+    rss_after = procmem.rss_bytes(d.proc.pid)
+    return {"routes": n, "map_mib": procmem.mib(mem), "map_fds": nmaps,
+            "rss_mib": procmem.mib(rss),
+            "rss_adopted_mib": procmem.mib(rss_after),
+            "restart_ms": best}
 
 
 def main():
@@ -127,7 +123,11 @@ def main():
     rows = []
     for n in sizes:
         print(f"# {n} routes ...", file=sys.stderr, flush=True)
-        rows.append(measure(n, ARGS.restarts))
+        lab = L.Lab()
+        rc = guarded(lambda: rows.append(measure(lab, n, ARGS.restarts)),
+                     lab.cleanup, f"{n} routes")
+        if rc:
+            return rc
     cmd = " ".join(["/usr/bin/python3", "tests/bench_memory.py"] +
                    sys.argv[1:])
     print(f"# {cmd}")
@@ -154,4 +154,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -84,14 +84,11 @@ import concurrent.futures
 import json
 import os
 import shutil
-import signal
 import socket
 import statistics
 import struct
-import subprocess
 import sys
 import time
-import traceback
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -111,9 +108,10 @@ def _builddir(argv):
 
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(_builddir(sys.argv))
 
-from bench_live import Child, in_netns, interrupt_on_signals  # noqa: E402
+from bench_live import in_netns  # noqa: E402
 from lib.lab import BUILDDIR, FPMCTL, FPMD  # noqa: E402
 from lib import procmem  # noqa: E402
+from lib.runner import Child, guarded, keep_going, log, run  # noqa: E402
 from lib.topo import PLUGIN, Host, Link, Router, Topology, ospf  # noqa: E402
 
 TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
@@ -121,11 +119,6 @@ TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
 RTM_GETROUTE, RTM_NEWROUTE, NLMSG_DONE, NLMSG_ERROR = 26, 24, 3, 2
 NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
 RTPROT_OSPF, RT_TABLE_MAIN = 188, 254
-
-
-
-def log(msg):
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
 def mib(n):
@@ -393,10 +386,8 @@ class Chain:
                "--dev", "gen-eth0", "--dmac", self.r1_mac, "--src",
                self.src, "--dst", self.dst, "--seconds",
                str(self.args.seconds)]
-        if self.args.cpu is not None:
-            cmd += ["--cpu", str(self.args.cpu)]
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           timeout=self.args.seconds + 60)
+        p = run(cmd, check=False, timeout=self.args.seconds + 60,
+                cpu=self.args.cpu)
         if p.returncode:
             raise RuntimeError(f"trafficgen: {p.stderr}")
         g = json.loads(p.stdout)
@@ -445,7 +436,8 @@ class Chain:
             f"({time.time() - t_build:.1f} s)")
         self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
                                    self.topo["sink"].ns.name, "sink-eth0"],
-                          os.path.join(self.topo.tmp, "sink.log"))
+                          os.path.join(self.topo.tmp, "sink.log"),
+                          lines=True)
         # fpmd first: each plugin then connects at once, no retry wait.
         self.start_fpmds()
         log(f"N={self.n}: fpmd up on every router; starting FRR")
@@ -486,20 +478,14 @@ class Chain:
 
     def cleanup(self):
         if self.sink:
-            try:
-                self.sink.stop()
-            except Exception as e:  # noqa: BLE001 - keep cleaning up
-                log(f"cleanup: sink: {e}")
+            keep_going(self.sink.stop)
         for c in self.counters.values():
             c.close()
         if self.topo:
             if self.args.keep_logs:
-                try:
-                    shutil.copytree(self.topo.tmp, os.path.join(
-                        self.args.keep_logs, self.topo.prefix),
-                        ignore=shutil.ignore_patterns("*.sock"))
-                except Exception as e:  # noqa: BLE001
-                    log(f"cleanup: keep logs: {e}")
+                keep_going(shutil.copytree, self.topo.tmp, os.path.join(
+                    self.args.keep_logs, self.topo.prefix),
+                    ignore=shutil.ignore_patterns("*.sock"))
             self.topo.cleanup()
 
 
@@ -701,31 +687,20 @@ def main():
         log(f"warning: {BUILDDIR} is a sanitized build: RSS numbers are "
             "meaningless")
 
-    interrupt_on_signals()
-
     t_all = time.time()
     done = []
     rc = 0
     for n in sizes:
         c = Chain(n, args)
         t0 = time.time()
-        try:
-            c.run()
-        except KeyboardInterrupt:
-            log("interrupted, cleaning up")
-            c.error = "interrupted"
-            rc = 130
-        except Exception as e:
+
+        def failed(e, c=c):
+            if isinstance(e, KeyboardInterrupt):
+                c.error = "interrupted"
+                return
             c.error = str(e).splitlines()[0]
-            log(f"N={n} failed: {e!r}")
-            traceback.print_exc()
             log("r1 fpmd log tail:\n" + c.fpmd_log_tail())
-            rc = 1
-        finally:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
-            c.cleanup()
-            interrupt_on_signals()
+        rc = guarded(c.run, c.cleanup, f"N={n}", failed)
         c.seconds = time.time() - t0
         if any(c.res.values()):
             done.append(c)

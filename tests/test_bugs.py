@@ -21,8 +21,8 @@ import time
 
 from lib.fpmwire import FpmClient, fpm_frame, fpm_keeper, route_msg
 from lib.lab import FPMCTL, wait_for
-from test_plugin_feed import (Client, decode, frame, hello, ld, replay_begin,
-                              replay_end, route, vi)
+from lib.proto import frame, hello, pb, replay_begin, replay_end, route
+from test_plugin_feed import Client
 
 SETTLE = ("--fpm-settle", "300")
 
@@ -93,7 +93,7 @@ def fill_fpm(lab, d, n):
 
 def ctl_request(what):
     """A control Request: Show{what}."""
-    return ld(8, vi(1, what))
+    return pb.Request(show=pb.ShowRequest(what=what))
 
 
 class SlowCtl:
@@ -117,7 +117,8 @@ class SlowCtl:
         return bytes(b)
 
     def recv(self):
-        return decode(self.exact(struct.unpack(">I", self.exact(4))[0]))
+        return pb.Response.FromString(
+            self.exact(struct.unpack(">I", self.exact(4))[0]))
 
 
 def test_show_routes_streams_to_a_slow_reader(lab):
@@ -135,20 +136,20 @@ def show_routes_checks(d):
     assert total >= N_ROUTES
 
     c = SlowCtl(d)
-    c.s.sendall(frame(ld(1, vi(1, 1) + ld(2, b"slow test"))))
-    assert c.recv().get(1, [0])[0] == 0           # Hello: status OK
-    c.s.sendall(frame(ctl_request(1)))            # SHOW_ROUTES
+    c.s.sendall(frame(pb.Request(hello=pb.Hello(version=1,
+                                                 peer="slow test"))))
+    assert c.recv().status == pb.OK               # Hello: status OK
+    c.s.sendall(frame(ctl_request(pb.SHOW_ROUTES)))
     time.sleep(1.0)                               # fpmd's writes block now
     got, chunks, more = 0, 0, True
     t0 = time.time()
     while more:
         m = c.recv()
-        assert m.get(1, [0])[0] == 0, m.get(2)
+        assert m.status == pb.OK, m.error
         # The FPM routes (20.0.0.0 + i): the kernel's local routes may
         # change meanwhile (IPv6 link-local addresses come late).
-        got += sum(decode(decode(r)[1][0])[1][0][0] == 20
-                   for r in m.get(4, []))
-        more = bool(m.get(15, [0])[0])
+        got += sum(r.prefix.addr[0] == 20 for r in m.routes)
+        more = m.more
         chunks += 1
         # Slowly for the first two seconds, then as fast as we can.
         if time.time() - t0 > 2:
@@ -157,8 +158,8 @@ def show_routes_checks(d):
             time.sleep(0.05)
     assert got == N_ROUTES and chunks > 1, (got, chunks)
     # The connection is still usable afterwards.
-    c.s.sendall(frame(ctl_request(8)))            # SHOW_SUMMARY
-    assert 11 in c.recv()
+    c.s.sendall(frame(ctl_request(pb.SHOW_SUMMARY)))
+    assert c.recv().HasField("summary")
     c.s.close()
     assert d.proc.poll() is None
 
@@ -197,7 +198,7 @@ def test_every_plugin_op_acked_to_a_slow_reader(lab):
     c = Client(d)
     c.s.settimeout(20)
     c.send(hello())
-    assert 1 in c.recv()
+    assert c.recv().HasField("hello")
     ops = [frame(replay_begin(1))]
     refused = set()
     for seq in range(1, N_OPS + 1):
@@ -220,21 +221,20 @@ def test_every_plugin_op_acked_to_a_slow_reader(lab):
     while done is None:
         try:
             n = struct.unpack(">I", rd.read(4))[0]
-            m = decode(rd.read(n))
+            m = pb.FpmdMsg.FromString(rd.read(n))
         except (OSError, struct.error) as e:
             raise AssertionError(
                 f"{len(got)} of {N_OPS} acks, then {e!r}; fpmd log: "
                 f"{d.logtext()[-600:]}") from e
-        if 2 in m:
-            a = decode(m[2][0])
-            seq = a.get(1, [0])[0]
+        if m.HasField("ack"):
+            a = m.ack
+            seq = a.seq
             got[seq] = got.get(seq, 0) + 1
             if seq in refused:
-                assert a.get(2, [0])[0] != 0 and \
-                    b"interface" in a.get(3, [b""])[0], (seq, a)
+                assert a.status != pb.OK and "interface" in a.error, (seq, a)
             else:
-                assert a.get(2, [0])[0] == 0, (seq, a)
-        elif 3 in m:
+                assert a.status == pb.OK, (seq, a)
+        elif m.HasField("replay_done"):
             done = m
         i += 1
         if i < 20000 and not i % 1000:

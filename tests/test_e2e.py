@@ -21,6 +21,7 @@ from lib.lab import (h2_loopback, pinned_map, ping, ping_result, ping_stream,
                      wait_for, xdp_attached)
 from lib.traffic import fwd4, nonzero, stats_key, stats_map_packets
 from lib.traffic import measure as traffic_measure
+from lib.proto import DecodeError, frame, pb, recv_frame, recv_msg
 
 H2_EXTRA = "10.99.0.1"      # on h2's lo, reached via a gateway route
 BLACKHOLE_DST = "10.98.0.1"  # on h2's lo, behind a blackhole route in fpmd
@@ -444,63 +445,17 @@ def test_fpmctl_bad_input_refused_and_changes_nothing(lab):
 
 # ---- 9. control protocol robustness -----------------------------------------
 
-HELLO_V1 = b"\x0a\x02\x08\x01"           # Request{hello: {version: 1}}
-HELLO_V99 = b"\x0a\x02\x08\x63"          # Request{hello: {version: 99}}
-SHOW_ROUTES = b"\x42\x02\x08\x01"        # Request{show: {what: ROUTES}}
-ST_OK, ST_INVALID, ST_VERSION = 0, 1, 6
+HELLO_V1 = pb.Request(hello=pb.Hello(version=1))
+HELLO_V99 = pb.Request(hello=pb.Hello(version=99))
+SHOW_ROUTES = pb.Request(show=pb.ShowRequest(what=pb.SHOW_ROUTES))
+# Garbage in a frame: the Hello's key, then a length past the end and an
+# unterminated varint.
+GARBAGE = HELLO_V1.SerializeToString()[:1] + b"\x7f\x08\xff\xff\xff"
 
 
-def frame(payload):
-    return struct.pack(">I", len(payload)) + payload
-
-
-def recv_exact(s, n):
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return buf
-
-
-def recv_frame(s):
-    hdr = recv_exact(s, 4)
-    if hdr is None:
-        return None
-    return recv_exact(s, struct.unpack(">I", hdr)[0])
-
-
-def pb_decode(buf):
-    """Top-level protobuf fields: {field: [int | bytes, ...]}."""
-    out, i = {}, 0
-
-    def varint():
-        nonlocal i
-        v = shift = 0
-        while True:
-            b = buf[i]
-            i += 1
-            v |= (b & 0x7F) << shift
-            shift += 7
-            if b < 0x80:
-                return v
-    while i < len(buf):
-        tag = varint()
-        field, wt = tag >> 3, tag & 7
-        if wt == 0:
-            val = varint()
-        elif wt == 2:
-            n = varint()
-            val, i = buf[i:i + n], i + n
-        else:
-            raise ValueError(f"wire type {wt}")
-        out.setdefault(field, []).append(val)
-    return out
-
-
-def status_of(rsp):
-    return rsp.get(1, [ST_OK])[0]
+def response(s):
+    """The next Response on s, or None at end of stream."""
+    return recv_msg(s, pb.Response)
 
 
 def closed(s):
@@ -529,28 +484,28 @@ def test_control_protocol_robustness(lab):
     # A well-formed session works (and the decoder is right).
     with connect(d) as s:
         s.sendall(frame(HELLO_V1))
-        rsp = pb_decode(recv_frame(s))
-        assert status_of(rsp) == ST_OK and 3 in rsp, rsp
+        rsp = response(s)
+        assert rsp.status == pb.OK and rsp.HasField("hello"), rsp
         s.sendall(frame(SHOW_ROUTES))
-        rsp = pb_decode(recv_frame(s))
-        assert status_of(rsp) == ST_OK and len(rsp.get(4, [])) >= 2, rsp
+        rsp = response(s)
+        assert rsp.status == pb.OK and len(rsp.routes) >= 2, rsp
 
     # A request before the Hello is refused and the connection closed.
     with connect(d) as s:
         s.sendall(frame(SHOW_ROUTES))
-        rsp = pb_decode(recv_frame(s))
-        assert status_of(rsp) == ST_VERSION and 4 not in rsp, rsp
-        assert b"hello" in rsp[2][0].lower(), rsp
+        rsp = response(s)
+        assert rsp.status == pb.ERR_VERSION and not rsp.routes, rsp
+        assert "hello" in rsp.error.lower(), rsp
         assert closed(s), "connection kept open without a Hello"
     still_serving("request before hello")
 
     # Another API version is refused, with our version, and closed.
     with connect(d) as s:
         s.sendall(frame(HELLO_V99))
-        rsp = pb_decode(recv_frame(s))
-        assert status_of(rsp) == ST_VERSION, rsp
-        assert b"version" in rsp[2][0].lower(), rsp
-        assert pb_decode(rsp[3][0]).get(1) == [1], rsp
+        rsp = response(s)
+        assert rsp.status == pb.ERR_VERSION, rsp
+        assert "version" in rsp.error.lower(), rsp
+        assert rsp.HasField("hello") and rsp.hello.version == 1, rsp
         assert closed(s), "connection kept open after a version mismatch"
     still_serving("hello version 99")
     assert "API version 99" in d.logtext()
@@ -558,10 +513,12 @@ def test_control_protocol_robustness(lab):
     # Garbage in a frame: logged as malformed, connection closed.
     with connect(d) as s:
         s.sendall(frame(HELLO_V1))
-        assert status_of(pb_decode(recv_frame(s))) == ST_OK
-        s.sendall(frame(b"\x0a\x7f\x08\xff\xff\xff"))
-        rsp = recv_frame(s)
-        assert rsp is None or status_of(pb_decode(rsp)) == ST_INVALID, rsp
+        assert response(s).status == pb.OK
+        with pytest.raises(DecodeError):
+            pb.Request.FromString(GARBAGE)
+        s.sendall(frame(GARBAGE))
+        rsp = response(s)
+        assert rsp is None or rsp.status == pb.ERR_INVALID, rsp
         assert closed(s), "connection kept open after garbage"
     still_serving("garbage")
     wait_for(lambda: "malformed" in d.logtext(), what="'malformed' in log")
@@ -569,7 +526,7 @@ def test_control_protocol_robustness(lab):
     # An announced length over 1 MiB: closed before reading the body.
     with connect(d) as s:
         s.sendall(frame(HELLO_V1))
-        assert status_of(pb_decode(recv_frame(s))) == ST_OK
+        assert response(s).status == pb.OK
         s.sendall(struct.pack(">I", (1 << 20) + 1) + b"\x00" * 64)
         assert closed(s), "connection kept open after a 1 MiB+ header"
     still_serving("oversized frame")
@@ -578,7 +535,7 @@ def test_control_protocol_robustness(lab):
     with connect(d) as s:
         s.sendall(frame(HELLO_V1))
         recv_frame(s)
-        s.sendall(struct.pack(">I", 100) + b"\x42")
+        s.sendall(struct.pack(">I", 100) + SHOW_ROUTES.SerializeToString()[:1])
     still_serving("half a frame")
     r = d.ctl("show", "routes")
     assert "172.16.101.0/24" in r.stdout and "172.16.102.0/24" in r.stdout

@@ -441,21 +441,18 @@ def test_route_mtu_metric_kept_on_kernel_path(lab):
 def test_plugin_route_mtu_kept_on_kernel_path(lab):
     """The zebra plugin passes zebra's route mtu (RouteOp.mtu): an IPv4
     route with one is the kernel's; IPv6 (zebra never locks it) is not."""
-    from test_plugin_feed import Client, acks, hello, ld, vi
+    from lib.proto import hello, route
+    from test_plugin_feed import Client, acks
     d = lab.fpmd(extra=("--no-fpm",))
     idx = lab.r1.ifindex("r1-eth1")
 
-    def op(seq, af, pfx, plen, gw, mtu):
-        p = ld(1, socket.inet_pton(af, pfx)) + vi(2, plen)
-        body = vi(1, seq) + ld(3, p) + vi(5, 1) + \
-            ld(7, ld(1, socket.inet_pton(af, gw)) + vi(2, idx))
-        return ld(4, body + (vi(9, mtu) if mtu else b""))
-    v4, v6 = socket.AF_INET, socket.AF_INET6
+    def op(seq, pfx, plen, gw, mtu):
+        return route(seq, pfx, plen, gw, idx, mtu=mtu)
     cases = [  # prefix, op, kernel forwards by it
-        ("10.77.1.0/24", op(1, v4, "10.77.1.0", 24, lab.H2_V4, 1300), True),
-        ("10.77.2.0/24", op(2, v4, "10.77.2.0", 24, lab.H2_V4, 0), False),
+        ("10.77.1.0/24", op(1, "10.77.1.0", 24, lab.H2_V4, 1300), True),
+        ("10.77.2.0/24", op(2, "10.77.2.0", 24, lab.H2_V4, 0), False),
         ("2001:db8:77:1::/64",
-         op(3, v6, "2001:db8:77:1::", 64, lab.H2_V6, 1300), False),
+         op(3, "2001:db8:77:1::", 64, lab.H2_V6, 1300), False),
     ]
     c = Client(d)
     c.send(hello())

@@ -12,8 +12,9 @@ import os
 
 from lib import procmem
 from lib.lab import h2_loopback, ping, sh, wait_for
+from lib.proto import hello, nexthop, route
 from lib.traffic import measure
-from test_plugin_feed import Client, acks, hello, ld, nexthop, route, vi
+from test_plugin_feed import Client, acks
 
 NH_CHUNK, NH_SIZE = 512, 44          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
 GROUP_CHUNK, GROUP_SIZE = 32, 592    # FPMD_GROUP_CHUNK_SHIFT 5
@@ -163,10 +164,6 @@ def flood_route(i):
     return f"20.{i // 1024}.{i // 4 % 256}.{i % 4 * 64}"
 
 
-def nexthop_del(seq, nhid):
-    return ld(5, vi(1, seq) + vi(2, 1) + vi(3, nhid))
-
-
 def send_acked(c, seq, msgs):
     """Send msgs(seq) in batches; every ack must be a success."""
     for k in range(0, len(msgs), 500):
@@ -224,10 +221,10 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
         (lambda s, i=i: route(s, flood_route(i), 26, dele=True))
         for i in range(FLOOD_ROUTES)])
     seq = send_acked(c, seq, [
-        (lambda s, k=k: nexthop_del(s, 5000 + k))
+        (lambda s, k=k: nexthop(s, 5000 + k, dele=True))
         for k in range(FLOOD_GROUPS)])
     seq = send_acked(c, seq, [
-        (lambda s, i=i: nexthop_del(s, 10 + i))
+        (lambda s, i=i: nexthop(s, 10 + i, dele=True))
         for i in range(FLOOD_NH)])
     left = [k for k in d.show("nexthops") if k.isdigit() and int(k) >= 10]
     assert not left, left[:5]

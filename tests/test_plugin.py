@@ -32,6 +32,7 @@ from lib.frr import PLUGIN, plugin_sock, start_frr, zplugin
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
 from lib.traffic import Udp, fwd4, measure, udp_send
+from lib.proto import frame, pb
 
 GONE_NET = "10.97.0.0/24"                          # removed while fpmd is away
 NEW_NET = "10.96.0.0/24"                           # added while fpmd is away
@@ -383,14 +384,14 @@ def test_f_wrong_version_refused(lab):
     srv.listen(4)
     srv.settimeout(10)
     f = start_frr(lab)
-    hello = bytes([0x0a, 0x05, 0x08, 99, 0x12, 0x01, 0x78])  # FpmdMsg.hello
+    hello = frame(pb.FpmdMsg(hello=pb.Hello(version=99, peer="x")))
     try:
         for _ in range(3):
             c, _ = srv.accept()
             c.settimeout(5)
             first = c.recv(4096)
             assert len(first) > 4, first          # its Hello (and more)
-            c.sendall(len(hello).to_bytes(4, "big") + hello)
+            c.sendall(hello)
             try:
                 while c.recv(4096):
                     pass
@@ -409,58 +410,8 @@ def test_f_wrong_version_refused(lab):
 
 # ---- g. fpmd's refusals land in zebra's log, with the prefix ----------------
 
-def pb_fields(buf):
-    """(field number, wire type, value) of one protobuf message; enough
-    of the format for the plugin's messages."""
-    i, out = 0, []
-    while i < len(buf):
-        key, i = pb_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = pb_varint(buf, i)
-        elif wt == 2:
-            n, i = pb_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        else:
-            raise ValueError(f"wire type {wt}")
-        out.append((num, wt, v))
-    return out
-
-
-def pb_varint(buf, i):
-    v = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        v |= (b & 0x7f) << shift
-        shift += 7
-        if not b & 0x80:
-            return v, i
-
-
-def pb_key(num, wt):
-    return pb_vint((num << 3) | wt)
-
-
-def pb_vint(v):
-    out = b""
-    while True:
-        b = v & 0x7f
-        v >>= 7
-        if v:
-            out += bytes([b | 0x80])
-        else:
-            return out + bytes([b])
-
-
-def pb_bytes(num, data):
-    return pb_key(num, 2) + pb_vint(len(data)) + data
-
-
 def ack_msg(seq, status, error):
-    ack = pb_key(1, 0) + pb_vint(seq) + pb_key(2, 0) + pb_vint(status) + \
-        pb_bytes(3, error.encode())
-    return pb_bytes(2, ack)                      # FpmdMsg.ack
+    return pb.FpmdMsg(ack=pb.Ack(seq=seq, status=status, error=error))
 
 
 def test_g_refusals_logged_with_prefix(lab):
@@ -480,9 +431,8 @@ def test_g_refusals_logged_with_prefix(lab):
         try:
             c, _ = srv.accept()
             c.settimeout(0.5)
-            hello = pb_bytes(1, pb_key(1, 0) + pb_vint(1) +
-                             pb_bytes(2, b"stand-in"))
-            c.sendall(len(hello).to_bytes(4, "big") + hello)
+            c.sendall(frame(pb.FpmdMsg(hello=pb.Hello(version=1,
+                                                      peer="stand-in"))))
             buf, deadline = b"", time.time() + 30
             while time.time() < deadline and not stop.is_set():
                 try:
@@ -496,21 +446,21 @@ def test_g_refusals_logged_with_prefix(lab):
                         len(buf) >= 4 + int.from_bytes(buf[:4], "big"):
                     n = int.from_bytes(buf[:4], "big")
                     msg, buf = buf[4:4 + n], buf[4 + n:]
-                    for num, _, v in pb_fields(msg):
-                        if num not in (4, 5):       # route, nexthop ops
-                            continue
-                        f = {k: x for k, _, x in pb_fields(v)}
-                        seq = f.get(1, 0)
-                        refuse = False
-                        if num == 4:
-                            pfx = {k: x for k, _, x in pb_fields(f[3])}
-                            p = f"{socket.inet_ntoa(pfx[1])}/{pfx[2]}" \
-                                if len(pfx[1]) == 4 else None
-                            seen.append(p)
-                            refuse = p == BH_NET
-                        out = ack_msg(seq, 4, "route map full") if refuse \
-                            else ack_msg(seq, 0, "")
-                        c.sendall(len(out).to_bytes(4, "big") + out)
+                    m = pb.PluginMsg.FromString(msg)
+                    kind = m.WhichOneof("msg")
+                    if kind not in ("route", "nexthop"):
+                        continue
+                    op = getattr(m, kind)
+                    refuse = False
+                    if kind == "route":
+                        a = op.prefix.addr
+                        p = f"{socket.inet_ntoa(a)}/{op.prefix.len}" \
+                            if len(a) == 4 else None
+                        seen.append(p)
+                        refuse = p == BH_NET
+                    out = ack_msg(op.seq, 4, "route map full") if refuse \
+                        else ack_msg(op.seq, 0, "")
+                    c.sendall(frame(out))
             c.close()
         except Exception as e:  # noqa: BLE001  reported below
             problems.append(repr(e))

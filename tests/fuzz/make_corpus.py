@@ -5,7 +5,8 @@ inputs that reach every kind of operation, so the fuzzer starts from
 messages fpmd accepts rather than from noise. The FPM seeds are frames as
 zebra 8.4.4's dplane_fpm_nl writes them (framing and attribute set as in
 DESIGN.md; tests/fuzz/corpus/fpm/zebra-* are captured from a real zebra),
-the protobuf seeds use the encoders of the plugin and control tests.
+the protobuf seeds are messages of proto/fpmd.proto, built with the
+tests' generated encoder (tests/lib/proto.py: run make first).
 
     tests/fuzz/make_corpus.py [OUTDIR]   (default: tests/fuzz/corpus)
 """
@@ -24,8 +25,8 @@ from lib.fpmwire import (NHA_GATEWAY, NHA_GROUP, NHA_ID,  # noqa: E402
                          RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_NEWROUTE,
                          RTN_BLACKHOLE, RTN_UNICAST, RTN_UNREACHABLE, nla,
                          nlmsg)
-from test_plugin_feed import (frame, hello, ld, nexthop, replay_begin,  # noqa: E402
-                              replay_end, route, vi)
+from lib.proto import (frame, hello, nexthop, pb, prefix,  # noqa: E402
+                       replay_begin, replay_end, route)
 
 # ---- FPM (netlink in FPM frames) ---------------------------------------------
 
@@ -139,17 +140,10 @@ def fpm_seeds():
 # ---- plugin (PluginMsg) ------------------------------------------------------
 
 
-def route6(seq, pfx, plen, gw, ifindex):
-    p = ld(1, socket.inet_pton(socket.AF_INET6, pfx)) + vi(2, plen)
-    body = vi(1, seq) + ld(3, p) + vi(5, 1) + ld(
-        7, ld(1, socket.inet_pton(socket.AF_INET6, gw)) + vi(2, ifindex))
-    return ld(4, body)
-
-
-def route_table(seq, pfx, plen, table, dele=False):
-    p = ld(1, socket.inet_aton(pfx)) + vi(2, plen)
-    return ld(4, vi(1, seq) + (vi(2, 1) if dele else b"") + ld(3, p) +
-              vi(4, table) + vi(5, 1))
+def typed_delete(m):
+    """A RouteOp delete that names the route type too."""
+    m.route.type = pb.RT_UNICAST
+    return m
 
 
 def stream(*msgs):
@@ -167,7 +161,7 @@ def plugin_seeds():
             route(6, "192.0.2.0", 24, "10.0.2.2", 3, nhg=13),
             route(7, "203.0.113.0", 24, "10.0.1.2", 2),
             route(8, "10.9.0.0", 16, rtype=2),
-            route6(9, "2001:db8::", 32, "fe80::1", 2),
+            route(9, "2001:db8::", 32, "fe80::1", 2),
             replay_end(1, 5)),
         "changes": stream(
             hello(), route(1, "198.51.100.0", 24, "10.0.1.2", 2),
@@ -175,11 +169,12 @@ def plugin_seeds():
             route(3, "198.51.100.0", 24, dele=True),
             nexthop(4, 11, "10.0.1.2", 2),
             route(5, "192.0.2.0", 24, "10.0.1.2", 2, nhg=11),
-            ld(5, vi(1, 6) + vi(2, 1) + vi(3, 11)),  # nexthop 11 delete
+            nexthop(6, 11, dele=True),
             route(7, "192.0.2.0", 24, dele=True),
-            ld(5, vi(1, 8) + vi(2, 1) + vi(3, 11))),
-        "other-table": stream(hello(), route_table(1, "10.7.0.0", 16, 1000),
-                              route_table(2, "10.7.0.0", 16, 1000, True)),
+            nexthop(8, 11, dele=True)),
+        "other-table": stream(hello(), route(1, "10.7.0.0", 16, table=1000),
+                              typed_delete(route(2, "10.7.0.0", 16,
+                                                 table=1000, dele=True))),
         "replay-mismatch": stream(hello(), replay_begin(3),
                                   route(1, "10.1.0.0", 16, "10.0.1.2", 2),
                                   replay_end(4, 1), replay_begin(4),
@@ -191,70 +186,69 @@ def plugin_seeds():
 # ---- control (Request) -------------------------------------------------------
 
 
-def pfx(a, plen):
-    return ld(1, addr(a)) + vi(2, plen)
+def ctl_route(a, plen, gw=None, ifname="", nhid=0, rtype=0):
+    return pb.Route(prefix=prefix(a, plen), type=rtype, nhid=nhid,
+                    gateway=addr(gw) if gw else b"", ifname=ifname)
 
 
-def ctl_route(field, a, plen, gw=None, ifname=b"", nhid=0, rtype=0):
-    body = ld(1, pfx(a, plen))
-    if rtype:
-        body += vi(2, rtype)
-    if nhid:
-        body += vi(3, nhid)
-    if gw:
-        body += ld(4, addr(gw))
-    if ifname:
-        body += ld(5, ifname)
-    return ld(field, body)
+def ctl_nexthop(nhid, gw=None, ifname="", members=()):
+    return pb.Nexthop(id=nhid, gateway=addr(gw) if gw else b"",
+                      ifname=ifname,
+                      members=[pb.GroupMember(nhid=m, weight=w)
+                               for m, w in members])
 
 
-def ctl_nexthop(field, nhid, gw=None, ifname=b"", members=()):
-    body = vi(1, nhid)
-    if gw:
-        body += ld(2, addr(gw))
-    if ifname:
-        body += ld(3, ifname)
-    for m, w in members:
-        body += ld(4, vi(1, m) + vi(2, w))
-    return ld(field, body)
+def ctl_neigh(a, ifname, mac=b""):
+    return pb.Neighbor(addr=addr(a), ifname=ifname, mac=mac)
 
 
-def ctl_neigh(field, a, ifname, mac=None):
-    return ld(field, ld(1, addr(a)) + ld(2, ifname) +
-              (ld(3, mac) if mac else b""))
+def req(**kw):
+    """A Request: one of its fields, e.g. req(route_add=ctl_route(...))."""
+    return pb.Request(**kw)
 
 
-def show(what, prefix=None):
-    return ld(8, vi(1, what) + (ld(2, pfx(*prefix)) if prefix else b""))
+def show(what, pfx=None):
+    return req(show=pb.ShowRequest(what=what,
+                                   prefix=prefix(*pfx) if pfx else None))
+
+
+def lookup(a):
+    return req(lookup=pb.LookupRequest(addr=addr(a)))
 
 
 def ctl_seeds():
     # "lo" is the one interface name every fuzzing host has.
+    hi = req(hello=pb.Hello(version=1, peer="test plugin"))
     return {
         "routes-and-show": stream(
-            hello(), ctl_route(2, "198.51.100.0", 24, "10.0.1.2", b"lo"),
-            ctl_route(2, "10.9.0.0", 16, rtype=2),
-            ctl_route(2, "2001:db8::", 32, "fe80::1", b"lo"),
+            hi, req(route_add=ctl_route("198.51.100.0", 24, "10.0.1.2",
+                                        "lo")),
+            req(route_add=ctl_route("10.9.0.0", 16, rtype=2)),
+            req(route_add=ctl_route("2001:db8::", 32, "fe80::1", "lo")),
             show(1), show(1, ("198.51.100.0", 24)), show(8),
-            ctl_route(3, "198.51.100.0", 24)),
+            req(route_del=ctl_route("198.51.100.0", 24))),
         "nexthops-and-groups": stream(
-            hello(), ctl_nexthop(4, 1, "10.0.1.2", b"lo"),
-            ctl_nexthop(4, 2, "10.0.1.3", b"lo"),
-            ctl_nexthop(4, 3, members=((1, 1), (2, 2))),
-            ctl_route(2, "192.0.2.0", 24, nhid=3), show(2),
-            ctl_nexthop(5, 3), ctl_route(3, "192.0.2.0", 24),
-            ctl_nexthop(5, 3), ctl_nexthop(5, 1)),
+            hi, req(nexthop_add=ctl_nexthop(1, "10.0.1.2", "lo")),
+            req(nexthop_add=ctl_nexthop(2, "10.0.1.3", "lo")),
+            req(nexthop_add=ctl_nexthop(3, members=((1, 1), (2, 2)))),
+            req(route_add=ctl_route("192.0.2.0", 24, nhid=3)), show(2),
+            req(nexthop_del=ctl_nexthop(3)),
+            req(route_del=ctl_route("192.0.2.0", 24)),
+            req(nexthop_del=ctl_nexthop(3)),
+            req(nexthop_del=ctl_nexthop(1))),
         "neighbors": stream(
-            hello(), ctl_neigh(6, "10.0.1.2", b"lo", b"\x02\0\0\0\0\x09"),
-            ctl_route(2, "198.51.100.0", 24, "10.0.1.2", b"lo"), show(3),
-            ctl_neigh(7, "10.0.1.2", b"lo")),
+            hi, req(neigh_add=ctl_neigh("10.0.1.2", "lo",
+                                        b"\x02\0\0\0\0\x09")),
+            req(route_add=ctl_route("198.51.100.0", 24, "10.0.1.2", "lo")),
+            show(3), req(neigh_del=ctl_neigh("10.0.1.2", "lo"))),
         "lookups": stream(
-            hello(), ctl_route(2, "198.51.100.0", 24, "10.0.1.2", b"lo"),
-            ld(10, ld(1, addr("198.51.100.9"))),
-            ld(10, ld(1, addr("2001:db8::1"))),
-            ld(10, ld(1, addr("127.0.0.1")))),
-        "shows": stream(hello(), *(show(w) for w in range(0, 13))),
-        "clear-reload": stream(hello(), vi(9, 1), vi(11, 1)),
+            hi, req(route_add=ctl_route("198.51.100.0", 24, "10.0.1.2",
+                                        "lo")),
+            lookup("198.51.100.9"), lookup("2001:db8::1"),
+            lookup("127.0.0.1")),
+        "shows": stream(hi, *(show(w) for w in range(0, 13))),
+        "clear-reload": stream(hi, req(clear_counters=True),
+                               req(reload=True)),
         "no-hello": stream(show(1)),
     }
 
