@@ -22,7 +22,7 @@ import time
 from lib.fpmwire import FpmClient, fpm_frame, fpm_keeper, route_msg
 from lib.lab import FPMCTL, wait_for
 from lib.proto import frame, hello, pb, replay_begin, replay_end, route
-from test_plugin_feed import Client
+from lib.proto import Client
 
 SETTLE = ("--fpm-settle", "300")
 

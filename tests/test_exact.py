@@ -442,7 +442,7 @@ def test_plugin_route_mtu_kept_on_kernel_path(lab):
     """The zebra plugin passes zebra's route mtu (RouteOp.mtu): an IPv4
     route with one is the kernel's; IPv6 (zebra never locks it) is not."""
     from lib.proto import hello, route
-    from test_plugin_feed import Client, acks
+    from lib.proto import Client, acks
     d = lab.fpmd(extra=("--no-fpm",))
     idx = lab.r1.ifindex("r1-eth1")
 

@@ -14,7 +14,7 @@ from lib import procmem
 from lib.lab import h2_loopback, ping, sh, wait_for
 from lib.proto import hello, nexthop, route
 from lib.traffic import measure
-from test_plugin_feed import Client, acks
+from lib.proto import Client, acks
 
 NH_CHUNK, NH_SIZE = 512, 44          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
 GROUP_CHUNK, GROUP_SIZE = 32, 592    # FPMD_GROUP_CHUNK_SHIFT 5

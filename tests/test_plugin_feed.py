@@ -11,58 +11,13 @@ import struct
 import pytest
 
 from lib.lab import sh, wait_for
-from lib.proto import (DecodeError, frame, hello, nexthop, pb, recv_msg,
+from lib.proto import (Client, DecodeError, acks, frame, hello, nexthop, pb,
                        replay_begin, replay_end, route)
-
-
-class Client:
-    def __init__(self, d):
-        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.s.settimeout(3)
-        self.s.connect(d.plugin_sock)
-
-        self.statuses = []  # RouteStatus messages, set aside by recv
-
-    def send(self, *msgs):
-        self.s.sendall(b"".join(frame(m) for m in msgs))
-
-    def recv(self):
-        """The next FpmdMsg that is not a RouteStatus (route_status: fpmd
-        sends one after each install's Ack; tests/test_offload.py covers
-        them)."""
-        while True:
-            m = recv_msg(self.s, pb.FpmdMsg)
-            if m is None or not m.HasField("route_status"):
-                return m
-            self.statuses.append(m.route_status)
-
-    def closed(self):
-        try:
-            while True:
-                if not self.s.recv(4096):
-                    return True
-        except socket.timeout:
-            return False
-        except ConnectionResetError:
-            return True
-
-    def close(self):
-        self.s.close()
 
 
 def plugin_routes(d):
     return {p for p, e in d.show("routes").items()
             if any(x["source"] == "plugin" for x in e)}
-
-
-def acks(c, n):
-    """n FpmdMsg acks: [(seq, status, error)]."""
-    out = []
-    for _ in range(n):
-        m = c.recv()
-        assert m.HasField("ack"), m
-        out.append((m.ack.seq, m.ack.status, m.ack.error))
-    return out
 
 
 def test_plugin_replay_is_exact_and_acked(lab):

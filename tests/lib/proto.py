@@ -132,3 +132,52 @@ def nexthop(seq, nhid, gw=None, ifindex=0, group=(), blackhole=False,
     for m, w in group:
         op.group.add(nhid=m, weight=w)
     return pb.PluginMsg(nexthop=op)
+
+
+# ---- a plugin-feed client ----------------------------------------------------
+
+class Client:
+    """Speaks for the zebra plugin on fpmd d's plugin socket."""
+
+    def __init__(self, d):
+        self.s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.s.settimeout(3)
+        self.s.connect(d.plugin_sock)
+
+        self.statuses = []  # RouteStatus messages, set aside by recv
+
+    def send(self, *msgs):
+        self.s.sendall(b"".join(frame(m) for m in msgs))
+
+    def recv(self):
+        """The next FpmdMsg that is not a RouteStatus (route_status: fpmd
+        sends one after each install's Ack; tests/test_offload.py covers
+        them)."""
+        while True:
+            m = recv_msg(self.s, pb.FpmdMsg)
+            if m is None or not m.HasField("route_status"):
+                return m
+            self.statuses.append(m.route_status)
+
+    def closed(self):
+        try:
+            while True:
+                if not self.s.recv(4096):
+                    return True
+        except socket.timeout:
+            return False
+        except ConnectionResetError:
+            return True
+
+    def close(self):
+        self.s.close()
+
+
+def acks(c, n):
+    """n FpmdMsg acks: [(seq, status, error)]."""
+    out = []
+    for _ in range(n):
+        m = c.recv()
+        assert m.HasField("ack"), m
+        out.append((m.ack.seq, m.ack.status, m.ack.error))
+    return out
