@@ -131,6 +131,9 @@ def repo_path_exists(path):
     full = os.path.join(REPO, path.rstrip("/"))
     if os.path.exists(full):
         return True
+    # protoc's Python module: proto/fpmd_pb2.py from proto/fpmd.proto.
+    if full.endswith("_pb2.py") and os.path.exists(full[:-7] + ".proto"):
+        return True
     stem = re.sub(r"\.(o|so)$", "", full)
     return any(os.path.exists(stem + ext) for ext in BUILT_FROM)
 
