@@ -50,7 +50,7 @@ enum word_kind {
 	WORD_FN,     /* an argument .parse reads */
 };
 
-#define WORDS_MAX 8
+#define WORDS_MAX 8 /* words in a command's table, at most */
 
 /* What the words' arguments point into, for the request's lifetime. */
 struct word_store {
