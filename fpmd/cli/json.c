@@ -49,7 +49,7 @@ static void member(struct json *j, const char *key)
 	}
 }
 
-static void open(struct json *j, const char *key, char c, char end)
+static void open_container(struct json *j, const char *key, char c, char end)
 {
 	/* The printers nest a few levels, fixed: deeper is a bug. */
 	if (j->depth == JSON_MAX_DEPTH)
@@ -70,12 +70,12 @@ void json_start(struct json *j, FILE *f, int pretty)
 
 void json_object(struct json *j, const char *key)
 {
-	open(j, key, '{', '}');
+	open_container(j, key, '{', '}');
 }
 
 void json_array(struct json *j, const char *key)
 {
-	open(j, key, '[', ']');
+	open_container(j, key, '[', ']');
 }
 
 void json_close(struct json *j)
