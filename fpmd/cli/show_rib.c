@@ -10,6 +10,16 @@
 #include "cli/fpmctl.h"
 #include "common/util.h"
 
+/* Where a route comes from: protocol as FRR's JSON names it, source: which
+ * feed; and its type. show routes and lookup name them alike. */
+static void route_origin_json(struct json *j, const char *protocol,
+			      Fpmd__Source source, Fpmd__RouteType type)
+{
+	json_str(j, "protocol", protocol);
+	json_str(j, "source", source_name(source));
+	json_str(j, "type", rtype_name(type));
+}
+
 /* One route of show routes (an entry per source of a prefix). */
 static void route_json(struct json *j, const Fpmd__Route *r, const char *pb)
 {
@@ -18,10 +28,7 @@ static void route_json(struct json *j, const Fpmd__Route *r, const char *pb)
 	json_object(j, NULL);
 	json_str(j, "prefix", pb);
 	json_u64(j, "prefixLen", r->prefix->len);
-	/* protocol as FRR's JSON names it; source: which feed */
-	json_str(j, "protocol", r->protocol);
-	json_str(j, "source", source_name(r->source));
-	json_str(j, "type", rtype_name(r->type));
+	route_origin_json(j, r->protocol, r->source, r->type);
 	json_bool(j, "selected", r->selected);
 	json_bool(j, "installed", r->programmed);
 	json_str(j, "state", r->state);
@@ -274,9 +281,7 @@ static void lookup_json(const Fpmd__LookupResult *o, const char *addr,
 	json_str(j, "address", addr);
 	if (o->prefix) {
 		json_str(j, "prefix", bin_prefix(o->prefix, pb));
-		json_str(j, "protocol", o->protocol);
-		json_str(j, "source", source_name(o->source));
-		json_str(j, "type", rtype_name(o->type));
+		route_origin_json(j, o->protocol, o->source, o->type);
 		json_str(j, "state", o->state);
 	}
 	json_bool(j, "fastPath", o->fast_path);

@@ -152,49 +152,62 @@ int print_guards(Fpmd__Response *rsp, struct json *j, bool all)
 	return 0;
 }
 
+/* Members of the current JSON object, or text lines "INDENT LABEL  N"
+ * with the labels in a column width wide. */
+static void print_numbers(const struct number *nums, size_t n, struct json *j,
+			  const char *indent, int width)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (j)
+			json_u64(j, nums[i].json, nums[i].v);
+		else if (nums[i].text)
+			printf("%s%-*s %llu\n", indent, width, nums[i].text,
+			       (unsigned long long)nums[i].v);
+	}
+}
+
 /* The FPM and plugin feeds share one status shape. */
 static int print_feed(const Fpmd__FpmStatus *f, const char *name,
 		      struct json *j)
 {
-	const struct number nums[] = {
-		{ "connections", "connections", f ? f->connections : 0 },
-		{ "frames", "frames", f ? f->frames : 0 },
-		{ "messages", "messages", f ? f->messages : 0 },
-		{ "routeMessages", "route messages", f ? f->route_msgs : 0 },
-		{ "nexthopMessages", "nexthop messages",
-		  f ? f->nexthop_msgs : 0 },
-		{ "otherTable", "other-table route messages",
-		  f ? f->other_table : 0 },
-		{ "ignored", "ignored messages", f ? f->ignored : 0 },
-		{ "errors", "connections closed on bad input",
-		  f ? f->errors : 0 },
-		{ "refused", "connections refused (user not allowed)",
-		  f ? f->refused : 0 },
-		{ "routes", "routes from this feed", f ? f->routes : 0 },
-		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
-		  f ? f->unknown_nhid : 0 },
-		{ "replayRefreshed", "last replay: refreshed",
-		  f ? f->replay_refreshed : 0 },
-		{ "replaySwept", "last replay: stale removed",
-		  f ? f->replay_swept : 0 },
-		{ "mapWrites", "route map writes (all sources)",
-		  f ? f->map_writes : 0 },
-		{ "holdRemainingMs", "hold remaining (ms)",
-		  f ? f->hold_remaining_ms : 0 },
-		{ "routeStatusSent", "route status notifications sent",
-		  f ? f->status_sent : 0 },
-		{ "routeStatusDropped",
-		  "route status dropped (zebra not reading)",
-		  f ? f->status_dropped : 0 },
-		{ "firstMessageNs", NULL, f ? f->first_message_ns : 0 },
-		{ "lastMessageNs", NULL, f ? f->last_message_ns : 0 },
-		{ "lastMapWriteNs", NULL, f ? f->last_map_write_ns : 0 },
-	};
-
 	if (!f) {
 		fprintf(stderr, "fpmctl: fpmd sent no %s status\n", name);
 		return 1;
 	}
+
+	const struct number nums[] = {
+		{ "connections", "connections", f->connections },
+		{ "frames", "frames", f->frames },
+		{ "messages", "messages", f->messages },
+		{ "routeMessages", "route messages", f->route_msgs },
+		{ "nexthopMessages", "nexthop messages", f->nexthop_msgs },
+		{ "otherTable", "other-table route messages", f->other_table },
+		{ "ignored", "ignored messages", f->ignored },
+		{ "errors", "connections closed on bad input", f->errors },
+		{ "refused", "connections refused (user not allowed)",
+		  f->refused },
+		{ "routes", "routes from this feed", f->routes },
+		{ "nexthopIdUnknown", "routes waiting for a nexthop id",
+		  f->unknown_nhid },
+		{ "replayRefreshed", "last replay: refreshed",
+		  f->replay_refreshed },
+		{ "replaySwept", "last replay: stale removed",
+		  f->replay_swept },
+		{ "mapWrites", "route map writes (all sources)",
+		  f->map_writes },
+		{ "holdRemainingMs", "hold remaining (ms)",
+		  f->hold_remaining_ms },
+		{ "routeStatusSent", "route status notifications sent",
+		  f->status_sent },
+		{ "routeStatusDropped",
+		  "route status dropped (zebra not reading)",
+		  f->status_dropped },
+		{ "firstMessageNs", NULL, f->first_message_ns },
+		{ "lastMessageNs", NULL, f->last_message_ns },
+		{ "lastMapWriteNs", NULL, f->last_map_write_ns },
+	};
+	const size_t n = sizeof(nums) / sizeof(nums[0]);
+
 	if (j) {
 		json_object(j, NULL);
 		json_bool(j, "enabled", f->enabled);
@@ -203,8 +216,7 @@ static int print_feed(const Fpmd__FpmStatus *f, const char *name,
 		json_str(j, "peer", f->peer);
 		json_str(j, "replayState", f->replay_state);
 		json_str(j, "lastError", f->last_error);
-		for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-			json_u64(j, nums[i].json, nums[i].v);
+		print_numbers(nums, n, j, NULL, 0);
 		json_close(j);
 		return 0;
 	}
@@ -213,10 +225,7 @@ static int print_feed(const Fpmd__FpmStatus *f, const char *name,
 	if (f->connected || f->peer[0])
 		printf("  peer: %s\n", f->peer);
 	printf("  replay: %s\n", f->replay_state);
-	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++)
-		if (nums[i].text)
-			printf("  %-32s %llu\n", nums[i].text,
-			       (unsigned long long)nums[i].v);
+	print_numbers(nums, n, NULL, "  ", 32);
 	if (f->last_error[0])
 		printf("  last error: %s\n", f->last_error);
 	return 0;
@@ -239,40 +248,40 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 	static const char *const src[] = { "kernel", "plugin", "fpm",
 					   "static" };
 	const Fpmd__Summary *m = rsp->summary;
-	const struct number f[] = {
-		{ "routesV4", "IPv4 routes", m ? m->routes_v4 : 0 },
-		{ "routesV6", "IPv6 routes", m ? m->routes_v6 : 0 },
-		{ "programmed", "in the maps", m ? m->programmed : 0 },
-		{ "notProgrammed", "not in the maps (full, error)",
-		  m ? m->not_programmed : 0 },
-		{ "otherTable", "routes of other tables",
-		  m ? m->other_table : 0 },
-		{ "nexthops", "nexthops", m ? m->nexthops : 0 },
-		{ "groups", "nexthop groups", m ? m->groups : 0 },
-		{ "neighbors", "neighbors", m ? m->neighbors : 0 },
-		{ "routeMapFull", "routes refused: routes map full",
-		  m ? m->route_map_full : 0 },
-		{ "nexthopMapFull", "nexthops refused: nexthops map full",
-		  m ? m->nexthop_map_full : 0 },
-		{ "groupMapFull", "groups refused: nh_groups map full",
-		  m ? m->group_map_full : 0 },
-		{ "mapErrors", "other map write errors",
-		  m ? m->map_errors : 0 },
-		{ "maxRoutesV4", "routes_v4 size", m ? m->max_routes_v4 : 0 },
-		{ "maxRoutesV6", "routes_v6 size", m ? m->max_routes_v6 : 0 },
-		{ "maxNexthops", "nexthops size", m ? m->max_nexthops : 0 },
-		{ "maxGroups", "nh_groups size", m ? m->max_groups : 0 },
-	};
 
 	(void)all;
 	if (!m) {
 		fprintf(stderr, "fpmctl: fpmd sent no summary\n");
 		return 1;
 	}
+
+	const struct number nums[] = {
+		{ "routesV4", "IPv4 routes", m->routes_v4 },
+		{ "routesV6", "IPv6 routes", m->routes_v6 },
+		{ "programmed", "in the maps", m->programmed },
+		{ "notProgrammed", "not in the maps (full, error)",
+		  m->not_programmed },
+		{ "otherTable", "routes of other tables", m->other_table },
+		{ "nexthops", "nexthops", m->nexthops },
+		{ "groups", "nexthop groups", m->groups },
+		{ "neighbors", "neighbors", m->neighbors },
+		{ "routeMapFull", "routes refused: routes map full",
+		  m->route_map_full },
+		{ "nexthopMapFull", "nexthops refused: nexthops map full",
+		  m->nexthop_map_full },
+		{ "groupMapFull", "groups refused: nh_groups map full",
+		  m->group_map_full },
+		{ "mapErrors", "other map write errors", m->map_errors },
+		{ "maxRoutesV4", "routes_v4 size", m->max_routes_v4 },
+		{ "maxRoutesV6", "routes_v6 size", m->max_routes_v6 },
+		{ "maxNexthops", "nexthops size", m->max_nexthops },
+		{ "maxGroups", "nh_groups size", m->max_groups },
+	};
+	const size_t n = sizeof(nums) / sizeof(nums[0]);
+
 	if (j) {
 		json_object(j, NULL);
-		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-			json_u64(j, f[i].json, f[i].v);
+		print_numbers(nums, n, j, NULL, 0);
 		json_object(j, "routesBySource");
 		for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 			json_u64(j, src[i], m->by_source[i]);
@@ -285,8 +294,7 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		json_close(j);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		printf("%-38s %llu\n", f[i].text, (unsigned long long)f[i].v);
+	print_numbers(nums, n, NULL, "", 38);
 	for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 		printf("routes from %-26s %llu\n", src[i],
 		       (unsigned long long)m->by_source[i]);
