@@ -21,8 +21,6 @@ struct edit_cmd {
 	Fpmd__Request__ReqCase add, del;
 };
 
-#define MEMBERS_MAX 64
-
 /* group ID[,WEIGHT]/ID[,WEIGHT]... */
 static void group_arg(void *msg, char *list, struct word_store *st)
 {

@@ -50,12 +50,13 @@ enum word_kind {
 	WORD_FN,     /* an argument .parse reads */
 };
 
-#define WORDS_MAX 8 /* words in a command's table, at most */
+#define WORDS_MAX 8    /* words in a command's table, at most */
+#define MEMBERS_MAX 64 /* members of a nexthop group */
 
 /* What the words' arguments point into, for the request's lifetime. */
 struct word_store {
 	uint8_t buf[WORDS_MAX + 1][16];
-	Fpmd__GroupMember mem[64], *memp[64];
+	Fpmd__GroupMember mem[MEMBERS_MAX], *memp[MEMBERS_MAX];
 };
 
 /* One word of a command, and the field of the command's message it sets. */
