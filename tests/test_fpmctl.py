@@ -14,7 +14,7 @@
 """
 import json
 
-from lab import ping
+from lib.lab import ping
 
 # show (or lookup) -> how many outer levels get a line per member
 LAYOUT = [
