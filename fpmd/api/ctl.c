@@ -26,6 +26,7 @@
 #include "api/ctl_req.h"
 #include "fpmd.pb-c.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "fib/maps.h"
 #include "common/util.h"
 #include "common/wire.h"
@@ -52,19 +53,12 @@ static char sock_path[108];
 
 int ctl_open(const struct sock_cfg *sc)
 {
-	const char *path = sc->path, *group = sc->group;
-	bool no_group;
-	int fd = unix_listen(path, sc->owner, group, sc->mode, &no_group);
+	const char *path = sc->path;
+	int fd = sock_serve("ctl", path, sc->owner, sc->group, sc->mode, "",
+			    "take fpmctl's requests");
 
 	if (fd < 0)
 		return fd;
-	if (no_group)
-		log_warn("ctl: group %s missing; %s is root-only", group, path);
-	if (unix_dir_unsafe(path))
-		log_warn("ctl: the directory of %s is writable by other users: "
-			 "any of them can replace the socket and take fpmctl's "
-			 "requests; use a directory only root can write",
-			 path);
 	snprintf(sock_path, sizeof(sock_path), "%s", path);
 	listen_fd = fd;
 	if (!clients_ready)

@@ -12,34 +12,26 @@
 #include "api/ctl_req.h"
 #include "common/log.h"
 #include "common/util.h"
+#include "feed/plugin.h"
 #include "fib/maps.h"
 #include "kernel/iface.h"
 #include "rib/rib.h"
 
 static int do_route(const Fpmd__Route *r, bool add, const char **err)
 {
-	static const enum rib_rtype types[] = {
-		[FPMD__ROUTE_TYPE__RT_UNSPEC] = RT_UNICAST,
-		[FPMD__ROUTE_TYPE__RT_UNICAST] = RT_UNICAST,
-		[FPMD__ROUTE_TYPE__RT_BLACKHOLE] = RT_BLACKHOLE,
-		[FPMD__ROUTE_TYPE__RT_UNREACHABLE] = RT_UNREACHABLE,
-		[FPMD__ROUTE_TYPE__RT_PROHIBIT] = RT_PROHIBIT,
-		[FPMD__ROUTE_TYPE__RT_LOCAL] = RT_LOCAL,
-	};
 	struct rib_route_req rq = { .src = SRC_STATIC };
 	struct rib_path path = { 0 };
 	uint32_t ifindex;
-	int ret;
+	int ret, type;
 
 	ret = pb_get_prefix(r->prefix, &rq.p, err);
 	if (ret)
 		return ret;
 	if (!add)
 		return rib_route_del(SRC_STATIC, &rq.p, err);
-	if (r->type < 0 || r->type > FPMD__ROUTE_TYPE__RT_LOCAL) {
-		*err = "unknown route type";
-		return -EINVAL;
-	}
+	type = plugin_route_type(r->type, err);
+	if (type < 0)
+		return type;
 	ret = pb_get_ifindex(r->ifname, &ifindex, err);
 	if (ret)
 		return ret;
@@ -57,7 +49,7 @@ static int do_route(const Fpmd__Route *r, bool add, const char **err)
 		memcpy(path.gw, r->gateway.data, r->gateway.len);
 	}
 	path.ifindex = ifindex;
-	rq.type = types[r->type];
+	rq.type = type;
 	rq.nhid = r->nhid;
 	rq.paths = &path;
 	rq.npaths = 1;

@@ -30,6 +30,7 @@
 #include "conf/conf.h"
 #include "fpmd.pb-c.h"
 #include "common/log.h"
+#include "common/sock.h"
 #include "feed/plugin_internal.h"
 #include "feed/replay.h"
 #include "rib/rib.h"
@@ -46,22 +47,14 @@ static struct feed_status st = { .replay_state = "none" };
 
 int plugin_open(const struct sock_cfg *sc)
 {
-	const char *path = sc->path, *group = sc->group;
-	bool no_group;
-	int fd = unix_listen(path, sc->owner, group, sc->mode, &no_group);
+	const char *path = sc->path;
+	/* zebra runs as frr: the group must be able to connect. */
+	int fd = sock_serve("plugin", path, sc->owner, sc->group, sc->mode,
+			    " and zebra (user frr) cannot connect",
+			    "feed zebra's plugin");
 
 	if (fd < 0)
 		return fd;
-	/* zebra runs as frr: the group must be able to connect. */
-	if (no_group)
-		log_warn("plugin: group %s missing; %s is root-only and zebra "
-			 "(user frr) cannot connect",
-			 group, path);
-	if (unix_dir_unsafe(path))
-		log_warn("plugin: the directory of %s is writable by other "
-			 "users: any of them can replace the socket and feed "
-			 "zebra's plugin; use a directory only root can write",
-			 path);
 	if (timer_fd < 0)
 		timer_fd = timerfd_create(CLOCK_MONOTONIC,
 					  TFD_NONBLOCK | TFD_CLOEXEC);

@@ -31,4 +31,8 @@ void plugin_get_status(struct feed_status *st);
  * (the event loop calls it after every batch of events). */
 void plugin_status_flush(void);
 
+/* The RIB's route type (enum rib_rtype) of a protobuf RouteType, the
+ * plugin's and fpmctl's; -EINVAL ("unknown route type") otherwise. */
+int plugin_route_type(int type, const char **err);
+
 #endif

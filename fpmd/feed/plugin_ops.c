@@ -89,7 +89,7 @@ static bool group_stale(const Fpmd__RouteOp *r, const struct prefix *p)
 	return true;
 }
 
-int plugin_route_op(const Fpmd__RouteOp *r, const char **err)
+int plugin_route_type(int type, const char **err)
 {
 	static const enum rib_rtype types[] = {
 		[FPMD__ROUTE_TYPE__RT_UNSPEC] = RT_UNICAST,
@@ -99,11 +99,21 @@ int plugin_route_op(const Fpmd__RouteOp *r, const char **err)
 		[FPMD__ROUTE_TYPE__RT_PROHIBIT] = RT_PROHIBIT,
 		[FPMD__ROUTE_TYPE__RT_LOCAL] = RT_LOCAL,
 	};
+
+	if (type < 0 || type > FPMD__ROUTE_TYPE__RT_LOCAL) {
+		*err = "unknown route type";
+		return -EINVAL;
+	}
+	return types[type];
+}
+
+int plugin_route_op(const Fpmd__RouteOp *r, const char **err)
+{
 	struct rib_path paths[NH_MAX_MEMBERS];
 	struct rib_route_req rq = { .src = SRC_PLUGIN, .gen = plugin.gen };
 	const Fpmd__Prefix *p = r->prefix;
 	char pb[PREFIX_STRLEN];
-	int ret;
+	int ret, type;
 
 	if (!plugin_prefix_of(p, &rq.p)) {
 		*err = "bad prefix";
@@ -132,11 +142,10 @@ int plugin_route_op(const Fpmd__RouteOp *r, const char **err)
 		ret = rib_route_del(SRC_PLUGIN, &rq.p, err);
 		return ret == -ENOENT ? 0 : ret; /* already gone is fine */
 	}
-	if (r->type < 0 || r->type > FPMD__ROUTE_TYPE__RT_LOCAL) {
-		*err = "unknown route type";
-		return -EINVAL;
-	}
-	rq.type = types[r->type];
+	type = plugin_route_type(r->type, err);
+	if (type < 0)
+		return type;
+	rq.type = type;
 	if (r->unsupported) {
 		rq.type = RT_KERNEL;
 		rq.kreason = KR_UNSUPPORTED;
