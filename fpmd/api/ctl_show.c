@@ -114,6 +114,23 @@ static int show_neighbors(struct ctl_req *r)
 	return 0;
 }
 
+/* The flags `fpmctl show interfaces` lists, in its order. */
+static const struct {
+	uint32_t bit; /* FPMD_IF_F_*; 0: the interface is suspended */
+	const char *name;
+} if_flags[] = {
+	{ FPMD_IF_F_ENABLED, "enabled" },
+	{ 0, "suspended" },
+	{ FPMD_IF_F_FWD_V4, "forwarding-ipv4" },
+	{ FPMD_IF_F_FWD_V6, "forwarding-ipv6" },
+	{ FPMD_IF_F_RPF_STRICT, "rp-filter-strict" },
+	{ FPMD_IF_F_RPF_LOOSE, "rp-filter-loose" },
+	{ FPMD_IF_F_KERNEL_V4, "kernel-path-ipv4" },
+	{ FPMD_IF_F_KERNEL_V6, "kernel-path-ipv6" },
+	{ FPMD_IF_F_REDIRECTS_V4, "send-redirects-ipv4" },
+	{ FPMD_IF_F_SRC_CHECK, "source-check" },
+};
+
 static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)
 {
 	o->flags[o->n_flags++] = arena_str(a, f);
@@ -165,29 +182,19 @@ static int show_interfaces(struct ctl_req *r)
 		o->tx_redirect_errors =
 			tx_count(i->slot, FPMD_R_TX_REDIRECT_ERR);
 		o->tx_xmit_drops = tx_count(i->slot, FPMD_R_TX_XMIT_DROP);
-		o->flags = arena_alloc(a, 13 * sizeof(*o->flags));
+		o->flags = arena_alloc(a, sizeof(if_flags) / sizeof(if_flags[0]) *
+					    sizeof(*o->flags));
 		if (!o->flags)
 			return -ENOMEM;
-		if (f & FPMD_IF_F_ENABLED)
-			add_flag(a, o, "enabled");
-		if (i->suspended)
-			add_flag(a, o, "suspended");
-		if (f & FPMD_IF_F_FWD_V4)
-			add_flag(a, o, "forwarding-ipv4");
-		if (f & FPMD_IF_F_FWD_V6)
-			add_flag(a, o, "forwarding-ipv6");
-		if (f & FPMD_IF_F_RPF_STRICT)
-			add_flag(a, o, "rp-filter-strict");
-		if (f & FPMD_IF_F_RPF_LOOSE)
-			add_flag(a, o, "rp-filter-loose");
-		if (f & FPMD_IF_F_KERNEL_V4)
-			add_flag(a, o, "kernel-path-ipv4");
-		if (f & FPMD_IF_F_KERNEL_V6)
-			add_flag(a, o, "kernel-path-ipv6");
-		if (f & FPMD_IF_F_REDIRECTS_V4)
-			add_flag(a, o, "send-redirects-ipv4");
-		if (f & FPMD_IF_F_SRC_CHECK)
-			add_flag(a, o, "source-check");
+		for (size_t b = 0; b < sizeof(if_flags) / sizeof(if_flags[0]);
+		     b++) {
+			/* "suspended" is fpmd's state, not a map flag. */
+			bool on = if_flags[b].bit ? f & if_flags[b].bit :
+						    i->suspended;
+
+			if (on)
+				add_flag(a, o, if_flags[b].name);
+		}
 		rsp->interfaces[k++] = o;
 	}
 	rsp->n_interfaces = k;
