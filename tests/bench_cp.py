@@ -61,8 +61,8 @@ import tempfile
 import threading
 import time
 
-from lib.runner import (Child, guarded, keep_going, log, run,  # noqa: E402
-                        stop_all)
+from lib.runner import (Child, guarded, keep_going, log,  # noqa: E402
+                        read_text, run, stop_all)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.environ.get("FPMD_BUILDDIR", os.path.join(REPO, "build"))
@@ -664,11 +664,7 @@ class Bench:
                 if not self.fpmd.alive():
                     raise RuntimeError("fpmd exited: " + self.tail(
                         self.fpmd_log) + self.tail(self.fpmd.logpath))
-                try:
-                    with open(self.fpmd_log) as f:
-                        return "started:" in f.read()
-                except FileNotFoundError:
-                    return False
+                return "started:" in read_text(self.fpmd_log)
             self.wait(ready, 15, "fpmd")
 
     def start_frr(self):

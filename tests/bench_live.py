@@ -73,7 +73,8 @@ import sys
 import tempfile
 import time
 
-from lib.runner import Child, guarded, keep_going, log, run, stop_all
+from lib.runner import (Child, guarded, keep_going, log, read_text, run,
+                        stop_all)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
@@ -403,11 +404,7 @@ class Bench:
         self.feed = FpmFeed(self.ns["rf"])
 
     def fpmd_text(self):
-        try:
-            with open(self.fpmd_log) as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return read_text(self.fpmd_log)
 
     def fpmctl(self, *args):
         r = run([FPMCTL, "-s", self.sock, "--json"] + list(args), timeout=60)

@@ -18,6 +18,7 @@ import time
 
 from lib.lab import (BUILDDIR, FPMD, ping, ping_result, ping_stream,
                      wait_for)
+from lib.runner import read_text
 
 FOREIGN = os.path.join(BUILDDIR, "tests", "xdp_foreign.bpf.o")
 WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
@@ -98,14 +99,6 @@ def finish(p, timeout=15):
         p.send_signal(signal.SIGTERM)
         p.wait(10)
         return "still running"
-
-
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 # ---- item 6: a program replaced or removed under fpmd ---------------------
@@ -312,14 +305,14 @@ def test_second_fpmd_same_pin_dir_refused(lab):
     d = start_ready(lab)
     ids = {i: prog_id(lab.r1, i) for i in ("r1-eth0", "r1-eth1")}
     pins = sorted(os.listdir(lab.pin))
-    assert str(d.proc.pid) == read(lock_file(lab.pin)).split()[0]
+    assert str(d.proc.pid) == read_text(lock_file(lab.pin)).split()[0]
     stream = ping_stream(lab.h1, lab.H2_V4, 300)
     time.sleep(0.3)
     fwd0 = forwarded(d)
 
     p, log = other_fpmd(lab, "second", lab.pin, ("r1-eth0", "r1-eth1"))
     rc = finish(p)
-    text = read(log)
+    text = read_text(log)
     assert rc == 1, f"second fpmd: {rc}\n{text}"
     assert f"in use by a running fpmd (pid {d.proc.pid}" in text, text
     assert "adopted" not in text and "attached" not in text, text
@@ -327,7 +320,7 @@ def test_second_fpmd_same_pin_dir_refused(lab):
     # The first one is untouched: same programs, same pins, still serving.
     assert {i: prog_id(lab.r1, i) for i in ids} == ids
     assert sorted(os.listdir(lab.pin)) == pins
-    assert str(d.proc.pid) == read(lock_file(lab.pin)).split()[0]
+    assert str(d.proc.pid) == read_text(lock_file(lab.pin)).split()[0]
     sent, got, out = ping_result(stream)
     assert got == sent, diag(d, out)
     assert forwarded(d) - fwd0 >= sent // 2, diag(d)
@@ -342,7 +335,7 @@ def test_second_fpmd_on_served_interface_refused(lab):
     try:
         p, log = other_fpmd(lab, "second", other_pin, ("r1-eth1",))
         rc = finish(p)
-        text = read(log)
+        text = read_text(log)
         assert rc == 1, f"second fpmd: {rc}\n{text}"
         assert "iface r1-eth1: served by" in text and \
             f"another fpmd, pid {d.proc.pid}" in text and \
@@ -368,7 +361,7 @@ def test_sigkilled_fpmd_is_adopted_and_replaced(lab):
     assert "maps adopted" in d2.logtext()[d2.log_start:], diag(d2)
     new = prog_id(lab.r1, "r1-eth0")
     assert new and new != old, diag(d2)
-    assert str(d2.proc.pid) == read(lock_file(lab.pin)).split()[0]
+    assert str(d2.proc.pid) == read_text(lock_file(lab.pin)).split()[0]
     d2.stop()
     assert not os.path.exists(lock_file(lab.pin))
 
@@ -380,9 +373,9 @@ def test_inherited_descriptors_closed(lab):
     fcntl.flock(fd, fcntl.LOCK_EX)
     p, log = other_fpmd(lab, "child", lab.pin, ("r1-eth0",), pass_fds=(fd,))
     try:
-        wait_for(lambda: "started:" in read(log) or p.poll() is not None,
+        wait_for(lambda: "started:" in read_text(log) or p.poll() is not None,
                  timeout=10, what="fpmd started")
-        assert p.poll() is None, read(log)
+        assert p.poll() is None, read_text(log)
         held = [os.readlink(f"/proc/{p.pid}/fd/{n}")
                 for n in os.listdir(f"/proc/{p.pid}/fd")]
         assert path not in held, held

@@ -26,6 +26,7 @@ import subprocess
 import time
 
 from lib.lab import BUILDDIR, Lab, sh, wait_for
+from lib.runner import read_text
 
 # Our zebra module (fpmd/zebra-plugin/), built with --with-frr-source.
 PLUGIN = os.path.join(BUILDDIR, "fpmd", "zebra-plugin", "fpmd_zebra.so")
@@ -114,11 +115,7 @@ class Frr:
         return os.path.join(self.lab.tmp, f"{self.ps}-{daemon}.log")
 
     def logtext(self, daemon="zebra"):
-        try:
-            with open(self.logfile(daemon)) as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return read_text(self.logfile(daemon))
 
     # ---- processes --------------------------------------------------------
 

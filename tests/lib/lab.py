@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import time
 
+from lib.runner import read_text
+
 # This folder: the helper scripts that tests run inside namespaces.
 TESTLIB = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(TESTLIB))
@@ -135,11 +137,7 @@ class Fpmd:
         raise RuntimeError("fpmd did not start:\n" + self.logtext())
 
     def logtext(self):
-        try:
-            with open(self.log) as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
+        return read_text(self.log)
 
     def output(self):
         if self.proc.poll() is None:

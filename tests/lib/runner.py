@@ -20,6 +20,15 @@ import time
 import traceback
 
 
+def read_text(path):
+    """A log file's text so far, "" before the process has written it."""
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
