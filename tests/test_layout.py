@@ -157,3 +157,21 @@ def test_long_units_listed_still_exist_and_are_long():
             n = sum(1 for _ in f)
         assert n > MAX_LINES, f"{u} is {n} lines now: drop it from LONG_UNITS"
         assert why, f"{u}: say why it reads better whole"
+
+
+MAP_WRITE = re.compile(r"\bbpf_map_(update|delete)_(elem|batch)\b")
+
+
+def test_only_fib_writes_maps():
+    # The one-writer rule (doc/ARCHITECTURE.md): every map write goes
+    # through fib/, so a route cannot reach the fast path half-written.
+    bad = []
+    for u in units():
+        if folder(u) == "fib":
+            continue
+        with open(os.path.join(SRC, u)) as f:
+            for n, line in enumerate(f, 1):
+                if MAP_WRITE.search(line):
+                    bad.append(f"{u}:{n}: {line.strip()}")
+    assert not bad, ("map writes outside fpmd/fib/ (call maps_* "
+                     "instead):\n  " + "\n  ".join(bad))
