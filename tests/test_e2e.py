@@ -19,7 +19,8 @@ import pytest
 
 from lib.lab import (h2_loopback, pinned_map, ping, ping_result, ping_stream,
                      wait_for, xdp_attached)
-from lib.traffic import fwd4, nonzero, stats_key, stats_map_packets
+from lib.traffic import (assert_kernel_flat, assert_lossless, fwd4, nonzero,
+                         stats_key, stats_map_packets)
 from lib.traffic import measure as traffic_measure
 from lib.proto import DecodeError, frame, pb, recv_frame, recv_msg
 
@@ -380,9 +381,8 @@ def test_keep_forwarding_restart_without_loss(lab, old_pins):
         stream.wait()
         raise
     sent, got, out = ping_result(stream, timeout=20)
-    assert sent >= 500 and got == sent, f"lost {sent - got}/{sent}: {out}"
-    assert fwd4(lab.r1) == f0, \
-        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+    assert_lossless("ping", sent, got, 500, out)
+    assert_kernel_flat(lab.r1, f0)
 
     # Stopping the adopting daemon (no --keep-forwarding) cleans up.
     assert d2.stop() == 0

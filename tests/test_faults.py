@@ -29,8 +29,9 @@ from lib.feeds import (SETTLE, fpm, map_values, map_writes, nexthops_view,
 from lib.lab import (BH_DST, BH_NET, BUILDDIR, H2_DST, H2_NET, PY,
                      h2_loopback, ping, ping_result, ping_stream, shquote,
                      wait_for, xdp_attached)
-from lib.traffic import (Udp, fwd4, measure, stats_key, stats_map_packets,
-                         udp_send)
+from lib.traffic import (Udp, assert_kernel_flat, assert_lossless, fwd4,
+                         measure, stats_key, stats_map_packets, udp_send,
+                         wait_through_xdp)
 
 GONE_NET = "10.97.0.0/24"                           # a second static route
 NEW_NET, NEW_DST = "10.96.0.0/24", "10.96.0.1"      # added while fpmd is dead
@@ -69,9 +70,7 @@ def test_sigkill_then_restart_forwards_throughout(lab):
     udp = udp_send(lab.h1, H2_DST, flows=4, interval=0.01, duration=25,
                    background=True)
     try:
-        c0 = d.counter("r1-eth0", "forwarded")
-        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 50,
-                 what="the streams through XDP")
+        wait_through_xdp(d)
         f0 = fwd4(lab.r1)
 
         d.proc.kill()
@@ -152,11 +151,9 @@ def test_sigkill_then_restart_forwards_throughout(lab):
                 p.wait()
     print(f"ping {rcvd}/{sent}, UDP {ugot}/{usent}, kernel forwarded "
           f"{fwd4(lab.r1) - f0}")
-    assert rcvd == sent and sent >= 1000, f"ping lost {sent - rcvd}/{sent}"
-    assert ugot == usent and usent >= 2000, \
-        f"UDP lost {usent - ugot}/{usent}"
-    assert fwd4(lab.r1) == f0, \
-        f"the kernel forwarded {fwd4(lab.r1) - f0} packets in the sequence"
+    assert_lossless("ping", sent, rcvd, 1000)
+    assert_lossless("UDP", usent, ugot, 2000)
+    assert_kernel_flat(lab.r1, f0, "in the sequence")
 
 
 # ---- a flood of route adds and deletes over FPM: memory comes back ----------

@@ -35,7 +35,8 @@ from lib.feeds import (SETTLE, fpm, fpm_routes, map_values, map_writes,
 from lib.frr import ns_wait_tentative
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6, PY,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
-from lib.traffic import Snap, Udp, fwd4, measure, udp_send
+from lib.traffic import (Snap, Udp, assert_kernel_flat, assert_lossless, fwd4,
+                         measure, udp_send, wait_through_xdp)
 
 GONE_NET = "10.97.0.0/24"                           # a second static route
 
@@ -445,9 +446,8 @@ def test_f1_zebra_graceful_restart(lab):
         if stream.poll() is None:
             stream.kill()
             stream.wait()
-    assert got == sent and sent >= 1000, f"lost {sent - got}/{sent}: {out}"
-    assert fwd4(lab.r1) == f0, \
-        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+    assert_lossless("ping", sent, got, 1000, out)
+    assert_kernel_flat(lab.r1, f0)
     assert not problems, "\n".join(problems)
 
 
@@ -506,9 +506,7 @@ def test_f3_fpmd_restart_without_loss(lab):
     udp = udp_send(lab.h1, H2_DST, flows=4, interval=0.002, duration=9,
                    background=True)
     try:
-        c0 = d.counter("r1-eth0", "forwarded")
-        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 50,
-                 what="the streams through XDP")
+        wait_through_xdp(d)
         f0 = fwd4(lab.r1)
         assert d.stop() == 0, "fpmd --keep-forwarding did not exit cleanly"
         os.rename(d.log, d.log + ".1")   # wait_ready looks for "started:"
@@ -533,10 +531,9 @@ def test_f3_fpmd_restart_without_loss(lab):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    assert got == sent and sent >= 500, f"ping lost {sent - got}/{sent}"
-    assert ugot == usent and usent >= 3000, f"UDP lost {usent - ugot}/{usent}"
-    assert fwd4(lab.r1) == f0, \
-        f"kernel forwarded {fwd4(lab.r1) - f0} packets during the restart"
+    assert_lossless("ping", sent, got, 500)
+    assert_lossless("UDP", usent, ugot, 3000)
+    assert_kernel_flat(lab.r1, f0)
 
 
 # ---- g. malformed FPM input -------------------------------------------------

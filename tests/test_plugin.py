@@ -31,7 +31,8 @@ from lib.feeds import wait_plugin_route as wait_route
 from lib.frr import PLUGIN, plugin_sock, start_frr, zplugin
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
-from lib.traffic import Udp, fwd4, measure, udp_send
+from lib.traffic import (Udp, assert_kernel_flat, assert_lossless, fwd4,
+                         measure, udp_send)
 from lib.proto import frame, pb
 
 GONE_NET = "10.97.0.0/24"                          # removed while fpmd is away
@@ -366,8 +367,8 @@ def test_e2_zebra_restart_replay(lab, server):
         if stream.poll() is None:
             stream.kill()
             stream.wait()
-    assert got == sent and sent >= 600, f"ping lost {sent - got}/{sent}"
-    assert fwd4(lab.r1) == f0, "the kernel forwarded during the restart"
+    assert_lossless("ping", sent, got, 600)
+    assert_kernel_flat(lab.r1, f0)
     got, dl = measure(lab, d, lambda: ping(lab.h1, "10.97.0.1", 5, 0.02))
     assert got == 0 and dl["r1-eth0"]["forwarded"] == 0, dl
 

@@ -14,7 +14,7 @@ import struct
 import subprocess
 import time
 
-from lib.lab import PY, TESTLIB, sh
+from lib.lab import PY, TESTLIB, sh, wait_for
 
 UDPFLOW = os.path.join(TESTLIB, "udpflow.py")
 
@@ -65,6 +65,26 @@ def fwd4(ns):
 
 def fwd6(ns):
     return ns.snmp6("Ip6OutForwDatagrams")
+
+
+def wait_through_xdp(d, ifname="r1-eth0", n=50):
+    """Streams just started are being forwarded by XDP on ifname."""
+    c0 = d.counter(ifname, "forwarded")
+    wait_for(lambda: d.counter(ifname, "forwarded") >= c0 + n,
+             what="the streams through XDP")
+
+
+def assert_lossless(what, sent, got, least, out=""):
+    """A stream of at least `least` packets, every one delivered."""
+    assert sent >= least and got == sent, \
+        f"{what} lost {sent - got}/{sent}: {out}"
+
+
+def assert_kernel_flat(router, f0, when="during the restart"):
+    """router's kernel forwarded nothing since its fwd4() was f0: the fast
+    path carried every packet."""
+    n = fwd4(router) - f0
+    assert n == 0, f"kernel forwarded {n} packets {when}"
 
 
 class Snap:
