@@ -39,14 +39,19 @@ void link_changed(const struct nl_link *l, void *arg)
 	 * only for netlink changes while up; a link going up re-queries. */
 	if (i->attached)
 		iface_watch(i, fpmd_prog_fd);
-	if (!changed && i->attached)
+	if (!changed && iface_active(i))
 		return;
 	/* Re-created: nexthops that went out of it go out of it again
 	 * (rewritten below, once it is attached). */
 	if (i->gone_ifindex && i->gone_ifindex != i->ifindex)
 		rib_iface_renumber(i->name, i->gone_ifindex, i->ifindex);
 	i->gone_ifindex = 0;
-	if (!i->attached) {
+	/* TC_ONLY: tc_path.c attaches (the recheck below). */
+	if (!iface_active(i) && i->tc_only) {
+		fpmd_request_recheck();
+		return;
+	}
+	if (!i->attached && !i->tc_only) {
 		if (iface_attach(i, fpmd_prog_fd))
 			return;
 		fpmd_request_recheck();
@@ -130,6 +135,9 @@ void iface_bring_up(struct iface *i)
 			 i->name);
 		return;
 	}
+	/* TC_ONLY (the guards just decided): no XDP; tc_path.c attached. */
+	if (i->tc_only)
+		return;
 	if (iface_attach(i, fpmd_prog_fd))
 		return;
 	iface_sync(i);

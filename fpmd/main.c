@@ -29,6 +29,7 @@
 #include "kernel/iface.h"
 #include "kernel/instance.h"
 #include "kernel/nl.h"
+#include "kernel/tc_path.h"
 #include "notify.h"
 #include "rib/rib.h"
 
@@ -91,6 +92,9 @@ static void stop(void)
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
 
+		/* Like XDP: a restart keeps the tcx links (pinned). */
+		if (i->used)
+			tc_detach(i, keep);
 		if (!i->used || !i->attached)
 			continue;
 		if (keep)
@@ -273,6 +277,7 @@ int main(int argc, char **argv)
 		return 1;
 	fpmd_prog_fd = xdp_prog_fd();
 	instance_set_own(fpmd_prog_fd, mapfd.stats);
+	tc_path_init(xdp_tc_prog_fd());
 	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)

@@ -17,6 +17,7 @@
 #include "fib/maps.h"
 #include "kernel/guard.h"
 #include "kernel/iface.h"
+#include "kernel/tc_path.h"
 #include "rib/rib.h"
 #include "common/util.h"
 
@@ -129,6 +130,9 @@ static const struct {
 	{ FPMD_IF_F_KERNEL_V6, "kernel-path-ipv6" },
 	{ FPMD_IF_F_REDIRECTS_V4, "send-redirects-ipv4" },
 	{ FPMD_IF_F_SRC_CHECK, "source-check" },
+	{ FPMD_IF_F_PEER, "peer-egress" },
+	{ FPMD_IF_F_TC, "tc" },
+	{ FPMD_IF_F_TC_ONLY, "tc-only" },
 };
 
 static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)
@@ -182,6 +186,10 @@ static int show_interfaces(struct ctl_req *r)
 		o->tx_redirect_errors =
 			tx_count(i->slot, FPMD_R_TX_REDIRECT_ERR);
 		o->tx_xmit_drops = tx_count(i->slot, FPMD_R_TX_XMIT_DROP);
+		o->path = arena_str(a, tc_iface_path(i));
+		o->tc_attached = i->tc_attached;
+		o->tc_reason = arena_str(a, i->tc_reason);
+		o->peer_egress = i->peer_egress;
 		o->flags = arena_alloc(a, sizeof(if_flags) / sizeof(if_flags[0]) *
 					    sizeof(*o->flags));
 		if (!o->flags)

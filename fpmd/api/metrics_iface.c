@@ -9,6 +9,7 @@
 #include "api/metrics_text.h"
 #include "fib/maps.h"
 #include "kernel/iface.h"
+#include "kernel/tc_path.h"
 
 static bool is_tx_reason(uint32_t r)
 {
@@ -125,6 +126,23 @@ static void xdp_state(struct out *o)
 	}
 }
 
+static void tc_attached(struct out *o)
+{
+	for_each_iface(i)
+	{
+		metric_sample(o, i->tc_attached, "interface", i->name, "path",
+			      tc_iface_path(i), NULL);
+	}
+}
+
+static void peer_egress(struct out *o)
+{
+	for_each_iface(i)
+	{
+		metric_sample(o, i->peer_egress, "interface", i->name, NULL);
+	}
+}
+
 static void iface_up(struct out *o)
 {
 	for_each_iface(i)
@@ -183,6 +201,15 @@ static const struct metric_family families[] = {
 	  "The interface's XDP state (1 for the current state): attached, "
 	  "detached, detached-foreign (another program is there), absent.",
 	  .write = xdp_state },
+	{ "fpmd_interface_tc_attached", "gauge",
+	  "1 when fpmd's tc program is attached at tcx ingress of the "
+	  "interface; path: which program takes its traffic (xdp, tc for "
+	  "TC_ONLY, none).",
+	  .write = tc_attached },
+	{ "fpmd_interface_peer_egress", "gauge",
+	  "1 when the interface is a PEER egress: a veth whose peer takes no "
+	  "XDP redirects, served by the tc program (bpf_redirect_peer).",
+	  .write = peer_egress },
 	{ "fpmd_interface_up", "gauge",
 	  "1 when the interface is present, administratively up and has "
 	  "carrier.",

@@ -17,6 +17,7 @@
 #include "conf/conf.h"
 #include "feed/fpm.h"
 #include "kernel/iface.h"
+#include "kernel/tc_path.h"
 #include "common/log.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
@@ -208,6 +209,11 @@ static void interface(struct doc *d, const struct iface_cfg *ic)
 	if (!iface_is_tx_port(i))
 		put(d, iface_tx_reason(i), "%s/tx-reason", base);
 	put(d, tf(i->suspended), "%s/suspended", base);
+	put(d, tc_iface_path(i), "%s/path", base);
+	put(d, tf(i->tc_attached), "%s/tc-attached", base);
+	if (i->tc_reason[0])
+		put(d, i->tc_reason, "%s/tc-reason", base);
+	put(d, tf(i->peer_egress), "%s/peer-egress", base);
 	for (uint32_t r = 0; r < FPMD_R_MAX; r++) {
 		struct fpmd_stat st;
 		char cbase[160];

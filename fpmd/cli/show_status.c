@@ -35,6 +35,10 @@ static void interface_json(struct json *j, const Fpmd__Interface *f)
 	json_u64(j, "tx", f->tx);
 	json_u64(j, "txRedirectErrors", f->tx_redirect_errors);
 	json_u64(j, "txXmitDrops", f->tx_xmit_drops);
+	json_str(j, "path", f->path);
+	json_bool(j, "tcAttached", f->tc_attached);
+	json_str(j, "tcReason", f->tc_reason);
+	json_bool(j, "peerEgress", f->peer_egress);
 	json_array(j, "flags");
 	for (size_t k = 0; k < f->n_flags; k++)
 		json_str(j, NULL, f->flags[k]);
@@ -57,6 +61,10 @@ static void interface_text(const Fpmd__Interface *f)
 	       f->oper_up ? "yes" : "no", f->tx_port ? "yes" : "no", flags);
 	if (strcmp(f->xdp_state, "attached"))
 		printf("%16s   XDP %s: %s\n", "", f->xdp_state, f->xdp_reason);
+	if (f->tc_attached || f->tc_reason[0])
+		printf("%16s   path %s, tc program %s%s%s\n", "", f->path,
+		       f->tc_attached ? "attached" : "not attached",
+		       f->tc_reason[0] ? ": " : "", f->tc_reason);
 	if (!f->tx_port && f->tx_reason[0])
 		printf("%16s   not a tx port: %s\n", "", f->tx_reason);
 	/* The drop tracepoint also sees other programs' redirects. */

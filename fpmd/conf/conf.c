@@ -376,6 +376,7 @@ static void extract(struct fpmd_config *c)
 	c->tbl8_groups = get_u32(t, "tables/ipv4-tbl8-groups");
 	c->keep_forwarding = get_bool(t, "behaviour/keep-forwarding");
 	c->allow_nf_bypass = get_bool(t, "behaviour/allow-netfilter-bypass");
+	c->container_path = get_bool(t, "behaviour/container-path");
 	c->guard_interval_ms = get_u32(t, "behaviour/guard-interval");
 	c->log_target = get(t, "logging/target");
 	n = find(t, "logging/target");

@@ -63,6 +63,7 @@ struct fpmd_config {
 	uint32_t tbl8_groups;
 	bool keep_forwarding;   /* leave XDP attached on exit */
 	bool allow_nf_bypass;   /* attach despite netfilter forward rules */
+	bool container_path;    /* fpmd's tc program for container veths */
 	unsigned int guard_interval_ms;
 	const char *log_target; /* stderr, syslog, file */
 	bool log_target_default; /* not set: main.c picks by how fpmd runs */

@@ -28,4 +28,6 @@ const char *const fpmd_reason_names[FPMD_R_MAX] = {
 	[FPMD_R_PASS_REDIRECT] = "pass-redirect",
 	[FPMD_R_TX_REDIRECT_ERR] = "tx-redirect-error",
 	[FPMD_R_TX_XMIT_DROP] = "tx-xmit-drop",
+	[FPMD_R_FORWARDED_PEER] = "forwarded-peer",
+	[FPMD_R_FORWARDED_TC] = "forwarded-tc",
 };

@@ -387,6 +387,11 @@ int xdp_prog_fd(void)
 	return bpf_program__fd(skel->progs.fpmd_xdp);
 }
 
+int xdp_tc_prog_fd(void)
+{
+	return bpf_program__fd(skel->progs.fpmd_tc);
+}
+
 void xdp_unpin(void)
 {
 	if (!skel)

@@ -13,6 +13,8 @@ int xdp_load(bool *adopted);
 /* The last xdp_load adopted a previous fpmd's maps (state, metrics). */
 extern bool xdp_adopted;
 int xdp_prog_fd(void);
+/* fpmd_tc, the container paths' tc program (kernel/tc_path.c). */
+int xdp_tc_prog_fd(void);
 /* Remove the pins and the directory (a clean stop). */
 void xdp_unpin(void);
 void xdp_close(void);

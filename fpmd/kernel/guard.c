@@ -26,6 +26,7 @@
 #include "common/log.h"
 #include "common/util.h"
 #include "kernel/nl.h"
+#include "kernel/tc_path.h"
 #include "rib/rib.h"
 
 /* watch: how a change reaches fpmd besides the guard-interval poll. */
@@ -104,16 +105,24 @@ static bool rules_apply(const struct rules_ctx *c, const struct iface *i)
 	return false;
 }
 
-/* Sets i->tx_port / tx_reason; appends to the guard details. */
+/*
+ * Sets i->tx_port / tx_reason and the container path modes (tc_path.c):
+ * i->peer_egress, i->want_tc_only. Appends to the guard details; served
+ * lists the egresses the tc path delivers to.
+ */
 static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
-			 char *peer_detail, size_t plen)
+			 char *peer_detail, size_t plen, char *served,
+			 size_t slen)
 {
 	char why[160] = "";
 	struct nl_link peer;
-	int ret;
+	bool tc_egress = false;
+	int ret, txcsum;
 
 	i->tx_port = true;
 	i->tx_reason[0] = '\0';
+	i->peer_egress = false;
+	i->want_tc_only = false;
 	if (!i->ifindex) {
 		i->tx_port = false;
 		snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
@@ -121,12 +130,13 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 	}
 	ret = nl_tc_egress(i->ifindex, why, sizeof(why));
 	if (ret > 0) {
+		/* bpf_redirect_peer skips the egress's tc too: no PEER. */
+		tc_egress = true;
 		i->tx_port = false;
 		snprintf(i->tx_reason, sizeof(i->tx_reason),
 			 "%s: XDP would bypass it", why);
 		appendf(tc_detail, tlen, "%s%s: %s", tc_detail[0] ? "; " : "",
 			i->name, why);
-		return;
 	}
 	if (!i->is_veth || !i->peer_ifindex)
 		return;
@@ -134,7 +144,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 				   &peer);
 	/* Unknown is not "receives": a redirect into a peer without XDP
 	 * or GRO vanishes, so only a peer seen to receive gets frames. */
-	if (ret) {
+	if (ret && !tc_egress) {
 		i->tx_port = false;
 		snprintf(i->tx_reason, sizeof(i->tx_reason),
 			 "veth peer (ifindex %d) not visible (%s): redirected "
@@ -144,10 +154,14 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 			peer_detail[0] ? "; " : "", i->name, i->tx_reason);
 		return;
 	}
-	if (peer.xdp_attached != XDP_ATTACHED_NONE)
+	if (ret)
 		return;
-	ret = peer_gro(i, peer.name);
-	if (ret == 1)
+	snprintf(i->peer_name, sizeof(i->peer_name), "%s", peer.name);
+	ret = peer_gro(i, peer.name, &txcsum);
+	/* Partial checksums from the peer would be lost across an XDP
+	 * redirect (DESIGN.md): TC_ONLY, whatever the peer's XDP. */
+	i->want_tc_only = cfg.container_path && txcsum == 1;
+	if (tc_egress || peer.xdp_attached != XDP_ATTACHED_NONE || ret == 1)
 		return;
 	if (ret < 0) {
 		i->tx_port = false;
@@ -161,6 +175,15 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		return;
 	}
 	i->tx_port = false;
+	if (cfg.container_path) {
+		i->peer_egress = true;
+		snprintf(i->tx_reason, sizeof(i->tx_reason),
+			 "veth peer %s has neither XDP nor GRO: served by the "
+			 "tc path (bpf_redirect_peer) while up with carrier",
+			 peer.name);
+		appendf(served, slen, "%s%s", served[0] ? ", " : "", i->name);
+		return;
+	}
 	/* Say how to fix it: what a real receiver (a NIC) does anyway. */
 	snprintf(i->tx_reason, sizeof(i->tx_reason),
 		 "veth peer %s has neither XDP nor GRO: redirected frames "
@@ -266,7 +289,9 @@ static void guard_set(enum guard_id g, const char *state, const char *detail)
 	struct guard *gd = &guards[g];
 
 	if (strcmp(gd->state, state) || strcmp(gd->detail, detail)) {
-		if (strcmp(state, "clear"))
+		if (!strcmp(state, "tc-path"))
+			log_info("guard %s: %s: %s", gd->name, state, detail);
+		else if (strcmp(state, "clear"))
 			log_warn("guard %s: %s: %s", gd->name, state, detail);
 		else if (gd->state[0])
 			log_info("guard %s: clear%s%s", gd->name,
@@ -285,9 +310,11 @@ static void sysctl_guards_set(const char *fwd, const char *rpf)
 int guard_check(void)
 {
 	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
-		peer[512] = "", xf[128] = "", tci[512] = "", redir[512] = "";
+		peer[512] = "", xf[128] = "", tci[512] = "", redir[512] = "",
+		served[256] = "";
 	static struct rules_ctx r4, r6;
 	static int last_use_pmtu;
+	const char *pstate;
 	int nfn, x4 = 0, x6 = 0, fwd6, redir_all, use_pmtu, refused = 0;
 
 	guard_pending_take(GUARD_PENDING_FULL);
@@ -388,10 +415,11 @@ int guard_check(void)
 		i->suspended = refused;
 		/* No event announces it: polled here, every guard interval. */
 		mtu6_changed = iface_read_mtu6(i);
-		check_egress(i, tc, sizeof(tc), peer, sizeof(peer));
+		check_egress(i, tc, sizeof(tc), peer, sizeof(peer), served,
+			     sizeof(served));
 		/* Before attach the maps still serve the program a previous
 		 * fpmd left running (adopted); attaching syncs them. */
-		if (i->attached && (oldf != f || old_tx != i->tx_port ||
+		if (iface_active(i) && (oldf != f || old_tx != i->tx_port ||
 				    old_susp != i->suspended || mtu6_changed)) {
 			iface_sync(i);
 			rib_iface_changed(i->ifindex);
@@ -406,8 +434,15 @@ int guard_check(void)
 			"redirect");
 	guard_set(GUARD_SEND_REDIRECTS, redir[0] ? "kernel-path" : "clear",
 		  redir);
-	/* Every detail is an egress kept out of the tx ports. */
-	guard_set(GUARD_VETH_PEER, peer[0] ? "kernel-path" : "clear", peer);
+	/* Every detail is an egress kept out of the tx ports; those the tc
+	 * path serves are named, but take no kernel path. */
+	pstate = peer[0] ? "kernel-path" : served[0] ? "tc-path" : "clear";
+	if (served[0])
+		appendf(peer, sizeof(peer), "%sserved by the tc path "
+			"(bpf_redirect_peer): %s", peer[0] ? "; " : "", served);
+	guard_set(GUARD_VETH_PEER, pstate, peer);
+	/* The modes just decided: XDP or tc, links, map entries. */
+	tc_path_apply();
 	guard_applied(GUARD_PENDING_FULL);
 	return refused;
 }
@@ -431,7 +466,7 @@ int guard_sysctls(void)
 			continue;
 		i->guard_flags = f;
 		changed++;
-		if (i->attached) {
+		if (iface_active(i)) {
 			iface_sync(i);
 			rib_iface_changed(i->ifindex);
 		}

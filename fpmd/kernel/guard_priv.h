@@ -15,7 +15,7 @@
 struct iface;
 
 /* GRO on i's veth peer peer_name, looked up in the peer's namespace: 1
- * on, 0 off, -1 unknown. */
-int peer_gro(const struct iface *i, const char *peer_name);
+ * on, 0 off, -1 unknown; *txcsum the same for tx checksumming. */
+int peer_gro(const struct iface *i, const char *peer_name, int *txcsum);
 
 #endif

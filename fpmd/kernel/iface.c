@@ -16,6 +16,7 @@
 
 #include "kernel/iface.h"
 #include "kernel/instance.h"
+#include "kernel/tc_path.h"
 #include "common/log.h"
 #include "fib/maps.h"
 #include "rib/rib.h"
@@ -54,6 +55,7 @@ struct iface *iface_add(const char *name, bool clear_counters)
 		i->used = true;
 		i->slot = (uint32_t)s;
 		i->peer_nsid = -1;
+		i->tc_link_fd = -1;
 		snprintf(i->name, sizeof(i->name), "%s", name);
 		snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
 		/* Adopted maps keep counting across a restart. */
@@ -123,6 +125,7 @@ void iface_gone(struct iface *i)
 		 i->name, old);
 	maps_iface_delete(old);
 	maps_txport_delete(old);
+	tc_iface_gone(i);
 	i->attached = false;
 	i->other_prog = 0;
 	i->lost = false;
@@ -242,6 +245,7 @@ void iface_remove(struct iface *i)
 	uint32_t old = i->ifindex;
 
 	iface_detach(i);
+	tc_detach(i, false);
 	if (old) {
 		maps_txport_delete(old);
 		maps_iface_delete(old);
@@ -261,7 +265,9 @@ void iface_watch(struct iface *i, int prog_fd)
 	uint32_t id;
 	int ret;
 
-	if (!i->ifindex || instance_attached_prog(i->ifindex, &id))
+	/* TC_ONLY: no XDP here (tc_path.c watches its link). */
+	if (i->tc_only || !i->ifindex ||
+	    instance_attached_prog(i->ifindex, &id))
 		return;
 	if (i->attached) {
 		instance_whose_prog(id, &w);
@@ -327,20 +333,28 @@ const char *iface_xdp_reason(const struct iface *i)
 		return "not present";
 	if (i->other_prog)
 		return i->other_desc;
+	if (i->tc_only)
+		return "TC_ONLY: the veth peer sends partial checksums, which "
+		       "XDP would lose; fpmd's tc program serves it";
 	return i->lost ? "fpmd's XDP program was removed" :
 			 "XDP not attached";
 }
 
+bool iface_active(const struct iface *i)
+{
+	return i->attached || (i->tc_only && i->tc_attached);
+}
+
 bool iface_is_tx_port(const struct iface *i)
 {
-	return i && i->attached && i->up && i->tx_port && !i->suspended;
+	return i && iface_active(i) && i->up && i->tx_port && !i->suspended;
 }
 
 const char *iface_tx_reason(const struct iface *i)
 {
 	if (iface_is_tx_port(i))
 		return "";
-	if (!i->attached) {
+	if (!iface_active(i)) {
 		if (i->other_prog)
 			return i->other_desc;
 		return i->ifindex ? "XDP not attached" : "not present";
@@ -366,7 +380,7 @@ void iface_set_source_check(void)
 		 "IPv4 sources whose route is local now go to the kernel "
 		 "(dropped there as martians)");
 	for (int s = 0; s < FPMD_MAX_IFACES; s++)
-		if (iface_tab[s].used && iface_tab[s].attached)
+		if (iface_tab[s].used && iface_active(&iface_tab[s]))
 			iface_sync(&iface_tab[s]);
 }
 
@@ -374,10 +388,18 @@ uint32_t iface_map_flags(const struct iface *i)
 {
 	uint32_t f = i->guard_flags;
 
-	if (i->attached && i->up && !i->suspended)
+	if (iface_active(i) && i->up && !i->suspended)
 		f |= FPMD_IF_F_ENABLED;
 	if (source_check)
 		f |= FPMD_IF_F_SRC_CHECK;
+	if (i->tc_attached)
+		f |= FPMD_IF_F_TC;
+	if (i->tc_only && i->tc_attached)
+		f |= FPMD_IF_F_TC_ONLY;
+	/* bpf_redirect_peer into a peer without carrier "succeeds" and the
+	 * kernel drops: only while up with carrier. */
+	if (i->peer_egress && iface_active(i) && i->up && !i->suspended)
+		f |= FPMD_IF_F_PEER;
 	return f;
 }
 
@@ -389,7 +411,7 @@ void iface_sync(struct iface *i)
 	/* Not attached yet: entries adopted from a previous fpmd still serve
 	 * the program it left running; deleting them now (the guards run
 	 * before attach) would push traffic to the kernel mid-restart. */
-	if (!i->ifindex || !i->attached)
+	if (!i->ifindex || !iface_active(i))
 		return;
 	v.flags = iface_map_flags(i);
 	memcpy(v.mac, i->mac, 6);
@@ -418,7 +440,7 @@ static bool iface_egress(uint32_t ifindex, uint8_t mac[6], uint16_t *mtu,
 	struct iface *i = iface_by_ifindex(ifindex);
 	uint32_t m;
 
-	if (!i || !i->attached) {
+	if (!i || !iface_active(i)) {
 		memset(mac, 0, 6);
 		*mtu = 0;
 		*slot = 0;
@@ -443,7 +465,7 @@ static int iface_ingress_families(void)
 		const struct iface *i = &iface_tab[s];
 		uint32_t f;
 
-		if (!i->used || !i->ifindex || !i->attached)
+		if (!i->used || !i->ifindex || !iface_active(i))
 			continue;
 		f = iface_map_flags(i);
 		if (!(f & FPMD_IF_F_ENABLED))
@@ -458,7 +480,13 @@ static int iface_ingress_families(void)
 
 static bool iface_rib_tx_port(uint32_t ifindex)
 {
-	return iface_is_tx_port(iface_by_ifindex(ifindex));
+	struct iface *i = iface_by_ifindex(ifindex);
+
+	if (iface_is_tx_port(i))
+		return true;
+	/* A PEER egress: the tc program delivers, when every ingress has
+	 * it (iface_map_flags holds the carrier rule). */
+	return i && (iface_map_flags(i) & FPMD_IF_F_PEER) && tc_path_serving();
 }
 
 static const char *iface_rib_name(uint32_t ifindex)

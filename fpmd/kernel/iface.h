@@ -36,6 +36,16 @@ struct iface {
 	bool is_veth;
 	int peer_ifindex;
 	int peer_nsid; /* -1: same namespace */
+	/* Container paths (tc_path.c, doc/containers.md). */
+	char peer_name[IF_NAMESIZE]; /* the veth peer's, when seen */
+	bool peer_egress; /* veth peer takes no XDP redirects: tc delivers */
+	bool peer_logged; /* peer_egress as last logged */
+	bool want_tc_only; /* guard.c: peer has tx checksumming on */
+	bool tc_only;     /* applied: no XDP here, the tc program forwards */
+	bool tc_attached; /* fpmd's tc program really is at tcx ingress */
+	int tc_link_fd;   /* the pinned tcx link, -1 when none */
+	uint32_t tc_link_id;
+	char tc_reason[96]; /* why tc is not attached where wanted */
 };
 
 extern struct iface iface_tab[FPMD_MAX_IFACES];
@@ -66,6 +76,9 @@ void iface_watch(struct iface *i, int prog_fd);
 /* "attached", "detached", "detached-foreign" or "absent", and why. */
 const char *iface_xdp_state(const struct iface *i);
 const char *iface_xdp_reason(const struct iface *i);
+/* Does one of fpmd's programs take i's traffic: XDP attached, or TC_ONLY
+ * with the tc program attached. */
+bool iface_active(const struct iface *i);
 /* May redirects leave by i? Else why not (for show/state/lookup). */
 bool iface_is_tx_port(const struct iface *i);
 const char *iface_tx_reason(const struct iface *i);

@@ -16,8 +16,10 @@
 #include <linux/xfrm.h>
 #include <bpf/bpf.h>
 
+#include "kernel/instance.h"
 #include "kernel/nl.h"
 #include "kernel/nl_priv.h"
+#include "kernel/tc_path.h"
 
 struct rule_ctx {
 	nl_rule_cb cb;
@@ -226,7 +228,7 @@ int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct tcmsg *tcm;
 	struct tc_ctx c = { why, len, 0, ifindex, "ingress" };
-	__u32 cnt = 0;
+	__u32 ids[64], cnt = 64, foreign = 0;
 	int ret;
 
 	/* clsact's and the ingress qdisc's filters share this parent. */
@@ -241,11 +243,24 @@ int nl_tc_ingress(uint32_t ifindex, char *why, size_t len)
 		ret = 0;
 	if (ret || c.found)
 		return ret ? ret : 1;
-	/* BPF_TCX_INGRESS is 46 (older headers lack it). */
-	if (!bpf_prog_query((int)ifindex, (enum bpf_attach_type)46, 0, NULL,
-			    NULL, &cnt) && cnt) {
-		snprintf(why, len, "%u tcx ingress BPF program%s", cnt,
-			 cnt == 1 ? "" : "s");
+	/* BPF_TCX_INGRESS is 46 (older headers lack it). fpmd's own tc
+	 * program (tc_path.c) is part of the fast path, not foreign; so is
+	 * a previous fpmd's on our maps until it is swapped out. */
+	if (bpf_prog_query((int)ifindex, (enum bpf_attach_type)46, 0, NULL,
+			   ids, &cnt))
+		return 0;
+	for (__u32 k = 0; k < cnt && k < 64; k++) {
+		struct prog_who w;
+
+		if (ids[k] == tc_own_prog_id)
+			continue;
+		instance_whose_prog(ids[k], &w);
+		if (w.owner != PROG_PREDECESSOR)
+			foreign++;
+	}
+	if (foreign) {
+		snprintf(why, len, "%u tcx ingress BPF program%s", foreign,
+			 foreign == 1 ? "" : "s");
 		return 1;
 	}
 	return 0;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The veth-peer guard's probe: GRO on a veth's peer, read with ethtool
- * inside the peer's namespace, found by its nsid in /run/netns or
- * through /proc.
+ * The veth-peer guard's probe: GRO and tx checksumming on a veth's peer,
+ * read with ethtool inside the peer's namespace, found by its nsid in
+ * /run/netns or through /proc.
  */
 #include <net/if.h> /* before linux/ headers: it guards linux/if.h */
 #include <dirent.h>
@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,12 +33,13 @@
 struct peer_q {
 	int nsfd;
 	char name[IF_NAMESIZE];
-	int gro; /* out: 1 on, 0 off, -1 unknown */
+	int gro;   /* out: 1 on, 0 off, -1 unknown */
+	int txcsum; /* out: the same for tx checksumming */
 };
 
-static int ethtool_gro(const char *name)
+static int ethtool_get(const char *name, uint32_t cmd)
 {
-	struct ethtool_value ev = { .cmd = ETHTOOL_GGRO };
+	struct ethtool_value ev = { .cmd = cmd };
 	struct ifreq ifr = { 0 };
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), ret;
 
@@ -55,8 +57,10 @@ static void *peer_thread(void *arg)
 	struct peer_q *q = arg;
 
 	/* setns affects only this thread; it ends right after. */
-	if (setns(q->nsfd, CLONE_NEWNET) == 0)
-		q->gro = ethtool_gro(q->name);
+	if (setns(q->nsfd, CLONE_NEWNET) == 0) {
+		q->gro = ethtool_get(q->name, ETHTOOL_GGRO);
+		q->txcsum = ethtool_get(q->name, ETHTOOL_GTXCSUM);
+	}
 	return NULL;
 }
 
@@ -149,19 +153,23 @@ static int netns_fd_by_nsid(int nsid)
 	return found >= 0 ? found : netns_fd_by_proc(nsid);
 }
 
-int peer_gro(const struct iface *i, const char *peer_name)
+int peer_gro(const struct iface *i, const char *peer_name, int *txcsum)
 {
-	struct peer_q q = { .nsfd = -1, .gro = -1 };
+	struct peer_q q = { .nsfd = -1, .gro = -1, .txcsum = -1 };
 	pthread_t t;
 
 	snprintf(q.name, sizeof(q.name), "%s", peer_name);
-	if (i->peer_nsid < 0)
-		return ethtool_gro(peer_name);
+	*txcsum = -1;
+	if (i->peer_nsid < 0) {
+		*txcsum = ethtool_get(peer_name, ETHTOOL_GTXCSUM);
+		return ethtool_get(peer_name, ETHTOOL_GGRO);
+	}
 	q.nsfd = netns_fd_by_nsid(i->peer_nsid);
 	if (q.nsfd < 0)
 		return -1;
 	if (!pthread_create(&t, NULL, peer_thread, &q))
 		pthread_join(t, NULL);
 	close(q.nsfd);
+	*txcsum = q.txcsum;
 	return q.gro;
 }
