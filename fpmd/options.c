@@ -16,6 +16,7 @@ struct fpmd_args fpmd_args;
 enum {
 	OPT_KEEP = 256,
 	OPT_NF_BYPASS,
+	OPT_NO_CONTAINER,
 	OPT_XDP_MODE,
 	OPT_SOCK_GROUP,
 	OPT_GUARD_MS,
@@ -84,6 +85,9 @@ static const struct opt_doc opts[] = {
 	{ { "allow-netfilter-bypass", no_argument, NULL, OPT_NF_BYPASS }, 0, NULL,
 	  "attach even though netfilter rules act on forwarded traffic",
 	  .path = "behaviour/allow-netfilter-bypass", .value = "true" },
+	{ { "no-container-path", no_argument, NULL, OPT_NO_CONTAINER }, 0, NULL,
+	  "no tc program for container veths: their routes take the kernel path",
+	  .path = "behaviour/container-path", .value = "false" },
 	{ { "xdp-mode", required_argument, NULL, OPT_XDP_MODE }, 0, "native|generic|auto",
 	  "XDP attach mode (default auto: native, "
 	  "generic with a warning if refused)",

@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""fpmd's tc program for container veths (fpmd/kernel/tc_path.c,
+doc/containers.md): where it is attached, how it follows the veth peers'
+settings, restarts and the tc-ingress guard. Packets through it are
+tested with runtime-style containers elsewhere; here the lab's h1/h2 play
+the containers' side of the veths.
+
+Lab(receiver_gro=False): h1-eth0 and h2-eth0 have neither XDP nor GRO, so
+r1-eth0 and r1-eth1 are PEER egresses. `ethtool -K h2-eth0 tx on` (what a
+container's veth has by default) makes r1-eth1 TC_ONLY: no XDP there.
+"""
+import ctypes
+import json
+import os
+
+import pytest
+
+from lib.lab import FPMD, Lab, sh, wait_for, xdp_attached
+
+WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
+TCX_INGRESS = 46
+
+
+def diag(d, *extra):
+    parts = [str(e) for e in extra]
+    try:
+        parts.append("interfaces: " + json.dumps(d.show("interfaces")))
+        parts.append("guards: " + json.dumps(d.show("guards")))
+    except Exception as e:  # the daemon may be gone
+        parts.append(f"(fpmctl failed: {e})")
+    parts.append("fpmd log:\n" + d.logtext())
+    return "\n".join(parts)
+
+
+def iface(d, name):
+    return d.show("interfaces")[name]
+
+
+def wait_until(d, fn, what):
+    try:
+        return wait_for(fn, timeout=WAIT, interval=0.05, what=what)
+    except AssertionError as e:
+        raise AssertionError(diag(d, e)) from None
+
+
+# The kernel's own view: BPF_PROG_QUERY on tcx ingress, in r1's namespace.
+QUERY = r"""
+import ctypes, socket, sys
+class A(ctypes.Structure):
+    _fields_ = [("target", ctypes.c_uint32), ("type", ctypes.c_uint32),
+                ("qflags", ctypes.c_uint32), ("aflags", ctypes.c_uint32),
+                ("ids", ctypes.c_uint64), ("cnt", ctypes.c_uint32),
+                ("pad", ctypes.c_uint8 * 64)]
+ids = (ctypes.c_uint32 * 64)()
+a = A(socket.if_nametoindex(sys.argv[1]), %d, 0, 0,
+      ctypes.addressof(ids), 64)
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.syscall(321, 16, ctypes.byref(a), ctypes.sizeof(a)):
+    sys.exit("BPF_PROG_QUERY: errno %%d" %% ctypes.get_errno())
+print(" ".join(str(ids[k]) for k in range(a.cnt)))
+""" % TCX_INGRESS
+
+
+def tcx_progs(lab, ifname):
+    """Program ids attached at tcx ingress of r1's ifname."""
+    path = os.path.join(lab.tmp, "tcx_query.py")
+    with open(path, "w") as f:
+        f.write(QUERY)
+    out = lab.r1.run(f"/usr/bin/python3 {path} {ifname}").stdout.split()
+    return [int(x) for x in out]
+
+
+def pinned_link(lab, ifname):
+    """bpftool's view of the pinned tcx link, or None."""
+    path = f"{lab.pin}/tc_{ifname}"
+    if not os.path.exists(path):
+        return None
+    return json.loads(sh(f"bpftool -j link show pinned {path}").stdout)
+
+
+def tc_on(lab, ifname):
+    """The pinned link's program is attached at tcx ingress of ifname."""
+    link = pinned_link(lab, ifname)
+    return link is not None and link["prog_id"] in tcx_progs(lab, ifname)
+
+
+def container_lab():
+    if not os.access(FPMD, os.X_OK):
+        pytest.fail(f"{FPMD} not built (run make first)")
+    lab = Lab(receiver_gro=False)
+    lab.h2.run("ethtool -K h2-eth0 tx on >/dev/null")
+    return lab
+
+
+def test_attach_follows_modes():
+    """PEER egresses bring tc onto every ingress; a peer with tx
+    checksumming makes its host veth TC_ONLY (no XDP); both undo when the
+    peers change, and the pins follow."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "tc",
+                   "r1-eth1 TC_ONLY")
+        e0, e1 = iface(d, "r1-eth0"), iface(d, "r1-eth1")
+        assert e0["path"] == "xdp" and e0["tcAttached"], diag(d, e0)
+        assert e1["tcAttached"] and "tc-only" in e1["flags"], diag(d, e1)
+        assert e0["peerEgress"] and e1["peerEgress"], diag(d)
+        assert "peer-egress" in e0["flags"], diag(d, e0)
+        assert xdp_attached(lab.r1, "r1-eth0"), diag(d)
+        assert not xdp_attached(lab.r1, "r1-eth1"), diag(d)
+        assert tc_on(lab, "r1-eth0") and tc_on(lab, "r1-eth1"), diag(d)
+        g = d.show("guards")
+        assert g["veth-peer"]["state"] == "tc-path", diag(d, g)
+        assert "served by the tc path" in g["veth-peer"]["detail"], diag(d)
+        # fpmd's own tc program is no foreign tc-ingress program.
+        assert g["tc-ingress"]["state"] == "clear", diag(d, g)
+        assert "kernel-path-ipv4" not in e0["flags"], diag(d, e0)
+        assert "peer h2-eth0 has tx checksumming on" in d.logtext(), diag(d)
+
+        # The container turns tx checksumming off: XDP again on r1-eth1.
+        lab.h2.run("ethtool -K h2-eth0 tx off >/dev/null")
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "xdp",
+                   "r1-eth1 back on XDP")
+        assert xdp_attached(lab.r1, "r1-eth1"), diag(d)
+        # Still PEER egresses: tc stays on the XDP ingresses.
+        assert tc_on(lab, "r1-eth1"), diag(d)
+
+        # Both peers can receive redirects: no PEER egress, no tc anywhere.
+        lab.h1.run("ethtool -K h1-eth0 gro on >/dev/null")
+        lab.h2.run("ethtool -K h2-eth0 gro on >/dev/null")
+        wait_until(d, lambda: not any(
+            iface(d, n)["tcAttached"] for n in ("r1-eth0", "r1-eth1")),
+            "tc detached once no egress needs it")
+        for n in ("r1-eth0", "r1-eth1"):
+            assert pinned_link(lab, n) is None, diag(d)
+            assert tcx_progs(lab, n) == [], diag(d)
+            assert iface(d, n)["txPort"], diag(d)
+        assert d.show("guards")["veth-peer"]["state"] == "clear", diag(d)
+    finally:
+        lab.cleanup()
+
+
+def test_carrier_clears_peer_flag():
+    """bpf_redirect_peer into a down peer 'succeeds' and the kernel drops:
+    NO-CARRIER on the host veth clears the PEER flag at once."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: "peer-egress" in iface(d, "r1-eth1")["flags"],
+                   "r1-eth1 a PEER egress")
+        lab.h2.run("ip link set h2-eth0 down")
+        wait_until(d, lambda: not iface(d, "r1-eth1")["operUp"],
+                   "r1-eth1 down (no carrier)")
+        assert "peer-egress" not in iface(d, "r1-eth1")["flags"], diag(d)
+        lab.h2.run("ip link set h2-eth0 up")
+        wait_until(d, lambda: "peer-egress" in iface(d, "r1-eth1")["flags"],
+                   "PEER again with carrier")
+    finally:
+        lab.cleanup()
+
+
+def test_restart_swaps_in_place():
+    """A restart keeps the pinned tcx links (like XDP) and swaps the new
+    program in with bpf_link_update: same link id, new program id."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd(extra=["--keep-forwarding"])
+        wait_until(d, lambda: tc_on(lab, "r1-eth0") and
+                   tc_on(lab, "r1-eth1"), "tc attached")
+        before = {n: pinned_link(lab, n) for n in ("r1-eth0", "r1-eth1")}
+        d.stop()
+        for n in ("r1-eth0", "r1-eth1"):
+            assert tcx_progs(lab, n) == [before[n]["prog_id"]], n
+        d = lab.fpmd()
+        wait_until(d, lambda: iface(d, "r1-eth1")["tcAttached"],
+                   "tc adopted")
+        for n in ("r1-eth0", "r1-eth1"):
+            after = pinned_link(lab, n)
+            assert after["id"] == before[n]["id"], diag(d, before, after)
+            assert after["prog_id"] != before[n]["prog_id"], diag(d, after)
+            assert tcx_progs(lab, n) == [after["prog_id"]], diag(d, n)
+        assert d.show("guards")["tc-ingress"]["state"] == "clear", diag(d)
+        # A clean stop without keep-forwarding takes them away.
+        d.stop()
+        for n in ("r1-eth0", "r1-eth1"):
+            assert tcx_progs(lab, n) == [], n
+    finally:
+        lab.cleanup()
+
+
+def test_removed_link_reattached():
+    """Someone detaches fpmd's tc program: fpmd notices, logs, re-attaches."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: tc_on(lab, "r1-eth0"), "tc attached")
+        old = pinned_link(lab, "r1-eth0")["id"]
+        r = sh(f"bpftool link detach id {old}", check=False)
+        if r.returncode:
+            pytest.skip(f"bpftool cannot detach links here: {r.stderr}")
+        wait_until(d, lambda: tc_on(lab, "r1-eth0") and
+                   pinned_link(lab, "r1-eth0")["id"] != old, "re-attached")
+        assert "tc program was removed" in d.logtext(), diag(d)
+    finally:
+        lab.cleanup()
+
+
+def test_foreign_tc_ingress_still_guarded():
+    """A tc filter of someone else's on an ingress still sends its traffic
+    to the kernel, next to fpmd's own program."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: tc_on(lab, "r1-eth0"), "tc attached")
+        lab.r1.run("tc qdisc add dev r1-eth0 clsact && tc filter add dev "
+                   "r1-eth0 ingress protocol ip pref 5 u32 match u32 0 0")
+        wait_until(d, lambda: "kernel-path-ipv4" in
+                   iface(d, "r1-eth0")["flags"], "foreign filter guarded")
+        g = d.show("guards")["tc-ingress"]
+        assert g["state"] == "kernel-path" and "r1-eth0" in g["detail"], \
+            diag(d, g)
+        assert "r1-eth1" not in g["detail"], diag(d, g)
+    finally:
+        lab.cleanup()
+
+
+def test_container_path_off():
+    """--no-container-path: today's behaviour, XDP everywhere, no tc."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd(extra=["--no-container-path"])
+        wait_until(d, lambda: d.show("guards")["veth-peer"]["state"] ==
+                   "kernel-path", "veth-peer kernel path")
+        for n in ("r1-eth0", "r1-eth1"):
+            i = iface(d, n)
+            assert i["path"] == "xdp" and not i["tcAttached"], diag(d, i)
+            assert not i["peerEgress"] and not i["txPort"], diag(d, i)
+            assert xdp_attached(lab.r1, n), diag(d)
+            assert tcx_progs(lab, n) == [] and not pinned_link(lab, n)
+    finally:
+        lab.cleanup()
