@@ -126,6 +126,11 @@ static void apply_changes(const struct fpmd_config *old)
 			 cfg.allow_nf_bypass ? "true" : "false",
 			 cfg.keep_forwarding ? "true" : "false");
 
+	/* Applied by the guard check the recheck below runs. */
+	if (old->container_path != cfg.container_path)
+		log_info("config: container-path %s",
+			 cfg.container_path ? "true" : "false");
+
 	/* Interfaces: each change touches that interface only. */
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
