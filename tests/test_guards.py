@@ -959,7 +959,9 @@ def test_veth_peer_without_gro():
         for ns, ifname in ((lab.h1, "h1-eth0"), (lab.h2, "h2-eth0")):
             out = ns.run(f"ethtool -k {ifname}").stdout
             assert "generic-receive-offload: off" in out, out
-        d = start_ready(lab)
+        # Without the container path (doc/containers.md), which would
+        # serve these egresses with its tc program (tests/test_tcpath.py).
+        d = start_ready(lab, ["--no-container-path"])
         i = iface(d, "r1-eth1")
         assert not i["txPort"], diag(d, i)
         assert "neither XDP nor GRO" in i["txReason"], diag(d, i)

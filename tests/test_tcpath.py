@@ -239,3 +239,29 @@ def test_container_path_off():
             assert tcx_progs(lab, n) == [] and not pinned_link(lab, n)
     finally:
         lab.cleanup()
+
+
+def test_reload_turns_container_path_off_and_on():
+    """behaviour/container-path follows a reload both ways."""
+    lab = container_lab()
+    try:
+        path = lab.write_config(lab.config_doc())
+        d = lab.fpmd(config=path)
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "tc",
+                   "r1-eth1 TC_ONLY")
+        lab.write_config(lab.config_doc(behaviour={
+            "guard-interval": 200, "container-path": False}))
+        d.ctl("reload")
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "xdp" and
+                   not iface(d, "r1-eth0")["tcAttached"], "tc path off")
+        for n in ("r1-eth0", "r1-eth1"):
+            assert xdp_attached(lab.r1, n), diag(d)
+            assert tcx_progs(lab, n) == [] and not pinned_link(lab, n)
+        lab.write_config(lab.config_doc())
+        d.ctl("reload")
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "tc",
+                   "TC_ONLY again")
+        assert tc_on(lab, "r1-eth0") and tc_on(lab, "r1-eth1"), diag(d)
+        assert not xdp_attached(lab.r1, "r1-eth1"), diag(d)
+    finally:
+        lab.cleanup()
