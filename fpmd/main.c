@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 		return 1;
 	fpmd_prog_fd = xdp_prog_fd();
 	instance_set_own(fpmd_prog_fd, mapfd.stats);
-	tc_path_init(xdp_tc_prog_fd());
+	tc_path_init(xdp_tc_prog_fd(), fpmd_prog_fd);
 	if (adopted && rib_adopt(cfg.max_nexthops, cfg.max_groups))
 		log_warn("adopt: out of memory; starting with empty tables");
 	else if (adopted)

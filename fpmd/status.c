@@ -63,8 +63,9 @@ void status_update(void)
 		if (!i->used)
 			continue;
 		want++;
-		att += i->attached;
-		susp += i->attached && i->suspended;
+		/* TC_ONLY: the tc program forwards there, not XDP. */
+		att += iface_active(i);
+		susp += iface_active(i) && i->suspended;
 	}
 	fpm_get_status(&f);
 	plugin_get_status(&p);
@@ -110,7 +111,7 @@ void status_update(void)
 		notify_status("forwarding on %d interface%s; %s%s", att - susp,
 			      att - susp == 1 ? "" : "s", feeds, guard_s);
 	else if (att)
-		notify_status("XDP attached on %d interface%s, all traffic on "
+		notify_status("attached on %d interface%s, all traffic on "
 			      "the kernel path; %s%s",
 			      att, att == 1 ? "" : "s", feeds, guard_s);
 	else

@@ -260,8 +260,10 @@ def test_veth_peer_in_unnamed_namespace(lab):
         i = iface(d, "r1-eth2")
         assert not i["txPort"] and "neither XDP nor GRO" in i["txReason"] \
             and "c0" in i["txReason"], diag(d, i)
+        # Served by the tc path (doc/containers.md): a PEER egress.
+        assert i["peerEgress"], diag(d, i)
         d.ctl("route", "add", "10.77.0.0/24", "dev", "r1-eth2")
-        assert route_state(d, "10.77.0.0/24") == "egress-kernel", diag(d)
+        assert route_state(d, "10.77.0.0/24") == "forwarding", diag(d)
         # Decided from the peer itself: GRO on makes it a tx port.
         subprocess.run(f"{inns} ethtool -K c0 gro on", shell=True,
                        check=True)

@@ -20,7 +20,6 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
-#include "fpmd.h"
 #include "kernel/iface.h"
 #include "kernel/instance.h"
 #include "kernel/tc_path.h"
@@ -34,6 +33,7 @@
 
 uint32_t tc_own_prog_id;
 static int tc_prog_fd = -1;
+static int xdp_fd = -1; /* to re-attach XDP when TC_ONLY ends */
 
 static void pin_path(const char *ifname, char *buf, size_t len)
 {
@@ -66,13 +66,14 @@ static uint32_t prog_id_of(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-void tc_path_init(int prog_fd)
+void tc_path_init(int prog_fd, int xdp_prog_fd)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 
 	tc_prog_fd = prog_fd;
+	xdp_fd = xdp_prog_fd;
 	tc_own_prog_id = prog_fd >= 0 ? prog_id_of(prog_fd) : 0;
 	d = opendir(cfg.pin_dir);
 	while (d && (de = readdir(d))) {
@@ -264,17 +265,16 @@ static bool apply_one(struct iface *i, bool any_peer)
 			 "the tc path%s",
 			 i->name, i->peer_name,
 			 i->attached ? ", XDP detached" : "");
-		if (i->attached || i->lost || i->other_prog)
-			xdp_off(i);
+		/* Also a previous fpmd's, adopted at start. */
+		xdp_off(i);
 		changed = true;
 	} else if (!i->want_tc_only && i->tc_only) {
 		i->tc_only = false;
-		log_info("iface %s: %s: XDP again",
-			 i->name,
+		log_info("iface %s: %s: XDP again", i->name,
 			 cfg.container_path ? "peer no longer sends partial "
-					      "checksums" :
-					      "container path off");
-		if (!iface_attach(i, fpmd_prog_fd))
+					      "checksums"
+					    : "container path off");
+		if (!iface_attach(i, xdp_fd))
 			changed = true;
 	}
 	need = i->tc_only || (any_peer && i->attached);

@@ -17,10 +17,11 @@ struct iface;
 extern uint32_t tc_own_prog_id;
 
 /*
- * After the object is loaded: remember fpmd_tc, and swap it into every
+ * After the object is loaded: remember fpmd_tc (and fpmd_xdp, attached
+ * again where TC_ONLY ends), and swap fpmd_tc into every
  * tcx link a previous fpmd left pinned (bpf_link_update: no gap).
  */
-void tc_path_init(int prog_fd);
+void tc_path_init(int prog_fd, int xdp_prog_fd);
 /*
  * Apply the modes check_egress decided (i->peer_egress, i->tc_only) to
  * every managed interface: XDP or not, tc attached where needed, map

@@ -33,7 +33,7 @@
 struct peer_q {
 	int nsfd;
 	char name[IF_NAMESIZE];
-	int gro;   /* out: 1 on, 0 off, -1 unknown */
+	int gro;    /* out: 1 on, 0 off, -1 unknown */
 	int txcsum; /* out: the same for tx checksumming */
 };
 
