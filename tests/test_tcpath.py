@@ -9,14 +9,14 @@ Lab(receiver_gro=False): h1-eth0 and h2-eth0 have neither XDP nor GRO, so
 r1-eth0 and r1-eth1 are PEER egresses. `ethtool -K h2-eth0 tx on` (what a
 container's veth has by default) makes r1-eth1 TC_ONLY: no XDP there.
 """
-import ctypes
 import json
 import os
 
 import pytest
 
-from lib.lab import FPMD, Lab, sh, wait_for, xdp_attached
+from lib.lab import FPMD, REPO, Lab, sh, wait_for, xdp_attached
 
+YANG = os.path.join(REPO, "yang", "fpmd.yang")
 WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 TCX_INGRESS = 46
 
@@ -59,6 +59,10 @@ if libc.syscall(321, 16, ctypes.byref(a), ctypes.sizeof(a)):
     sys.exit("BPF_PROG_QUERY: errno %%d" %% ctypes.get_errno())
 print(" ".join(str(ids[k]) for k in range(a.cnt)))
 """ % TCX_INGRESS
+
+
+def route_state(d, prefix):
+    return d.show("routes")[prefix][0]["state"]
 
 
 def tcx_progs(lab, ifname):
@@ -116,6 +120,19 @@ def test_attach_follows_modes():
         assert g["tc-ingress"]["state"] == "clear", diag(d, g)
         assert "kernel-path-ipv4" not in e0["flags"], diag(d, e0)
         assert "peer h2-eth0 has tx checksumming on" in d.logtext(), diag(d)
+        # The state tree says the same, and validates against the model.
+        r = d.ctl("--json", "show", "state")
+        doc = os.path.join(lab.tmp, "state.json")
+        with open(doc, "w") as f:
+            f.write(r.stdout)
+        y = sh(f"yanglint -f json -t data {YANG} {doc}", check=False)
+        assert y.returncode == 0, f"state does not validate: {y.stderr}"
+        st = {i["name"]: i for i in
+              json.loads(r.stdout)["fpmd:fpmd"]["state"]["interface"]}
+        assert st["r1-eth1"]["path"] == "tc", st["r1-eth1"]
+        assert st["r1-eth1"]["attached"] is False, st["r1-eth1"]
+        assert st["r1-eth0"]["tc-attached"] is True, st["r1-eth0"]
+        assert st["r1-eth0"]["peer-egress"] is True, st["r1-eth0"]
 
         # The container turns tx checksumming off: XDP again on r1-eth1.
         lab.h2.run("ethtool -K h2-eth0 tx off >/dev/null")
@@ -148,13 +165,20 @@ def test_carrier_clears_peer_flag():
         d = lab.fpmd()
         wait_until(d, lambda: "peer-egress" in iface(d, "r1-eth1")["flags"],
                    "r1-eth1 a PEER egress")
+        lab.routes_and_neighbors(d)
+        # A route into the "container" is in the fast path (fpmctl show
+        # routes), through the tc path.
+        assert route_state(d, "172.16.102.0/24") == "forwarding", diag(d)
         lab.h2.run("ip link set h2-eth0 down")
         wait_until(d, lambda: not iface(d, "r1-eth1")["operUp"],
                    "r1-eth1 down (no carrier)")
         assert "peer-egress" not in iface(d, "r1-eth1")["flags"], diag(d)
+        assert route_state(d, "172.16.102.0/24") == "egress-down", diag(d)
         lab.h2.run("ip link set h2-eth0 up")
         wait_until(d, lambda: "peer-egress" in iface(d, "r1-eth1")["flags"],
                    "PEER again with carrier")
+        wait_until(d, lambda: route_state(d, "172.16.102.0/24") ==
+                   "forwarding", "forwarding again")
     finally:
         lab.cleanup()
 
@@ -231,6 +255,8 @@ def test_container_path_off():
         d = lab.fpmd(extra=["--no-container-path"])
         wait_until(d, lambda: d.show("guards")["veth-peer"]["state"] ==
                    "kernel-path", "veth-peer kernel path")
+        lab.routes_and_neighbors(d)
+        assert route_state(d, "172.16.102.0/24") == "egress-kernel", diag(d)
         for n in ("r1-eth0", "r1-eth1"):
             i = iface(d, n)
             assert i["path"] == "xdp" and not i["tcAttached"], diag(d, i)
