@@ -169,6 +169,9 @@ def test_carrier_clears_peer_flag():
         # A route into the "container" is in the fast path (fpmctl show
         # routes), through the tc path.
         assert route_state(d, "172.16.102.0/24") == "forwarding", diag(d)
+        lk = json.loads(d.ctl("--json", "lookup", lab.H2_V4).stdout)
+        assert lk["fastPath"] and lk["verdict"] == "forwarded-peer", \
+            diag(d, lk)
         lab.h2.run("ip link set h2-eth0 down")
         wait_until(d, lambda: not iface(d, "r1-eth1")["operUp"],
                    "r1-eth1 down (no carrier)")

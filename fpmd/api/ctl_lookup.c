@@ -47,6 +47,15 @@ static const char *addr_verdict(const struct prefix *p)
 	return NULL;
 }
 
+/* A PEER egress is delivered by the tc program (doc/containers.md). */
+static char *fwd_verdict(uint32_t ifindex)
+{
+	const struct iface *i = iface_by_ifindex(ifindex);
+
+	return i && !iface_is_tx_port(i) && i->peer_egress ? "forwarded-peer" :
+							      "forwarded";
+}
+
 static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 			   const struct prefix *dst, struct nexthop *nh)
 {
@@ -133,7 +142,7 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 			return;
 		}
 		o->fast_path = true;
-		o->verdict = "forwarded";
+		o->verdict = fwd_verdict(sl->ifindex);
 		o->reason = arena_fmt(a, "via %s dev %s, to %s", gw, ifn,
 				   fmt_mac(sl->mac, mac));
 		return;
@@ -151,7 +160,7 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 			return;
 		}
 		o->fast_path = true;
-		o->verdict = "forwarded";
+		o->verdict = fwd_verdict(sl->ifindex);
 		o->reason = arena_fmt(a, "connected on %s, to %s", ifn,
 				   fmt_mac(m, mac));
 	}

@@ -118,6 +118,7 @@ static int tc_attach(struct iface *i)
 	LIBBPF_OPTS(bpf_link_create_opts, o, .flags = TCX_F_BEFORE);
 	char path[PATH_MAX];
 	uint32_t ifx = 0, pid = 0, id = 0;
+	bool adopted = false;
 	int fd, ret;
 
 	if (tc_prog_fd < 0 || !i->ifindex)
@@ -128,8 +129,10 @@ static int tc_attach(struct iface *i)
 	if (fd >= 0) {
 		if (!tcx_link_info(fd, &ifx, &pid, &id) && ifx == i->ifindex &&
 		    (pid == tc_own_prog_id ||
-		     !bpf_link_update(fd, tc_prog_fd, NULL)))
+		     !bpf_link_update(fd, tc_prog_fd, NULL))) {
+			adopted = true;
 			goto ok;
+		}
 		/* Of a gone or re-created interface. */
 		close(fd);
 		unlink(path);
@@ -158,8 +161,8 @@ ok:
 	i->tc_link_id = id;
 	i->tc_attached = true;
 	i->tc_reason[0] = '\0';
-	log_info("iface %s: tc program attached at tcx ingress (link id %u)",
-		 i->name, id);
+	log_info("iface %s: tc program attached at tcx ingress (link id %u%s)",
+		 i->name, id, adopted ? ", the pinned link kept" : "");
 	return 0;
 }
 
@@ -167,7 +170,7 @@ void tc_detach(struct iface *i, bool keep)
 {
 	char path[PATH_MAX];
 
-	if (i->tc_link_fd > 0)
+	if (i->tc_link_fd >= 0)
 		close(i->tc_link_fd);
 	i->tc_link_fd = -1;
 	if (!keep) {
@@ -188,6 +191,9 @@ void tc_iface_gone(struct iface *i)
 	/* The kernel detached the link with its device; drop the pin. */
 	tc_detach(i, false);
 	i->tc_only = false;
+	i->want_tc_only = false;
+	i->peer_egress = false;
+	i->peer_logged = false;
 	i->tc_reason[0] = '\0';
 }
 
@@ -278,6 +284,8 @@ static bool apply_one(struct iface *i, bool any_peer)
 			changed = true;
 	}
 	need = i->tc_only || (any_peer && i->attached);
+	if (!need)
+		i->tc_reason[0] = '\0';
 	if (!need && i->tc_attached) {
 		tc_detach(i, false);
 		changed = true;
