@@ -294,3 +294,21 @@ def test_reload_turns_container_path_off_and_on():
         assert not xdp_attached(lab.r1, "r1-eth1"), diag(d)
     finally:
         lab.cleanup()
+
+
+def test_interface_deleted_pin_removed():
+    """The container goes away with its veth: the kernel drops the tcx
+    link with the device, fpmd removes the pin and forgets the modes."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: tc_on(lab, "r1-eth1"), "tc on r1-eth1")
+        lab.r1.run("ip link del r1-eth1")
+        wait_until(d, lambda: pinned_link(lab, "r1-eth1") is None,
+                   "pin of the deleted interface removed")
+        i = iface(d, "r1-eth1")
+        assert not i["tcAttached"] and not i["peerEgress"], diag(d, i)
+        # r1-eth0 still has a PEER egress itself (h1-eth0): tc stays there.
+        assert tc_on(lab, "r1-eth0"), diag(d)
+    finally:
+        lab.cleanup()
