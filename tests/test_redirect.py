@@ -136,6 +136,10 @@ class HairpinLab(Lab):
         # Frames XDP redirects into r1-eth0 arrive on s-r1: a veth receives
         # them only with GRO (or XDP) on; a real switch port would.
         self.sw.run("ethtool -K s-r1 gro on >/dev/null")
+        # A switch port sends no partial checksums of its own; with tx
+        # checksumming on, fpmd would serve r1-eth0 with its tc program
+        # only (TC_ONLY, doc/containers.md), and this tests XDP.
+        self.sw.run("ethtool -K s-r1 tx off >/dev/null")
         h1, g, r1 = self.h1, self.g, self.r1
         # h1 keeps sending via r1 (a host would follow the redirect), with
         # a checksum a NIC would compute and no auto flow label, so every

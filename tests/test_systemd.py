@@ -197,11 +197,13 @@ def test_watchdog_pings_from_the_event_loop(lab, notify):
 
 def test_status_names_guard_and_veth_peer_hint():
     # Receivers without GRO (and without XDP): redirected frames would
-    # vanish, so both egresses stay on the kernel path.
+    # vanish, so both egresses stay on the kernel path (without the
+    # container path, which would serve them: tests/test_tcpath.py).
     lab = Lab(receiver_gro=False)
     n = Notify(lab.tmp)
     try:
-        d = lab.fpmd(env=n.env(), wait=False)
+        d = lab.fpmd(env=n.env(), wait=False,
+                     extra=["--no-container-path"])
         msg = n.ready()
         assert msg["STATUS"].endswith("; kernel path: guard veth-peer"), msg
         hint = "to fix, run `ethtool -K h2-eth0 gro on` in its namespace " \
