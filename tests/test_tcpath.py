@@ -15,6 +15,7 @@ import os
 import pytest
 
 from lib.lab import FPMD, REPO, Lab, sh, wait_for, xdp_attached
+from lib.metrics import parse, scrape, val
 
 YANG = os.path.join(REPO, "yang", "fpmd.yang")
 WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
@@ -102,9 +103,17 @@ def test_attach_follows_modes():
     peers change, and the pins follow."""
     lab = container_lab()
     try:
-        d = lab.fpmd()
+        d = lab.fpmd(extra=["--metrics"])
         wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "tc",
                    "r1-eth1 TC_ONLY")
+        m, _ = parse(scrape(lab.r1))
+        assert val(m, "fpmd_interface_tc_attached", interface="r1-eth1",
+                   path="tc") == 1, m["fpmd_interface_tc_attached"]
+        assert val(m, "fpmd_interface_tc_attached", interface="r1-eth0",
+                   path="xdp") == 1, m["fpmd_interface_tc_attached"]
+        assert val(m, "fpmd_interface_peer_egress", interface="r1-eth1") == 1
+        assert val(m, "fpmd_guard_state", guard="veth-peer",
+                   state="tc-path") == 1, m["fpmd_guard_state"]
         e0, e1 = iface(d, "r1-eth0"), iface(d, "r1-eth1")
         assert e0["path"] == "xdp" and e0["tcAttached"], diag(d, e0)
         assert e1["tcAttached"] and "tc-only" in e1["flags"], diag(d, e1)

@@ -8,7 +8,7 @@ static void guard_state(struct out *o)
 	static const char *const states[] = { "clear",	     "checked",
 					      "kernel-path", "bypassed",
 					      "refused",     "unchecked",
-					      NULL };
+					      "tc-path",     NULL };
 
 	for (int g = 0; g < GUARD_MAX; g++)
 		metric_state_set(o, states,
@@ -27,7 +27,8 @@ static void guard_events(struct out *o)
 static const struct metric_family families[] = {
 	{ "fpmd_guard_state", "gauge",
 	  "What each guard (netfilter, rp-filter, ...) found (1 for the "
-	  "current state): clear, checked, kernel-path, bypassed, refused.",
+	  "current state): clear, checked, kernel-path, bypassed, refused, "
+	  "tc-path (veth-peer: egresses served by the tc program).",
 	  .write = guard_state },
 	{ "fpmd_guard_events_total", "counter",
 	  "Change notifications each guard received.", .write = guard_events },
