@@ -936,11 +936,3 @@ int fpmd_xdp_pass(struct xdp_md *ctx)
 #endif
 
 char LICENSE[] SEC("license") = "GPL";
-
-/* STUB: replaced by helper tcbpf's fpmd_tc. */
-SEC("tc")
-int fpmd_tc(struct __sk_buff *skb)
-{
-	(void)skb;
-	return 0;
-}
