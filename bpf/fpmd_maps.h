@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 5
+#define FPMD_LAYOUT_VERSION 6
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -392,6 +392,22 @@ static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
  * drops one whose route is local: XDP passes those. */
 #define FPMD_IF_F_SRC_CHECK 0x200
 
+/* Container paths (doc/containers.md): fpmd's tc program (fpmd_tc). */
+#define FPMD_IF_F_PEER 0x400     /* egress: a veth whose peer takes no XDP
+				  * redirects; the tc program delivers with
+				  * bpf_redirect_peer(). Only while up with
+				  * carrier; never in tx_ports at once */
+#define FPMD_IF_F_TC 0x800       /* ingress: fpmd's tc program is attached
+				  * at tcx ingress here: XDP hands it the
+				  * packets bound to a PEER egress */
+#define FPMD_IF_F_TC_ONLY 0x1000 /* ingress: no XDP here; the tc program
+				  * forwards what arrives (a veth whose peer
+				  * sends partial checksums) */
+
+/* XDP_PASS with these 4 bytes of metadata (bpf_xdp_adjust_meta) before the
+ * frame: "not counted yet, for the tc program to forward to a PEER egress". */
+#define FPMD_META_HANDOFF 0xfd7c0001u
+
 /*
  * ifaces_direct: a copy of the ifaces entries of ifindexes below
  * FPMD_IFINDEX_DIRECT in an array indexed by ifindex, so the per-packet
@@ -449,6 +465,10 @@ enum fpmd_reason {
 	FPMD_R_TX_REDIRECT_ERR,  /* xdp_do_redirect refused (devmap enqueue:
 				  * down, too big, no ndo_xdp_xmit) */
 	FPMD_R_TX_XMIT_DROP,     /* dropped by the driver's ndo_xdp_xmit */
+	FPMD_R_FORWARDED_PEER,   /* forwarded by the tc program into a veth
+				  * peer's namespace (bpf_redirect_peer) */
+	FPMD_R_FORWARDED_TC,     /* forwarded by the tc program from a
+				  * TC_ONLY ingress (bpf_redirect) */
 	FPMD_R_MAX
 };
 
