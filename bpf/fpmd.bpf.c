@@ -441,12 +441,14 @@ static __always_inline int mtu_check(void *ctx, int tc,
 	 * BPF_MTU_CHK_SEGS and *mtu_len 0 (bpf_skb_check_mtu). It measures
 	 * against the device's MTU, which it returns in mtu_len: where the
 	 * nexthop's copy is smaller (net.ipv6.conf.X.mtu) the kernel decides.
+	 * It fails (-EINVAL) on an skb without a transport header, whose
+	 * segments it cannot measure: the kernel's too.
 	 */
 	if (tc && ((struct __sk_buff *)ctx)->gso_size) {
 		mtu_len = 0;
 		ret = bpf_check_mtu(ctx, e->ifindex, &mtu_len, 0,
 				    BPF_MTU_CHK_SEGS);
-		if (ret < 0)
+		if (ret == -19 /* ENODEV */)
 			return FPMD_R_PASS_EGRESS;
 		if (ret || (l3len > e->mtu && mtu_len > e->mtu))
 			return FPMD_R_PASS_MTU;
