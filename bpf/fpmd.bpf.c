@@ -255,8 +255,8 @@ static __always_inline __u32 ctx_ifindex(void *ctx, int tc)
 #define ACT_PASS(tc) ((tc) ? TC_ACT_OK : XDP_PASS)
 #define ACT_DROP(tc) ((tc) ? TC_ACT_SHOT : XDP_DROP)
 
-static __always_inline int verdict(void *ctx, int tc, __u32 slot,
-				   __u32 reason, int action)
+static __always_inline int verdict(void *ctx, int tc, __u32 slot, __u32 reason,
+				   int action)
 {
 	count(slot, reason, ctx_len(ctx, tc));
 	return action;
@@ -427,8 +427,8 @@ struct egress {
  * compares l3len + hard_header_len with mtu + hard_header_len, which is the
  * kernel's l3len > mtu (ip_exceeds_mtu, ip6_pkt_too_big).
  */
-static __always_inline int mtu_check(void *ctx, int tc,
-				     const struct egress *e, __u32 l3len)
+static __always_inline int mtu_check(void *ctx, int tc, const struct egress *e,
+				     __u32 l3len)
 {
 	__u32 mtu_len = l3len; /* never 0, which would mean the whole frame */
 	long ret;
@@ -488,7 +488,8 @@ static __always_inline int rewrite(void *ctx, int tc, const struct egress *e,
 		if (tc) {
 			__u32 new = *w;
 
-			bpf_csum_update(ctx, bpf_csum_diff(&old, 4, &new, 4, 0));
+			bpf_csum_update(ctx,
+					bpf_csum_diff(&old, 4, &new, 4, 0));
 		}
 	} else {
 		struct iphdr *iph = (void *)(eth + 1);
@@ -582,8 +583,7 @@ static __always_inline int forward_tc(struct __sk_buff *skb,
 	long act;
 
 	if (!peer && !bpf_map_lookup_elem(&tx_ports, &oif))
-		return verdict(skb, 1, in->slot, FPMD_R_PASS_EGRESS,
-			       TC_ACT_OK);
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_EGRESS, TC_ACT_OK);
 	/* Keeps skb->csum right (pskb_trim_rcsum); GSO skbs have no padding,
 	 * and must not be cut: that would reset their GSO state. */
 	if (out_bytes < bytes && bpf_skb_change_tail(skb, out_bytes, 0))
@@ -804,38 +804,50 @@ static __always_inline int handle_ipv4(void *ctx, int tc, struct ethhdr *eth,
 	int reason;
 
 	if ((void *)(iph + 1) > data_end)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (iph->version != 4 || iph->ihl < 5)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	tot_len = bpf_ntohs(iph->tot_len);
 	if (tot_len < (__u32)iph->ihl * 4 ||
 	    ETH_HLEN + tot_len > ctx_len(ctx, tc))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (iph->ihl != 5)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS,
+			       ACT_PASS(tc));
 	if (ipv4_csum_fold(iph) != 0xffff)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_BAD_CSUM, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_BAD_CSUM,
+			       ACT_PASS(tc));
 	if (!(in->flags & FPMD_IF_F_FWD_V4))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED,
+			       ACT_PASS(tc));
 	if (in->flags & FPMD_IF_F_KERNEL_V4)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY,
+			       ACT_PASS(tc));
 
 	saddr = iph->saddr;
 	daddr = iph->daddr;
 	sh = bpf_ntohl(saddr);
 	dh = bpf_ntohl(daddr);
 	if ((dh >> 28) == 0xe || dh == 0xffffffff)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST,
+			       ACT_PASS(tc));
 	if (ipv4_martian(saddr) || ipv4_martian(daddr) || (sh >> 28) == 0xe ||
 	    sh == 0xffffffff)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if ((sh >> 16) == 0xa9fe || (dh >> 16) == 0xa9fe)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL,
+			       ACT_PASS(tc));
 	/* Our own address as source: a martian to the kernel. */
 	if (ipv4_is_local(saddr))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if (iph->ttl <= 1)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL,
+			       ACT_PASS(tc));
 
 	reason = lookup_v4(ctx, ctx_ifindex(ctx, tc), in, iph, tot_len,
 			   data_end, &e);
@@ -946,9 +958,11 @@ static __always_inline int handle_ipv6(void *ctx, int tc, struct ethhdr *eth,
 	int reason;
 
 	if ((void *)(ip6h + 1) > data_end)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (ip6h->version != 6)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	/*
 	 * payload_len 0 is a jumbogram only with a hop-by-hop header (passed
 	 * below); otherwise the kernel takes it at its word and forwards the
@@ -956,30 +970,38 @@ static __always_inline int handle_ipv6(void *ctx, int tc, struct ethhdr *eth,
 	 */
 	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
 	if (ETH_HLEN + l3len > ctx_len(ctx, tc))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	nexthdr = ip6h->nexthdr;
 	if (nexthdr == IPV6_NEXTHDR_HOP)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS,
+			       ACT_PASS(tc));
 	if (!(in->flags & FPMD_IF_F_FWD_V6))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED,
+			       ACT_PASS(tc));
 	if (in->flags & FPMD_IF_F_KERNEL_V6)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY,
+			       ACT_PASS(tc));
 
 	if (ip6h->daddr.in6_u.u6_addr8[0] == 0xff)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST,
+			       ACT_PASS(tc));
 	if (ip6h->saddr.in6_u.u6_addr8[0] == 0xff ||
 	    ipv6_is_martian(&ip6h->saddr) || ipv6_is_martian(&ip6h->daddr))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if ((ip6h->saddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
-		    bpf_htons(0xfe80) ||
+		bpf_htons(0xfe80) ||
 	    (ip6h->daddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
-		    bpf_htons(0xfe80))
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL, ACT_PASS(tc));
+		bpf_htons(0xfe80))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL,
+			       ACT_PASS(tc));
 	if (ip6h->hop_limit <= 1)
-		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL, ACT_PASS(tc));
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL,
+			       ACT_PASS(tc));
 
-	reason = lookup_v6(ctx, ctx_ifindex(ctx, tc), in, ip6h, l3len,
-			   data_end, &e);
+	reason =
+	    lookup_v6(ctx, ctx_ifindex(ctx, tc), in, ip6h, l3len, data_end, &e);
 	if (reason == FPMD_R_DROP_BLACKHOLE)
 		return verdict(ctx, tc, in->slot, reason, ACT_DROP(tc));
 	if (reason != FPMD_R_FORWARDED)
@@ -1054,8 +1076,7 @@ int fpmd_tc(struct __sk_buff *skb)
 	/* The kernel took the VLAN tag off before tc (skb_vlan_untag): the
 	 * frame belongs to a VLAN device, as XDP sees from the tag. */
 	if (skb->vlan_present)
-		return verdict(skb, 1, in->slot, FPMD_R_PASS_NOT_IP,
-			       TC_ACT_OK);
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_NOT_IP, TC_ACT_OK);
 	return pipeline(skb, 1, in);
 }
 #endif

@@ -1069,10 +1069,10 @@ struct xcase {
 /* fpmd_tc; its ingress is a TC_ONLY interface unless FLAGS say else. */
 #define TC_ONLY FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC_ONLY)
 #define TC_FWD(n)                                                              \
-	.tc = true, .verdict = TC_ACT_REDIRECT, .reason = FPMD_R_FORWARDED_TC,  \
+	.tc = true, .verdict = TC_ACT_REDIRECT, .reason = FPMD_R_FORWARDED_TC, \
 	.nh = (n)
 #define TC_PEER(n)                                                             \
-	.tc = true, .verdict = TC_ACT_REDIRECT,                                 \
+	.tc = true, .verdict = TC_ACT_REDIRECT,                                \
 	.reason = FPMD_R_FORWARDED_PEER, .nh = (n)
 #define TC_PASS(r) .tc = true, .verdict = TC_ACT_OK, .reason = FPMD_R_##r
 #define TC_DROP(r) .tc = true, .verdict = TC_ACT_SHOT, .reason = FPMD_R_##r
