@@ -200,15 +200,21 @@ static __always_inline struct fpmd_iface *iface_get(__u32 ifindex)
 	return bpf_map_lookup_elem(&ifaces, &ifindex);
 }
 
-static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
+static __always_inline void count_n(__u32 slot, __u32 reason, __u32 packets,
+				    __u64 bytes)
 {
 	__u32 key = FPMD_STAT_INDEX(slot, reason);
 	struct fpmd_stat *s = bpf_map_lookup_elem(&stats, &key);
 
 	if (s) {
-		s->packets++;
+		s->packets += packets;
 		s->bytes += bytes;
 	}
+}
+
+static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
+{
+	count_n(slot, reason, 1, bytes);
 }
 
 /*
@@ -252,13 +258,28 @@ static __always_inline __u32 ctx_ifindex(void *ctx, int tc)
 	return ((struct xdp_md *)ctx)->ingress_ifindex;
 }
 
+/*
+ * Packets in the frame: a GSO skb (GRO merged the frames XDP handed over,
+ * or a container's TSO) counts as its segments, as they were or will be
+ * on the wire; its bytes are its length (headers once).
+ */
+static __always_inline __u32 ctx_segs(void *ctx, int tc)
+{
+	__u32 segs;
+
+	if (!tc)
+		return 1;
+	segs = ((struct __sk_buff *)ctx)->gso_segs;
+	return segs ? segs : 1;
+}
+
 #define ACT_PASS(tc) ((tc) ? TC_ACT_OK : XDP_PASS)
 #define ACT_DROP(tc) ((tc) ? TC_ACT_SHOT : XDP_DROP)
 
 static __always_inline int verdict(void *ctx, int tc, __u32 slot, __u32 reason,
 				   int action)
 {
-	count(slot, reason, ctx_len(ctx, tc));
+	count_n(slot, reason, ctx_segs(ctx, tc), ctx_len(ctx, tc));
 	return action;
 }
 
@@ -577,6 +598,7 @@ static __always_inline int forward_tc(struct __sk_buff *skb,
 				      int v6)
 {
 	__u32 bytes = skb->len, out_bytes = ETH_HLEN + l3len;
+	__u32 segs = ctx_segs(skb, 1);
 	__u32 oif = e->ifindex;
 	struct fpmd_iface *out = iface_get(oif);
 	int peer = out && (out->flags & FPMD_IF_F_PEER);
@@ -594,9 +616,9 @@ static __always_inline int forward_tc(struct __sk_buff *skb,
 			       TC_ACT_OK);
 
 	act = peer ? bpf_redirect_peer(oif, 0) : bpf_redirect(oif, 0);
-	count(in->slot, peer ? FPMD_R_FORWARDED_PEER : FPMD_R_FORWARDED_TC,
-	      bytes);
-	count(e->oslot, FPMD_R_TX, skb->len);
+	count_n(in->slot, peer ? FPMD_R_FORWARDED_PEER : FPMD_R_FORWARDED_TC,
+		segs, bytes);
+	count_n(e->oslot, FPMD_R_TX, segs, skb->len);
 	return act;
 }
 
@@ -1080,6 +1102,7 @@ int fpmd_tc(struct __sk_buff *skb)
 	return pipeline(skb, 1, in);
 }
 #endif
+
 
 #ifndef FPMD_FIB_REF
 /*

@@ -1981,8 +1981,10 @@ static void run_generic(const struct xcase *c)
 	else if (!c->handoff && out.meta_len)
 		failf("metadata: %u bytes written, expected none",
 		      out.meta_len);
+	/* A GSO skb counts as its segments. */
 	expect_counters(c->in, c->reason, c->verdict == fwd ? nh_dev(c->nh) : -1,
-			1, in.len, trimmed_len(&in));
+			c->gso_segs ? c->gso_segs : 1, in.len,
+			trimmed_len(&in));
 }
 
 /* ------------------------------------------------------------------------
