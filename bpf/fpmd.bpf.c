@@ -221,8 +221,7 @@ static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
  * One pipeline, two contexts: fpmd_xdp runs it on a struct xdp_md,
  * fpmd_tc on a struct __sk_buff. The functions below take the context as
  * void * plus "tc", a constant at every call; all are inlined, so the
- * other context's branch folds away and the XDP program stays the code
- * it was.
+ * other context's branch folds away: XDP pays nothing for the skb code.
  */
 static __always_inline void *ctx_data(void *ctx, int tc)
 {
