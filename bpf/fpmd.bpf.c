@@ -4,12 +4,16 @@
  * tries, pick a nexthop (ECMP by flow hash), rewrite and redirect. Anything
  * it cannot finish exactly as the kernel would goes up with XDP_PASS, and
  * every packet moves one counter saying why.
+ *
+ * fpmd_tc runs the same pipeline at tc ingress on an skb, for the container
+ * paths XDP cannot finish (doc/fast-path.md, "The tc program").
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
@@ -196,21 +200,85 @@ static __always_inline struct fpmd_iface *iface_get(__u32 ifindex)
 	return bpf_map_lookup_elem(&ifaces, &ifindex);
 }
 
-static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
+static __always_inline void count_n(__u32 slot, __u32 reason, __u32 packets,
+				    __u64 bytes)
 {
 	__u32 key = FPMD_STAT_INDEX(slot, reason);
 	struct fpmd_stat *s = bpf_map_lookup_elem(&stats, &key);
 
 	if (s) {
-		s->packets++;
+		s->packets += packets;
 		s->bytes += bytes;
 	}
 }
 
-static __always_inline int verdict(struct xdp_md *ctx, __u32 slot,
-				   __u32 reason, int action)
+static __always_inline void count(__u32 slot, __u32 reason, __u64 bytes)
 {
-	count(slot, reason, ctx->data_end - ctx->data);
+	count_n(slot, reason, 1, bytes);
+}
+
+/*
+ * One pipeline, two contexts: fpmd_xdp runs it on a struct xdp_md,
+ * fpmd_tc on a struct __sk_buff. The functions below take the context as
+ * void * plus "tc", a constant at every call; all are inlined, so the
+ * other context's branch folds away: XDP pays nothing for the skb code.
+ */
+static __always_inline void *ctx_data(void *ctx, int tc)
+{
+	if (tc)
+		return (void *)(long)((struct __sk_buff *)ctx)->data;
+	return (void *)(long)((struct xdp_md *)ctx)->data;
+}
+
+/* On an skb the end of the linear part, not of the frame (ctx_len). */
+static __always_inline void *ctx_data_end(void *ctx, int tc)
+{
+	if (tc)
+		return (void *)(long)((struct __sk_buff *)ctx)->data_end;
+	return (void *)(long)((struct xdp_md *)ctx)->data_end;
+}
+
+/* The whole frame from the Ethernet header (skb->len at tc ingress). */
+static __always_inline __u32 ctx_len(void *ctx, int tc)
+{
+	struct xdp_md *x = ctx;
+
+	if (tc)
+		return ((struct __sk_buff *)ctx)->len;
+	return x->data_end - x->data;
+}
+
+/* The receiving interface: at tc ingress skb->dev is the device the frame
+ * arrived on (skb_iif, ingress_ifindex, is the same there). */
+static __always_inline __u32 ctx_ifindex(void *ctx, int tc)
+{
+	if (tc)
+		return ((struct __sk_buff *)ctx)->ifindex;
+	return ((struct xdp_md *)ctx)->ingress_ifindex;
+}
+
+/*
+ * Packets in the frame: a GSO skb (GRO merged the frames XDP handed over,
+ * or a container's TSO) counts as its segments, as they were or will be
+ * on the wire; its bytes are its length (headers once).
+ */
+static __always_inline __u32 ctx_segs(void *ctx, int tc)
+{
+	__u32 segs;
+
+	if (!tc)
+		return 1;
+	segs = ((struct __sk_buff *)ctx)->gso_segs;
+	return segs ? segs : 1;
+}
+
+#define ACT_PASS(tc) ((tc) ? TC_ACT_OK : XDP_PASS)
+#define ACT_DROP(tc) ((tc) ? TC_ACT_SHOT : XDP_DROP)
+
+static __always_inline int verdict(void *ctx, int tc, __u32 slot, __u32 reason,
+				   int action)
+{
+	count_n(slot, reason, ctx_segs(ctx, tc), ctx_len(ctx, tc));
 	return action;
 }
 
@@ -379,12 +447,33 @@ struct egress {
  * compares l3len + hard_header_len with mtu + hard_header_len, which is the
  * kernel's l3len > mtu (ip_exceeds_mtu, ip6_pkt_too_big).
  */
-static __always_inline int mtu_check(struct xdp_md *ctx,
-				     const struct egress *e, __u32 l3len)
+static __always_inline int mtu_check(void *ctx, int tc, const struct egress *e,
+				     __u32 l3len)
 {
 	__u32 mtu_len = l3len; /* never 0, which would mean the whole frame */
 	long ret;
 
+	/*
+	 * A GSO skb (a container's TSO, GRO) carries up to 64 KiB in one
+	 * datagram; the kernel measures its segments instead
+	 * (skb_gso_validate_network_len in ip_exceeds_mtu and
+	 * ip6_pkt_too_big), and so does bpf_check_mtu() with
+	 * BPF_MTU_CHK_SEGS and *mtu_len 0 (bpf_skb_check_mtu). It measures
+	 * against the device's MTU, which it returns in mtu_len: where the
+	 * nexthop's copy is smaller (net.ipv6.conf.X.mtu) the kernel decides.
+	 * It fails (-EINVAL) on an skb without a transport header, whose
+	 * segments it cannot measure: the kernel's too.
+	 */
+	if (tc && ((struct __sk_buff *)ctx)->gso_size) {
+		mtu_len = 0;
+		ret = bpf_check_mtu(ctx, e->ifindex, &mtu_len, 0,
+				    BPF_MTU_CHK_SEGS);
+		if (ret == -19 /* ENODEV */)
+			return FPMD_R_PASS_EGRESS;
+		if (ret || (l3len > e->mtu && mtu_len > e->mtu))
+			return FPMD_R_PASS_MTU;
+		return FPMD_R_FORWARDED;
+	}
 	if (l3len > e->mtu)
 		return FPMD_R_PASS_MTU;
 	ret = bpf_check_mtu(ctx, e->ifindex, &mtu_len, 0, 0);
@@ -394,20 +483,154 @@ static __always_inline int mtu_check(struct xdp_md *ctx,
 }
 
 /*
- * Egress checks, trim, rewrite and redirect, shared by both families. The
- * kernel trims whatever follows the datagram (Ethernet padding, bytes past
- * tot_len / payload_len: ip_rcv_core, ip6_rcv_core) before it forwards, so
- * the frame is cut to ETH_HLEN + l3len first. That invalidates every packet
- * pointer: the headers are found again from ctx.
+ * TTL / hop limit - 1 and the MACs, on a frame already cut to length
+ * (pointers found again from ctx). An skb may arrive with CHECKSUM_COMPLETE
+ * (skb->csum, the sum of everything past the Ethernet header): IPv4 keeps
+ * it valid by itself, since TTL and header checksum move by opposite
+ * amounts and the sum stays the same; the IPv6 hop limit has no checksum
+ * of its own, so skb->csum takes the difference (bpf_csum_update() does
+ * nothing for other skbs). The Ethernet header is outside skb->csum.
  */
-static __always_inline int forward(struct xdp_md *ctx, struct fpmd_iface *in,
-				   const struct egress *e, __u32 l3len, int v6)
+static __always_inline int rewrite(void *ctx, int tc, const struct egress *e,
+				   int v6)
+{
+	struct ethhdr *eth = ctx_data(ctx, tc);
+	void *data_end = ctx_data_end(ctx, tc);
+
+	if (v6) {
+		struct ipv6hdr *ip6h = (void *)(eth + 1);
+		__u32 *w = (void *)ip6h + 4, old; /* payload_len .. hop_limit */
+
+		if ((void *)(ip6h + 1) > data_end)
+			return -1;
+		old = *w;
+		ip6h->hop_limit--;
+		if (tc) {
+			__u32 new = *w;
+
+			bpf_csum_update(ctx,
+					bpf_csum_diff(&old, 4, &new, 4, 0));
+		}
+	} else {
+		struct iphdr *iph = (void *)(eth + 1);
+
+		if ((void *)(iph + 1) > data_end)
+			return -1;
+		ipv4_decrease_ttl(iph);
+	}
+	__builtin_memcpy(eth->h_dest, e->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, e->smac, ETH_ALEN);
+	return 0;
+}
+
+/*
+ * The egress takes no XDP redirect (not in tx_ports). When it is a
+ * container's veth (FPMD_IF_F_PEER) and fpmd's tc program runs on this
+ * ingress, the frame goes up untouched with the handoff marker in front:
+ * tc runs the pipeline again and delivers it with bpf_redirect_peer(),
+ * counting it once. Untouched, so that without a tc program the kernel
+ * still gets the original. Only on this branch: no cost when redirecting.
+ */
+static __always_inline int handoff(struct xdp_md *ctx, struct fpmd_iface *in,
+				   const struct egress *e)
+{
+	struct fpmd_iface *out;
+	__u32 *m;
+
+	if (!(in->flags & FPMD_IF_F_TC))
+		goto kernel;
+	out = iface_get(e->ifindex);
+	if (!out || !(out->flags & FPMD_IF_F_PEER))
+		goto kernel;
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		goto kernel;
+	m = (void *)(long)ctx->data_meta;
+	if ((void *)(m + 1) > (void *)(long)ctx->data)
+		goto kernel; /* never: adjust_meta made the room */
+	*m = FPMD_META_HANDOFF;
+	return XDP_PASS;
+kernel:
+	return verdict(ctx, 0, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
+}
+
+static __always_inline int forward_xdp(struct xdp_md *ctx,
+				       struct fpmd_iface *in,
+				       const struct egress *e, __u32 l3len,
+				       int v6)
 {
 	__u64 bytes = ctx->data_end - ctx->data;
 	__u64 out_bytes = ETH_HLEN + (__u64)l3len;
-	struct ethhdr *eth;
-	void *data_end;
 	long act;
+
+	/*
+	 * One devmap lookup: the helper only records the target (the frame
+	 * moves after we return), and says XDP_ABORTED (flags 0) when the
+	 * egress is not in tx_ports, before anything is rewritten.
+	 */
+	act = bpf_redirect_map(&tx_ports, e->ifindex, 0);
+	if (act != XDP_REDIRECT)
+		return handoff(ctx, in, e);
+
+	if (out_bytes < bytes &&
+	    bpf_xdp_adjust_tail(ctx, (int)out_bytes - (int)bytes))
+		return verdict(ctx, 0, in->slot, FPMD_R_PASS_MALFORMED,
+			       XDP_PASS);
+	if (rewrite(ctx, 0, e, v6))
+		return verdict(ctx, 0, in->slot, FPMD_R_PASS_MALFORMED,
+			       XDP_PASS);
+
+	/* rx counts what arrived, tx what leaves (trimmed). */
+	count(in->slot, FPMD_R_FORWARDED, bytes);
+	count(e->oslot, FPMD_R_TX, ctx->data_end - ctx->data);
+	return XDP_REDIRECT;
+}
+
+/*
+ * From tc ingress: into a container's namespace with bpf_redirect_peer()
+ * (the peer's ingress, skipping the backlog) when the egress is a PEER,
+ * else out of an egress XDP could redirect to (in tx_ports), with
+ * bpf_redirect(). Anything else is the kernel's, as from XDP.
+ */
+static __always_inline int forward_tc(struct __sk_buff *skb,
+				      struct fpmd_iface *in,
+				      const struct egress *e, __u32 l3len,
+				      int v6)
+{
+	__u32 bytes = skb->len, out_bytes = ETH_HLEN + l3len;
+	__u32 segs = ctx_segs(skb, 1);
+	__u32 oif = e->ifindex;
+	struct fpmd_iface *out = iface_get(oif);
+	int peer = out && (out->flags & FPMD_IF_F_PEER);
+	long act;
+
+	if (!peer && !bpf_map_lookup_elem(&tx_ports, &oif))
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_EGRESS, TC_ACT_OK);
+	/* Keeps skb->csum right (pskb_trim_rcsum); GSO skbs have no padding,
+	 * and must not be cut: that would reset their GSO state. */
+	if (out_bytes < bytes && bpf_skb_change_tail(skb, out_bytes, 0))
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_MALFORMED,
+			       TC_ACT_OK);
+	if (rewrite(skb, 1, e, v6))
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_MALFORMED,
+			       TC_ACT_OK);
+
+	act = peer ? bpf_redirect_peer(oif, 0) : bpf_redirect(oif, 0);
+	count_n(in->slot, peer ? FPMD_R_FORWARDED_PEER : FPMD_R_FORWARDED_TC,
+		segs, bytes);
+	count_n(e->oslot, FPMD_R_TX, segs, skb->len);
+	return act;
+}
+
+/*
+ * Egress checks, trim, rewrite and redirect, shared by both families and
+ * both contexts. The kernel trims whatever follows the datagram (Ethernet
+ * padding, bytes past tot_len / payload_len: ip_rcv_core, ip6_rcv_core)
+ * before it forwards, so the frame is cut to ETH_HLEN + l3len first. That
+ * invalidates every packet pointer: the headers are found again from ctx.
+ */
+static __always_inline int forward(void *ctx, int tc, struct fpmd_iface *in,
+				   const struct egress *e, __u32 l3len, int v6)
+{
 	int reason;
 
 	/*
@@ -416,48 +639,16 @@ static __always_inline int forward(struct xdp_md *ctx, struct fpmd_iface *in,
 	 * while send_redirects is on ("all" or the interface: route.c
 	 * __mkroute_input), IPv6 always (ip6_forward, no sysctl).
 	 */
-	if (e->ifindex == ctx->ingress_ifindex &&
+	if (e->ifindex == ctx_ifindex(ctx, tc) &&
 	    (v6 || (in->flags & FPMD_IF_F_REDIRECTS_V4)))
-		return verdict(ctx, in->slot, FPMD_R_PASS_REDIRECT, XDP_PASS);
-	reason = mtu_check(ctx, e, l3len);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_REDIRECT,
+			       ACT_PASS(tc));
+	reason = mtu_check(ctx, tc, e, l3len);
 	if (reason != FPMD_R_FORWARDED)
-		return verdict(ctx, in->slot, reason, XDP_PASS);
-	/*
-	 * One devmap lookup: the helper only records the target (the frame
-	 * moves after we return), and says XDP_ABORTED (flags 0) when the
-	 * egress is not in tx_ports, before anything is rewritten.
-	 */
-	act = bpf_redirect_map(&tx_ports, e->ifindex, 0);
-	if (act != XDP_REDIRECT)
-		return verdict(ctx, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
-
-	if (out_bytes < bytes &&
-	    bpf_xdp_adjust_tail(ctx, (int)out_bytes - (int)bytes))
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
-	eth = (void *)(long)ctx->data;
-	data_end = (void *)(long)ctx->data_end;
-	if (v6) {
-		struct ipv6hdr *ip6h = (void *)(eth + 1);
-
-		if ((void *)(ip6h + 1) > data_end)
-			return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED,
-				       XDP_PASS);
-		ip6h->hop_limit--;
-	} else {
-		struct iphdr *iph = (void *)(eth + 1);
-
-		if ((void *)(iph + 1) > data_end)
-			return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED,
-				       XDP_PASS);
-		ipv4_decrease_ttl(iph);
-	}
-	__builtin_memcpy(eth->h_dest, e->dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, e->smac, ETH_ALEN);
-
-	/* rx counts what arrived, tx what leaves (trimmed). */
-	count(in->slot, FPMD_R_FORWARDED, bytes);
-	count(e->oslot, FPMD_R_TX, ctx->data_end - ctx->data);
-	return XDP_REDIRECT;
+		return verdict(ctx, tc, in->slot, reason, ACT_PASS(tc));
+	if (tc)
+		return forward_tc(ctx, in, e, l3len, v6);
+	return forward_xdp(ctx, in, e, l3len, v6);
 }
 
 #ifdef FPMD_FIB_REF
@@ -547,9 +738,10 @@ static __always_inline __u32 route_v4(__u32 addr)
 	return rt ? rt->val : 0;
 }
 
-static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
-				     struct iphdr *iph, __u32 tot_len,
-				     void *data_end, struct egress *e)
+static __always_inline int lookup_v4(void *ctx, __u32 ifindex,
+				     struct fpmd_iface *in, struct iphdr *iph,
+				     __u32 tot_len, void *data_end,
+				     struct egress *e)
 {
 	__u32 saddr = iph->saddr, daddr = iph->daddr, hash;
 	struct fpmd_nexthop *nh = 0;
@@ -563,7 +755,7 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 	if (in->flags & (FPMD_IF_F_RPF_STRICT | FPMD_IF_F_RPF_LOOSE)) {
 		__u32 srv = route_v4(saddr);
 
-		if (!rpf_ok(srv, in->flags, ctx->ingress_ifindex))
+		if (!rpf_ok(srv, in->flags, ifindex))
 			return FPMD_R_PASS_RPF;
 	} else if (in->flags & FPMD_IF_F_SRC_CHECK) {
 		/*
@@ -594,9 +786,10 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 }
 #else
 /* The kernel FIB instead; like xdp_fwd, no rp_filter check. */
-static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
-				     struct iphdr *iph, __u32 tot_len,
-				     void *data_end, struct egress *e)
+static __always_inline int lookup_v4(void *ctx, __u32 ifindex,
+				     struct fpmd_iface *in, struct iphdr *iph,
+				     __u32 tot_len, void *data_end,
+				     struct egress *e)
 {
 	struct bpf_fib_lookup *fib = &e->fib;
 
@@ -607,7 +800,7 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 	fib->tot_len = tot_len;
 	fib->ipv4_src = iph->saddr;
 	fib->ipv4_dst = iph->daddr;
-	fib->ifindex = ctx->ingress_ifindex;
+	fib->ifindex = ifindex;
 	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
 	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
 	     iph->protocol == IPPROTO_SCTP)) {
@@ -622,55 +815,68 @@ static __always_inline int lookup_v4(struct xdp_md *ctx, struct fpmd_iface *in,
 }
 #endif
 
-static __always_inline int handle_ipv4(struct xdp_md *ctx, struct ethhdr *eth,
+static __always_inline int handle_ipv4(void *ctx, int tc, struct ethhdr *eth,
 				       struct fpmd_iface *in)
 {
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data_end = ctx_data_end(ctx, tc);
 	struct iphdr *iph = (void *)(eth + 1);
 	struct egress e;
 	__u32 saddr, daddr, tot_len, sh, dh;
 	int reason;
 
 	if ((void *)(iph + 1) > data_end)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (iph->version != 4 || iph->ihl < 5)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	tot_len = bpf_ntohs(iph->tot_len);
 	if (tot_len < (__u32)iph->ihl * 4 ||
-	    (void *)iph + tot_len > data_end)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	    ETH_HLEN + tot_len > ctx_len(ctx, tc))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (iph->ihl != 5)
-		return verdict(ctx, in->slot, FPMD_R_PASS_OPTIONS, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS,
+			       ACT_PASS(tc));
 	if (ipv4_csum_fold(iph) != 0xffff)
-		return verdict(ctx, in->slot, FPMD_R_PASS_BAD_CSUM, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_BAD_CSUM,
+			       ACT_PASS(tc));
 	if (!(in->flags & FPMD_IF_F_FWD_V4))
-		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED,
+			       ACT_PASS(tc));
 	if (in->flags & FPMD_IF_F_KERNEL_V4)
-		return verdict(ctx, in->slot, FPMD_R_PASS_POLICY, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY,
+			       ACT_PASS(tc));
 
 	saddr = iph->saddr;
 	daddr = iph->daddr;
 	sh = bpf_ntohl(saddr);
 	dh = bpf_ntohl(daddr);
 	if ((dh >> 28) == 0xe || dh == 0xffffffff)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MCAST, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST,
+			       ACT_PASS(tc));
 	if (ipv4_martian(saddr) || ipv4_martian(daddr) || (sh >> 28) == 0xe ||
 	    sh == 0xffffffff)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if ((sh >> 16) == 0xa9fe || (dh >> 16) == 0xa9fe)
-		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL,
+			       ACT_PASS(tc));
 	/* Our own address as source: a martian to the kernel. */
 	if (ipv4_is_local(saddr))
-		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if (iph->ttl <= 1)
-		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL,
+			       ACT_PASS(tc));
 
-	reason = lookup_v4(ctx, in, iph, tot_len, data_end, &e);
+	reason = lookup_v4(ctx, ctx_ifindex(ctx, tc), in, iph, tot_len,
+			   data_end, &e);
 	if (reason == FPMD_R_DROP_BLACKHOLE)
-		return verdict(ctx, in->slot, reason, XDP_DROP);
+		return verdict(ctx, tc, in->slot, reason, ACT_DROP(tc));
 	if (reason != FPMD_R_FORWARDED)
-		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, in, &e, tot_len, 0);
+		return verdict(ctx, tc, in->slot, reason, ACT_PASS(tc));
+	return forward(ctx, tc, in, &e, tot_len, 0);
 }
 
 static __always_inline int ipv6_is_martian(const struct in6_addr *a)
@@ -698,7 +904,8 @@ static __always_inline __u32 route_v6(const struct in6_addr *addr)
 	return rt ? rt->val : 0;
 }
 
-static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
+static __always_inline int lookup_v6(void *ctx, __u32 ifindex,
+				     struct fpmd_iface *in,
 				     struct ipv6hdr *ip6h, __u32 l3len,
 				     void *data_end, struct egress *e)
 {
@@ -732,7 +939,8 @@ static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
 			 dmac, e);
 }
 #else
-static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
+static __always_inline int lookup_v6(void *ctx, __u32 ifindex,
+				     struct fpmd_iface *in,
 				     struct ipv6hdr *ip6h, __u32 l3len,
 				     void *data_end, struct egress *e)
 {
@@ -746,7 +954,7 @@ static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
 	fib->tot_len = l3len;
 	__builtin_memcpy(fib->ipv6_src, &ip6h->saddr, 16);
 	__builtin_memcpy(fib->ipv6_dst, &ip6h->daddr, 16);
-	fib->ifindex = ctx->ingress_ifindex;
+	fib->ifindex = ifindex;
 	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
 	    nexthdr == IPPROTO_SCTP) {
 		__be16 *ports = (void *)(ip6h + 1);
@@ -760,10 +968,10 @@ static __always_inline int lookup_v6(struct xdp_md *ctx, struct fpmd_iface *in,
 }
 #endif
 
-static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
+static __always_inline int handle_ipv6(void *ctx, int tc, struct ethhdr *eth,
 				       struct fpmd_iface *in)
 {
-	void *data_end = (void *)(long)ctx->data_end;
+	void *data_end = ctx_data_end(ctx, tc);
 	struct ipv6hdr *ip6h = (void *)(eth + 1);
 	struct egress e;
 	__u32 l3len;
@@ -771,77 +979,129 @@ static __always_inline int handle_ipv6(struct xdp_md *ctx, struct ethhdr *eth,
 	int reason;
 
 	if ((void *)(ip6h + 1) > data_end)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	if (ip6h->version != 6)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	/*
 	 * payload_len 0 is a jumbogram only with a hop-by-hop header (passed
 	 * below); otherwise the kernel takes it at its word and forwards the
 	 * bare 40-byte header (ip6_rcv_core), and so do we.
 	 */
 	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-	if ((void *)ip6h + l3len > data_end)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
+	if (ETH_HLEN + l3len > ctx_len(ctx, tc))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
 	nexthdr = ip6h->nexthdr;
 	if (nexthdr == IPV6_NEXTHDR_HOP)
-		return verdict(ctx, in->slot, FPMD_R_PASS_OPTIONS, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_OPTIONS,
+			       ACT_PASS(tc));
 	if (!(in->flags & FPMD_IF_F_FWD_V6))
-		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED,
+			       ACT_PASS(tc));
 	if (in->flags & FPMD_IF_F_KERNEL_V6)
-		return verdict(ctx, in->slot, FPMD_R_PASS_POLICY, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_POLICY,
+			       ACT_PASS(tc));
 
 	if (ip6h->daddr.in6_u.u6_addr8[0] == 0xff)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MCAST, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MCAST,
+			       ACT_PASS(tc));
 	if (ip6h->saddr.in6_u.u6_addr8[0] == 0xff ||
 	    ipv6_is_martian(&ip6h->saddr) || ipv6_is_martian(&ip6h->daddr))
-		return verdict(ctx, in->slot, FPMD_R_PASS_MARTIAN, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MARTIAN,
+			       ACT_PASS(tc));
 	if ((ip6h->saddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
-		    bpf_htons(0xfe80) ||
+		bpf_htons(0xfe80) ||
 	    (ip6h->daddr.in6_u.u6_addr16[0] & bpf_htons(0xffc0)) ==
-		    bpf_htons(0xfe80))
-		return verdict(ctx, in->slot, FPMD_R_PASS_LINKLOCAL, XDP_PASS);
+		bpf_htons(0xfe80))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_LINKLOCAL,
+			       ACT_PASS(tc));
 	if (ip6h->hop_limit <= 1)
-		return verdict(ctx, in->slot, FPMD_R_PASS_TTL, XDP_PASS);
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_TTL,
+			       ACT_PASS(tc));
 
-	reason = lookup_v6(ctx, in, ip6h, l3len, data_end, &e);
+	reason =
+	    lookup_v6(ctx, ctx_ifindex(ctx, tc), in, ip6h, l3len, data_end, &e);
 	if (reason == FPMD_R_DROP_BLACKHOLE)
-		return verdict(ctx, in->slot, reason, XDP_DROP);
+		return verdict(ctx, tc, in->slot, reason, ACT_DROP(tc));
 	if (reason != FPMD_R_FORWARDED)
-		return verdict(ctx, in->slot, reason, XDP_PASS);
-	return forward(ctx, in, &e, l3len, 1);
+		return verdict(ctx, tc, in->slot, reason, ACT_PASS(tc));
+	return forward(ctx, tc, in, &e, l3len, 1);
+}
+
+/* Ethernet: addressed to us, IPv4 or IPv6. */
+static __always_inline int pipeline(void *ctx, int tc, struct fpmd_iface *in)
+{
+	struct ethhdr *eth = ctx_data(ctx, tc);
+
+	if ((void *)(eth + 1) > ctx_data_end(ctx, tc))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
+			       ACT_PASS(tc));
+	if (!(in->flags & FPMD_IF_F_ENABLED))
+		return verdict(ctx, tc, in->slot, FPMD_R_PASS_DISABLED,
+			       ACT_PASS(tc));
+
+	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+		if (!mac_equal(eth->h_dest, in->mac))
+			return verdict(ctx, tc, in->slot, FPMD_R_PASS_L2_OTHER,
+				       ACT_PASS(tc));
+		return handle_ipv4(ctx, tc, eth, in);
+	}
+	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+		if (!mac_equal(eth->h_dest, in->mac))
+			return verdict(ctx, tc, in->slot, FPMD_R_PASS_L2_OTHER,
+				       ACT_PASS(tc));
+		return handle_ipv6(ctx, tc, eth, in);
+	}
+	return verdict(ctx, tc, in->slot, FPMD_R_PASS_NOT_IP, ACT_PASS(tc));
 }
 
 SEC("xdp")
 int fpmd_xdp(struct xdp_md *ctx)
 {
-	void *data = (void *)(long)ctx->data;
-	void *data_end = (void *)(long)ctx->data_end;
-	struct ethhdr *eth = data;
-	__u32 ifindex = ctx->ingress_ifindex;
-	struct fpmd_iface *in;
+	struct fpmd_iface *in = iface_get(ctx->ingress_ifindex);
 
-	in = iface_get(ifindex);
 	if (!in)
 		return XDP_PASS; /* not ours (yet): no slot to count on */
-	if ((void *)(eth + 1) > data_end)
-		return verdict(ctx, in->slot, FPMD_R_PASS_MALFORMED, XDP_PASS);
-	if (!(in->flags & FPMD_IF_F_ENABLED))
-		return verdict(ctx, in->slot, FPMD_R_PASS_DISABLED, XDP_PASS);
-
-	if (eth->h_proto == bpf_htons(ETH_P_IP)) {
-		if (!mac_equal(eth->h_dest, in->mac))
-			return verdict(ctx, in->slot, FPMD_R_PASS_L2_OTHER,
-				       XDP_PASS);
-		return handle_ipv4(ctx, eth, in);
-	}
-	if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
-		if (!mac_equal(eth->h_dest, in->mac))
-			return verdict(ctx, in->slot, FPMD_R_PASS_L2_OTHER,
-				       XDP_PASS);
-		return handle_ipv6(ctx, eth, in);
-	}
-	return verdict(ctx, in->slot, FPMD_R_PASS_NOT_IP, XDP_PASS);
+	return pipeline(ctx, 0, in);
 }
+
+#ifndef FPMD_FIB_REF
+/* Ethernet, IPv6 and the ports (ECMP hash): linear and writable. */
+#define FPMD_TC_PULL (ETH_HLEN + sizeof(struct ipv6hdr) + 8)
+
+/*
+ * fpmd's tc ingress program (tcx), where fpmd attaches it: on a TC_ONLY
+ * interface it forwards whatever arrives; behind XDP it takes only XDP's
+ * handoffs. Each packet is counted once: by XDP, or here when XDP handed
+ * it over (marker) or there is no XDP (TC_ONLY).
+ */
+SEC("tc")
+int fpmd_tc(struct __sk_buff *skb)
+{
+	void *meta = (void *)(long)skb->data_meta;
+	void *data = (void *)(long)skb->data;
+	struct fpmd_iface *in = iface_get(skb->ifindex);
+	__u32 len;
+
+	if (!in)
+		return TC_ACT_OK;
+	if (!(meta + 4 <= data && *(__u32 *)meta == FPMD_META_HANDOFF) &&
+	    !(in->flags & FPMD_IF_F_TC_ONLY))
+		return TC_ACT_OK; /* XDP counted it */
+	/* Fails only without memory: then the header checks see a short
+	 * linear part and pass the packet (pass-malformed). */
+	len = skb->len < FPMD_TC_PULL ? skb->len : FPMD_TC_PULL;
+	bpf_skb_pull_data(skb, len);
+	/* The kernel took the VLAN tag off before tc (skb_vlan_untag): the
+	 * frame belongs to a VLAN device, as XDP sees from the tag. */
+	if (skb->vlan_present)
+		return verdict(skb, 1, in->slot, FPMD_R_PASS_NOT_IP, TC_ACT_OK);
+	return pipeline(skb, 1, in);
+}
+#endif
+
 
 #ifndef FPMD_FIB_REF
 /*

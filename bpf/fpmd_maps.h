@@ -407,6 +407,22 @@ static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
  * frame: "not counted yet, for the tc program to forward to a PEER egress". */
 #define FPMD_META_HANDOFF 0xfd7c0001u
 
+/* Container paths (doc/containers.md): fpmd's tc program (fpmd_tc). */
+#define FPMD_IF_F_PEER 0x400     /* egress: a veth whose peer takes no XDP
+				  * redirects; the tc program delivers with
+				  * bpf_redirect_peer(). Only while up with
+				  * carrier; never in tx_ports at once */
+#define FPMD_IF_F_TC 0x800       /* ingress: fpmd's tc program is attached
+				  * at tcx ingress here: XDP hands it the
+				  * packets bound to a PEER egress */
+#define FPMD_IF_F_TC_ONLY 0x1000 /* ingress: no XDP here; the tc program
+				  * forwards what arrives (a veth whose peer
+				  * sends partial checksums) */
+
+/* XDP_PASS with these 4 bytes of metadata (bpf_xdp_adjust_meta) before the
+ * frame: "not counted yet, for the tc program to forward to a PEER egress". */
+#define FPMD_META_HANDOFF 0xfd7c0001u
+
 /*
  * ifaces_direct: a copy of the ifaces entries of ifindexes below
  * FPMD_IFINDEX_DIRECT in an array indexed by ifindex, so the per-packet

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Table-driven packet tests for the XDP fast path (bpf/fpmd.bpf.c), in the
+ * Table-driven packet tests for the XDP fast path (bpf/fpmd.bpf.c), and
+ * for the same pipeline run by its tc program (fpmd_tc, on an skb), in the
  * style of the kernel's selftests prog_tests/fib_lookup.c: each case is a
  * crafted frame plus the map contents it meets, and the verdict, rewrite
  * and counters it must produce. Frames go through the real program with
@@ -34,6 +35,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
+#include <linux/pkt_cls.h>
 #include <linux/udp.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -640,6 +642,12 @@ static void no_default_v4(void)
 	del_route("0.0.0.0/0");
 }
 
+/* The not-in-tx_ports egress is a container's veth: a PEER. */
+static void peer_notx(void)
+{
+	set_iface(IF_NH(NH_NOTX), IN_FLAGS_DEFAULT | FPMD_IF_F_PEER);
+}
+
 static void no_default_v6(void)
 {
 	del_route("::/0");
@@ -685,6 +693,8 @@ struct frame {
 	__u8 align[2];
 	__u8 b[FRAME_MAX];
 	__u32 len;
+	__u32 meta_len; /* XDP metadata that came out in front of b */
+	__u8 meta[32];
 } __attribute__((aligned(4)));
 
 static __u32 csum_add(__u32 sum, const void *p, size_t len)
@@ -858,6 +868,12 @@ static const char *const verdict_names[] = {
 	[XDP_REDIRECT] = "XDP_REDIRECT",
 };
 
+static const char *const tc_verdict_names[] = {
+	[TC_ACT_OK] = "TC_ACT_OK",
+	[TC_ACT_SHOT] = "TC_ACT_SHOT",
+	[TC_ACT_REDIRECT] = "TC_ACT_REDIRECT",
+};
+
 #define R(x) [FPMD_R_##x] = #x
 static const char *const reason_names[FPMD_R_MAX] = {
 	R(FORWARDED),	     R(TX),
@@ -872,13 +888,19 @@ static const char *const reason_names[FPMD_R_MAX] = {
 	R(PASS_RPF),	     R(PASS_POLICY),
 	R(PASS_DISABLED),    R(PASS_REDIRECT),
 	R(TX_REDIRECT_ERR),  R(TX_XMIT_DROP),
+	R(FORWARDED_PEER),   R(FORWARDED_TC),
 };
 #undef R
 
 #define R_NONE (-1) /* no counter may move */
 
-static const char *vname(int v)
+static const char *vname(bool tc, int v)
 {
+	if (tc)
+		return v >= 0 && v < (int)ARRAY_SIZE(tc_verdict_names) &&
+			       tc_verdict_names[v]
+			   ? tc_verdict_names[v]
+			   : "?";
 	return v >= 0 && v < (int)ARRAY_SIZE(verdict_names) && verdict_names[v]
 		   ? verdict_names[v]
 		   : "?";
@@ -900,17 +922,56 @@ static int run_frame(int in_if, const struct frame *in, struct frame *out,
 		.data_end = in->len,
 		.ingress_ifindex = if_index[in_if],
 	};
+	struct xdp_md ctx_out = { 0 };
 	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in->b,
 		    .data_size_in = in->len, .data_out = out->b,
 		    .data_size_out = sizeof(out->b), .ctx_in = &ctx,
-		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+		    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx_out,
+		    .ctx_size_out = sizeof(ctx_out), .repeat = 1);
 	int err;
 
 	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fpmd_xdp),
 				     &opts);
 	if (err)
 		return -errno;
+	/* The output starts at data_meta; ctx_out.data is where the frame
+	 * starts in it. */
 	out->len = opts.data_size_out;
+	out->meta_len = ctx_out.data;
+	if (out->meta_len > sizeof(out->meta) || out->meta_len > out->len)
+		return -EOVERFLOW;
+	memcpy(out->meta, out->b, out->meta_len);
+	out->len -= out->meta_len;
+	memmove(out->b, out->b + out->meta_len, out->len);
+	*retval = opts.retval;
+	return 0;
+}
+
+/*
+ * The same through fpmd_tc on an skb, as at tc ingress of in_if. An skb
+ * test run carries no XDP metadata (data_meta == data), so these are the
+ * frames tc meets on a TC_ONLY interface, or without XDP's marker.
+ */
+static int run_frame_tc(int in_if, const struct frame *in, struct frame *out,
+			__u32 gso_size, __u32 gso_segs, __u32 *retval)
+{
+	struct __sk_buff ctx = {
+		.ifindex = if_index[in_if],
+		.gso_size = gso_size,
+		.gso_segs = gso_segs,
+	};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = in->b,
+		    .data_size_in = in->len, .data_out = out->b,
+		    .data_size_out = sizeof(out->b), .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = 1);
+	int err;
+
+	err = bpf_prog_test_run_opts(bpf_program__fd(skel->progs.fpmd_tc),
+				     &opts);
+	if (err)
+		return -errno;
+	out->len = opts.data_size_out;
+	out->meta_len = 0;
 	*retval = opts.retval;
 	return 0;
 }
@@ -995,6 +1056,9 @@ struct xcase {
 	int nh;		  /* XDP_REDIRECT: expected nexthop */
 	const char *dmac; /* expected dst MAC when not the nexthop's */
 	int err;	  /* test_run itself must fail with this errno */
+	bool tc;	  /* through fpmd_tc (verdicts TC_ACT_*) */
+	bool handoff;	  /* XDP: passed with the handoff marker */
+	__u32 gso_size, gso_segs; /* tc: the skb is GSO */
 	void (*run)(const struct xcase *c); /* a case that loops */
 };
 
@@ -1002,6 +1066,16 @@ struct xcase {
 #define PASS(r) .verdict = XDP_PASS, .reason = FPMD_R_##r
 #define DROP(r) .verdict = XDP_DROP, .reason = FPMD_R_##r
 #define FLAGS(f) .set_flags = true, .flags = (f)
+/* fpmd_tc; its ingress is a TC_ONLY interface unless FLAGS say else. */
+#define TC_ONLY FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC_ONLY)
+#define TC_FWD(n)                                                              \
+	.tc = true, .verdict = TC_ACT_REDIRECT, .reason = FPMD_R_FORWARDED_TC, \
+	.nh = (n)
+#define TC_PEER(n)                                                             \
+	.tc = true, .verdict = TC_ACT_REDIRECT,                                \
+	.reason = FPMD_R_FORWARDED_PEER, .nh = (n)
+#define TC_PASS(r) .tc = true, .verdict = TC_ACT_OK, .reason = FPMD_R_##r
+#define TC_DROP(r) .tc = true, .verdict = TC_ACT_SHOT, .reason = FPMD_R_##r
 #define EN FPMD_IF_F_ENABLED
 #define F4 FPMD_IF_F_FWD_V4
 #define F6 FPMD_IF_F_FWD_V6
@@ -1560,6 +1634,158 @@ static const struct xcase cases[] = {
 	{ "v4_if_kernel_v6", "IPv6 policy does not stop IPv4",
 	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_KERNEL_V6), .pkt.dst = "10.1.2.3",
 	  FWD(NH_P32) },
+	/*
+	 * --- container paths: XDP's handoff to fpmd_tc, and fpmd_tc ---
+	 * 172.24/16 and fd00:24::/32 leave by an egress not in tx_ports;
+	 * peer_notx makes it a container's veth (FPMD_IF_F_PEER).
+	 */
+	{ "v4_xdp_handoff_peer",
+	  "egress PEER, tc on the ingress: passed untouched with the marker, "
+	  "counted by tc, not here",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .setup = peer_notx,
+	  .pkt.dst = "172.24.1.1", .verdict = XDP_PASS, .reason = R_NONE,
+	  .handoff = true },
+	{ "v6_xdp_handoff_peer", "the same for IPv6",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .setup = peer_notx,
+	  .pkt.dst = "fd00:24::1", .verdict = XDP_PASS, .reason = R_NONE,
+	  .handoff = true },
+	{ "v4_xdp_handoff_padded",
+	  "a padded frame goes to tc as it came (tc trims)",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .setup = peer_notx,
+	  .pkt = { .dst = "172.24.1.1", .l3len = 28, .pad_to = 60 },
+	  .verdict = XDP_PASS, .reason = R_NONE, .handoff = true },
+	{ "v4_xdp_peer_no_tc", "egress PEER, no tc program on the ingress",
+	  .setup = peer_notx, .pkt.dst = "172.24.1.1", PASS(PASS_EGRESS) },
+	{ "v6_xdp_peer_no_tc", "egress PEER, no tc program on the ingress",
+	  .setup = peer_notx, .pkt.dst = "fd00:24::1", PASS(PASS_EGRESS) },
+	{ "v4_xdp_tc_not_peer", "tc on the ingress, egress not a PEER",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .pkt.dst = "172.24.1.1",
+	  PASS(PASS_EGRESS) },
+	{ "v4_xdp_tc_normal_egress", "tc on the ingress: tx ports still XDP",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .pkt.dst = "10.1.2.3",
+	  FWD(NH_P32) },
+	{ "v4_xdp_handoff_ttl", "TTL 1 to a PEER: XDP's pass, counted there",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .setup = peer_notx,
+	  .pkt = { .dst = "172.24.1.1", .ttl = 1 }, PASS(PASS_TTL) },
+
+	{ "v4_tc_forward", "TC_ONLY ingress to a tx port: bpf_redirect",
+	  TC_ONLY, .pkt.dst = "10.1.2.3", TC_FWD(NH_P32) },
+	{ "v4_tc_forward_tcp", "TCP, as a container sends it",
+	  TC_ONLY, .pkt = { .dst = "10.1.2.3", .proto = IPPROTO_TCP,
+			    .l3len = 60 },
+	  TC_FWD(NH_P32) },
+	{ "v4_tc_forward_connected", "to a connected neighbor",
+	  TC_ONLY, .pkt.dst = "172.21.0.5", TC_FWD(NH_CONN4),
+	  .dmac = NEIGH4_MAC },
+	{ "v4_tc_trim_padding", "tot_len 28 padded to 60: 42 bytes leave",
+	  TC_ONLY, .pkt = { .dst = "10.1.2.3", .l3len = 28, .pad_to = 60 },
+	  TC_FWD(NH_P32) },
+	{ "v4_tc_trim_trailing", "37 bytes past tot_len are cut",
+	  TC_ONLY, .pkt = { .dst = "10.1.2.3", .l3len = 100, .trail = 37 },
+	  TC_FWD(NH_P32) },
+	{ "v4_tc_peer", "TC_ONLY ingress to a PEER: bpf_redirect_peer",
+	  TC_ONLY, .setup = peer_notx, .pkt.dst = "172.24.1.1",
+	  TC_PEER(NH_NOTX) },
+	{ "v4_tc_peer_padded", "to a PEER, padding cut",
+	  TC_ONLY, .setup = peer_notx,
+	  .pkt = { .dst = "172.24.1.1", .l3len = 28, .pad_to = 60 },
+	  TC_PEER(NH_NOTX) },
+	{ "v4_tc_not_tx_port", "TC_ONLY, egress neither tx port nor PEER",
+	  TC_ONLY, .pkt.dst = "172.24.1.1", TC_PASS(PASS_EGRESS) },
+	{ "v4_tc_no_marker", "no marker, not TC_ONLY: XDP counted it",
+	  .pkt.dst = "10.1.2.3", .tc = true, .verdict = TC_ACT_OK,
+	  .reason = R_NONE },
+	{ "v4_tc_no_marker_tc", "no marker behind XDP (FPMD_IF_F_TC)",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC), .setup = peer_notx,
+	  .pkt.dst = "172.24.1.1", .tc = true, .verdict = TC_ACT_OK,
+	  .reason = R_NONE },
+	{ "v4_tc_unmanaged", "ingress not in ifaces: no counter",
+	  .in = IF_STRAY, .pkt.dst = "10.1.2.3", .tc = true,
+	  .verdict = TC_ACT_OK, .reason = R_NONE },
+	{ "v4_tc_ttl", "TTL 1", TC_ONLY,
+	  .pkt = { .dst = "10.1.2.3", .ttl = 1 }, TC_PASS(PASS_TTL) },
+	{ "v4_tc_options", "IPv4 options", TC_ONLY,
+	  .pkt = { .dst = "10.1.2.3", .mut = M_OPTIONS },
+	  TC_PASS(PASS_OPTIONS) },
+	{ "v4_tc_bad_csum", "IPv4 header checksum wrong", TC_ONLY,
+	  .pkt = { .dst = "10.1.2.3", .mut = M_BAD_CSUM },
+	  TC_PASS(PASS_BAD_CSUM) },
+	{ "v4_tc_len_big", "tot_len past the frame", TC_ONLY,
+	  .pkt = { .dst = "10.1.2.3", .mut = M_LEN_BIG },
+	  TC_PASS(PASS_MALFORMED) },
+	{ "v4_tc_local", "to a local address", TC_ONLY,
+	  .pkt.dst = "172.20.0.1", TC_PASS(PASS_LOCAL) },
+	{ "v4_tc_no_route", "no route", TC_ONLY, .setup = no_default_v4,
+	  .pkt.dst = "11.0.0.1", TC_PASS(PASS_NO_ROUTE) },
+	{ "v4_tc_l2_other", "not to the interface's MAC", TC_ONLY,
+	  .pkt = { .dst = "10.1.2.3", .l2dst = "02:99:00:00:00:01" },
+	  TC_PASS(PASS_L2_OTHER) },
+	{ "v4_tc_arp", "ARP", TC_ONLY, .pkt.ethertype = ETH_P_ARP,
+	  TC_PASS(PASS_NOT_IP) },
+	{ "v4_tc_blackhole", "blackhole: dropped as XDP drops it", TC_ONLY,
+	  .pkt.dst = "172.16.1.1", TC_DROP(DROP_BLACKHOLE) },
+	{ "v4_tc_mtu_over", "1001 bytes over MTU 1000", TC_ONLY,
+	  .pkt = { .dst = "172.25.1.1", .l3len = 1001 }, TC_PASS(PASS_MTU) },
+	{ "v4_tc_mtu_equal", "1000 bytes on MTU 1000", TC_ONLY,
+	  .pkt = { .dst = "172.25.1.1", .l3len = 1000 }, TC_FWD(NH_MTU4) },
+	{ "v4_tc_mtu_device_now_smaller", "device 1280: 1281 bytes pass",
+	  TC_ONLY, .pkt = { .dst = "172.29.1.1", .l3len = 1281 },
+	  TC_PASS(PASS_MTU) },
+	{ "v4_tc_mtu_peer_over", "over the MTU towards a PEER", TC_ONLY,
+	  .setup = peer_notx, .pkt = { .dst = "172.24.1.1", .l3len = 1501 },
+	  TC_PASS(PASS_MTU) },
+	/*
+	 * GSO skbs (a container's TSO): the kernel measures the segments,
+	 * not the whole (skb_gso_validate_network_len). A test run's skb
+	 * has no transport header, so bpf_check_mtu(BPF_MTU_CHK_SEGS) cannot
+	 * measure them and the kernel decides; the non-GSO check would have
+	 * let this one through (the helper waves GSO skbs through without
+	 * BPF_MTU_CHK_SEGS).
+	 */
+	{ "v4_tc_gso_over_device_mtu",
+	  "GSO skb of 1400 bytes, device 1280 (copy 1500): segments unmeasured, "
+	  "to the kernel",
+	  TC_ONLY, .pkt = { .dst = "172.29.1.1", .l3len = 1400 },
+	  .gso_size = 1000, .gso_segs = 2, TC_PASS(PASS_MTU) },
+	{ "v4_tc_gso_fits", "a GSO skb within the MTU as a whole leaves",
+	  TC_ONLY, .pkt = { .dst = "10.1.2.3", .l3len = 1000 },
+	  .gso_size = 500, .gso_segs = 2, TC_FWD(NH_P32) },
+	{ "v6_tc_gso_over_device_mtu", "the same for IPv6", TC_ONLY,
+	  .pkt = { .dst = "fd00:29::1", .l3len = 1400 }, .gso_size = 1000,
+	  .gso_segs = 2, TC_PASS(PASS_MTU) },
+	{ "v4_tc_no_gso_device_mtu", "without GSO 1280 bytes fit the device",
+	  TC_ONLY, .pkt = { .dst = "172.29.1.1", .l3len = 1280 },
+	  TC_FWD(NH_LIVE4) },
+	{ "v4_tc_hairpin", "egress = ingress, send_redirects on",
+	  FLAGS(IN_FLAGS_DEFAULT | FPMD_IF_F_TC_ONLY | FPMD_IF_F_REDIRECTS_V4),
+	  .pkt = { .dst = "100.64.0.1" }, TC_PASS(PASS_REDIRECT) },
+	{ "v4_tc_disabled", "TC_ONLY but not enabled",
+	  FLAGS(FPMD_IF_F_TC_ONLY | F4 | F6), .pkt.dst = "10.1.2.3",
+	  TC_PASS(PASS_DISABLED) },
+	{ "v6_tc_forward", "IPv6 from a TC_ONLY ingress: bpf_redirect",
+	  TC_ONLY, .pkt.dst = "2001:db8:1:2::3", TC_FWD(NH_P6_128) },
+	{ "v6_tc_trim_trailing", "IPv6, bytes past payload_len cut", TC_ONLY,
+	  .pkt = { .dst = "2001:db8:1:2::3", .trail = 100 },
+	  TC_FWD(NH_P6_128) },
+	{ "v6_tc_peer", "IPv6 to a PEER: bpf_redirect_peer", TC_ONLY,
+	  .setup = peer_notx, .pkt.dst = "fd00:24::1", TC_PEER(NH_NOTX) },
+	{ "v6_tc_hop_limit", "hop limit 1", TC_ONLY,
+	  .pkt = { .dst = "2001:db8:1:2::3", .ttl = 1 }, TC_PASS(PASS_TTL) },
+	{ "v6_tc_hop_by_hop", "hop-by-hop options", TC_ONLY,
+	  .pkt = { .dst = "2001:db8:1:2::3", .mut = M_HBH },
+	  TC_PASS(PASS_OPTIONS) },
+	{ "v6_tc_no_route", "no route", TC_ONLY, .setup = no_default_v6,
+	  .pkt.dst = "2001:db9::1", TC_PASS(PASS_NO_ROUTE) },
+	{ "v6_tc_blackhole", "blackhole", TC_ONLY, .pkt.dst = "fd00:b1::1",
+	  TC_DROP(DROP_BLACKHOLE) },
+	{ "v6_tc_mtu_over", "1281 bytes over MTU 1280", TC_ONLY,
+	  .pkt = { .dst = "fd00:25::1", .l3len = 1281 }, TC_PASS(PASS_MTU) },
+	{ "v6_tc_hairpin", "IPv6 egress = ingress", TC_ONLY,
+	  .pkt = { .dst = "fd00:64::1" }, TC_PASS(PASS_REDIRECT) },
+	{ "v6_tc_no_marker", "no marker, not TC_ONLY: XDP counted it",
+	  .pkt.dst = "2001:db8:1:2::3", .tc = true, .verdict = TC_ACT_OK,
+	  .reason = R_NONE },
+
 	{ "v4_if_unmanaged", "ingress not in ifaces: pass, no counter",
 	  .in = IF_STRAY, .pkt.dst = "10.1.2.3", .verdict = XDP_PASS,
 	  .reason = R_NONE },
@@ -1717,8 +1943,15 @@ static void run_generic(const struct xcase *c)
 	__u32 retval = 0;
 	int err;
 
+	int fwd = c->tc ? TC_ACT_REDIRECT : XDP_REDIRECT;
+	__u32 handoff;
+
 	build_frame(&c->pkt, c->in, &in);
-	err = run_frame(c->in, &in, &out, &retval);
+	if (c->tc)
+		err = run_frame_tc(c->in, &in, &out, c->gso_size, c->gso_segs,
+				   &retval);
+	else
+		err = run_frame(c->in, &in, &out, &retval);
 	if (c->err) {
 		if (err != -c->err)
 			failf("test_run: expected error %s, got %s",
@@ -1731,16 +1964,27 @@ static void run_generic(const struct xcase *c)
 		return;
 	}
 	if ((int)retval != c->verdict)
-		failf("verdict: expected %s, got %s (%u)", vname(c->verdict),
-		      vname(retval), retval);
-	if (c->verdict == XDP_REDIRECT && (int)retval == XDP_REDIRECT)
+		failf("verdict: expected %s, got %s (%u)",
+		      vname(c->tc, c->verdict), vname(c->tc, retval), retval);
+	if (c->verdict == fwd && (int)retval == fwd)
 		check_forwarded(&in, &out, c->nh, c->dmac);
-	else if (c->verdict != XDP_REDIRECT &&
+	else if (c->verdict != fwd &&
 		 (out.len != in.len || memcmp(out.b, in.b, in.len)))
 		failf("frame modified although not forwarded");
-	expect_counters(c->in, c->reason,
-			c->verdict == XDP_REDIRECT ? nh_dev(c->nh) : -1, 1,
-			in.len, trimmed_len(&in));
+	memcpy(&handoff, out.meta, sizeof(handoff));
+	if (c->handoff && (out.meta_len != sizeof(handoff) ||
+			   handoff != FPMD_META_HANDOFF))
+		failf("metadata: expected the handoff marker 0x%08x (4 "
+		      "bytes), got %u bytes (0x%08x)",
+		      FPMD_META_HANDOFF, out.meta_len,
+		      out.meta_len >= 4 ? handoff : 0);
+	else if (!c->handoff && out.meta_len)
+		failf("metadata: %u bytes written, expected none",
+		      out.meta_len);
+	/* A GSO skb counts as its segments. */
+	expect_counters(c->in, c->reason, c->verdict == fwd ? nh_dev(c->nh) : -1,
+			c->gso_segs ? c->gso_segs : 1, in.len,
+			trimmed_len(&in));
 }
 
 /* ------------------------------------------------------------------------
@@ -1822,7 +2066,7 @@ static void case_csum_sweep(const struct xcase *c)
 		}
 		if (retval != XDP_REDIRECT) {
 			failf("header %d (ttl %u, check 0x%04x): verdict %s", i,
-			      ip->ttl, ntohs(ip->check), vname(retval));
+			      ip->ttl, ntohs(ip->check), vname(false, retval));
 			continue;
 		}
 		before = nfail_lines;
