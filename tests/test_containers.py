@@ -144,16 +144,21 @@ def flags(d, ifname):
 
 
 def peer_mode(d, ifname):
-    """fpmd delivers into this veth's container by the tc path."""
-    return "peer" in flags(d, ifname)
+    """PEER egress in the map: fpmd delivers into this veth's container
+    by the tc path (bpf_redirect_peer)."""
+    return "peer-egress" in flags(d, ifname)
 
 
 def tc_attached(d, ifname):
-    return "tc" in flags(d, ifname)
+    """fpmd's tc program at tcx ingress here (checked by fpmd against
+    the kernel) and flagged so in the map."""
+    return iface(d, ifname).get("tcAttached") and "tc" in flags(d, ifname)
 
 
 def tc_only(d, ifname):
-    return "tc-only" in flags(d, ifname)
+    """No XDP here, the tc program forwards what arrives."""
+    i = iface(d, ifname)
+    return i.get("path") == "tc" and "tc-only" in i.get("flags", [])
 
 
 def route_state(d, prefix):
@@ -438,20 +443,22 @@ def test_show_routes_and_interfaces(up):
     for ifname in ("r-c1", "r-c2"):
         i = iface(d, ifname)
         assert peer_mode(d, ifname) and tc_only(d, ifname), i
-        assert i.get("xdpMode") == "none", i
+        assert tc_attached(d, ifname) and i.get("xdpMode") == "none", i
     u = iface(d, UPLINK)
-    assert tc_attached(d, UPLINK) and not tc_only(d, UPLINK), u
+    assert tc_attached(d, UPLINK) and u.get("path") == "xdp", u
     assert u.get("xdpMode") in ("native", "generic"), u
+    assert not peer_mode(d, UPLINK) and not tc_only(d, UPLINK), u
+    # The text view says the same.
     text = d.ctl("show", "interfaces").stdout
-    for ifname in IFNAMES:
-        assert ifname in text, text
+    assert text.count("path tc, tc program attached") == 2, text
+    assert text.count("path xdp, tc program attached") == 1, text
 
 
 def tc_links(pin):
     """{pin name: (link id, prog id)} of fpmd's pinned tc links."""
     out = {}
     for name in sorted(os.listdir(pin)):
-        if name.startswith("tc"):
+        if name.startswith("tc_"):
             j = json.loads(sh(f"bpftool -j link show pinned "
                               f"{pin}/{name}").stdout)
             out[name] = (j["id"], j["prog_id"])
