@@ -323,28 +323,8 @@ def test_udp_bytes_as_kernel(net, v6):
     assert net.kernel_fwd() == k0, "r1's kernel forwarded some"
 
 
-@pytest.mark.parametrize("direction", ["s-to-c1", "c1-to-s"])
-@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
-def test_tcp(up, direction, v6):
-    """1 MB of TCP, content checked, the container's TSO and tx
-    checksumming on: intact, no checksum errors on either end, r1's
-    kernel forwards nothing, fpmd's counters moved both ways. r1's uplink
-    computes checksums in software (tx off, as a NIC does in hardware)
-    and s verifies every one (rx off): a partial checksum lost on the
-    way would show."""
-    net, d, c1 = up, up.d, up.c["c1"]
-    assert c1.offloads()["tcp-segmentation-offload"] == "on"
-    net.r.run(f"ethtool -K {UPLINK} tx off >/dev/null")
-    net.s.run("ethtool -K h1-eth0 rx off >/dev/null")
-    n, port = 1 << 20, 5001
-    if direction == "s-to-c1":
-        srv, srv_addr, cli = c1, net.service("c1", v6), net.s
-    else:
-        srv, srv_addr, cli = net.s, net.s_addr(v6), c1
-    e0 = {x: x.snmp("Tcp", "InCsumErrors") for x in (net.s, c1)}
-    k0 = net.kernel_fwd()
-    keys = ((UPLINK, FWD_PEER), ("r-c1", FWD_TC))
-    b0 = counts(d, *keys)
+def tcp_transfer(srv, srv_addr, cli, n, port=5001):
+    """n bytes from cli to a server in srv; the server's verdict."""
     server = srv.popen(f"exec {PY} {TCPCHECK} server {srv_addr} {port} {n}",
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True)
@@ -356,14 +336,39 @@ def test_tcp(up, direction, v6):
         if server.poll() is None:
             server.kill()
             server.wait()
-    res = json.loads(out)
-    assert res == {"received": n, "intact": True}, (res, err)
-    for x, name in ((net.s, "s"), (c1, "c1")):
-        assert x.snmp("Tcp", "InCsumErrors") == e0[x], \
-            f"{name}: TCP checksum errors"
-    assert net.kernel_fwd() == k0, "r1's kernel forwarded some"
-    delta = {k: v - b0[k] for k, v in counts(d, *keys).items()}
-    assert all(v > 0 for v in delta.values()), delta
+    assert out.strip(), err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("v6", [False, True], ids=["ipv4", "ipv6"])
+def test_tcp_both_ways(up, v6):
+    """1 MB of TCP s -> c1, then c1 -> s, content checked, the
+    container's TSO and tx checksumming on: intact, no checksum errors
+    on either end, r1's kernel forwards nothing, fpmd's counters moved
+    both ways. r1's uplink computes checksums in software (tx off, as a
+    NIC does in hardware) and s verifies every one (rx off): a partial
+    checksum lost on the way would show."""
+    net, d, c1 = up, up.d, up.c["c1"]
+    k = c1.offloads()
+    assert k["tcp-segmentation-offload"] == "on", k
+    assert k["tx-checksumming"] == "on", k
+    net.r.run(f"ethtool -K {UPLINK} tx off >/dev/null")
+    net.s.run("ethtool -K h1-eth0 rx off >/dev/null")
+    n = 1 << 20
+    keys = ((UPLINK, FWD_PEER), ("r-c1", FWD_TC))
+    for what, srv, srv_addr, cli in (
+            ("s -> c1", c1, net.service("c1", v6), net.s),
+            ("c1 -> s", net.s, net.s_addr(v6), c1)):
+        e0 = {x: x.snmp("Tcp", "InCsumErrors") for x in (net.s, c1)}
+        k0, b0 = net.kernel_fwd(), counts(d, *keys)
+        res = tcp_transfer(srv, srv_addr, cli, n)
+        assert res == {"received": n, "intact": True}, (what, res)
+        for x, name in ((net.s, "s"), (c1, "c1")):
+            assert x.snmp("Tcp", "InCsumErrors") == e0[x], \
+                f"{what}: TCP checksum errors in {name}"
+        assert net.kernel_fwd() == k0, f"{what}: r1's kernel forwarded some"
+        delta = {k: v - b0[k] for k, v in counts(d, *keys).items()}
+        assert all(v > 0 for v in delta.values()), (what, delta)
 
 
 def test_container_to_container(up):
