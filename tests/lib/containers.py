@@ -142,11 +142,14 @@ class Container:
 
     def set_up(self, up=True):
         """The container's end up or down (from inside, as a runtime or a
-        user in the container would); up restores the default routes the
-        kernel removed with the link."""
+        user in the container would); up restores what the kernel removed
+        with the link: the IPv6 address (keep_addr_on_down is 0) and the
+        default routes."""
         self.run(f"ip link set {self.IFNAME} {'up' if up else 'down'}")
         if up:
-            self.run(f"ip route replace default via {self.r4} && "
+            self.run(f"ip -6 addr replace {self.c6}/{self.len6} "
+                     f"dev {self.IFNAME} nodad && "
+                     f"ip route replace default via {self.r4} && "
                      f"ip -6 route replace default via {self.r6}")
 
     # ---- removal ----------------------------------------------------------
