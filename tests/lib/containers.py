@@ -33,6 +33,26 @@ def _netns_id(pid):
     return os.readlink(f"/proc/{pid}/ns/net")
 
 
+def _pids_in(ns):
+    """The processes whose network namespace is ns (a _netns_id)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                if _netns_id(d) == ns:
+                    out.append(int(d))
+            except OSError:
+                pass           # gone meanwhile, or a kernel thread
+    return out
+
+
+def _kill(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 class Container:
     """One runtime-style container attached to router (a lib.lab.Netns)
     by the veth host_if (router side) -- eth0 (container side).
@@ -164,6 +184,12 @@ class Container:
         if self.proc is None:
             return
         if self.proc.poll() is None:
+            # Whatever a failed test left running inside (a receiver, a
+            # server) holds the namespace too: all were started here.
+            ns = _netns_id(self.pid)
+            for pid in _pids_in(ns):
+                if pid != self.pid:
+                    _kill(pid)
             self.proc.send_signal(signal.SIGKILL)
         self.proc.wait()
         self.proc = None
