@@ -6,10 +6,13 @@ namespace with /usr/bin/python3 (ip netns exec NS ... rawframes.py ...).
   rawframes.py send IFNAME [--interval S]
       sends the frames given on stdin (hex, one per line) as they are:
       no padding, no checksum, nothing added; prints {"sent": n}.
-  rawframes.py capture IFNAME
+  rawframes.py capture IFNAME [--udp-port P --count N]
       records every frame the interface receives (not the ones it sends)
       until SIGTERM, then prints them as a JSON list of hex strings.
-      Prints "ready" on stderr once the socket is bound.
+      Prints "ready" on stderr once the socket is bound. With --udp-port,
+      only IPv4/IPv6 UDP frames to port P, and a UDP socket bound to P
+      takes them (so no ICMP port unreachable goes back); with --count,
+      it stops by itself after N of them.
 """
 import argparse
 import json
@@ -37,7 +40,23 @@ def send(a):
     print(json.dumps({"sent": len(frames)}))
 
 
+def udp_dport(f):
+    """The UDP destination port of an Ethernet frame, or None."""
+    if f[12:14] == b"\x08\x00" and len(f) >= 34 and f[23] == 17:
+        off = 14 + (f[14] & 15) * 4
+    elif f[12:14] == b"\x86\xdd" and len(f) >= 54 and f[20] == 17:
+        off = 54
+    else:
+        return None
+    return int.from_bytes(f[off + 2:off + 4], "big") \
+        if len(f) >= off + 4 else None
+
+
 def capture(a):
+    if a.udp_port:
+        sink = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+        sink.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+        sink.bind(("::", a.udp_port))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                       socket.htons(ETH_P_ALL))
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
@@ -55,8 +74,13 @@ def capture(a):
             if stop:
                 break
             continue
-        if addr[2] != PACKET_OUTGOING:
-            got.append(data.hex())
+        if addr[2] == PACKET_OUTGOING:
+            continue
+        if a.udp_port and udp_dport(data) != a.udp_port:
+            continue
+        got.append(data.hex())
+        if a.count and len(got) >= a.count:
+            break
     print(json.dumps(got))
 
 
@@ -68,6 +92,8 @@ def main():
     ps.add_argument("--interval", type=float, default=0)
     pc = sub.add_parser("capture")
     pc.add_argument("ifname")
+    pc.add_argument("--udp-port", type=int, default=0)
+    pc.add_argument("--count", type=int, default=0)
     a = p.parse_args()
     send(a) if a.cmd == "send" else capture(a)
 
