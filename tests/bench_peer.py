@@ -511,16 +511,30 @@ def report(results):
                   x["test"] == test and key in x and not x.get("invalid")]
             if vs:
                 med[(test, key, r)] = statistics.median(vs)
+    # Ratios within a round: the two runs were close in time, so the
+    # machine's load drifts less between them than across rounds.
+    pair = {}
+    for x in results:
+        if not x.get("invalid"):
+            pair.setdefault((x["round"], x["test"]), {})[x["router"]] = x
+    ratio = {}
+    for test, key, _, _ in ROWS:
+        rs = [p["fpmd"][key] / p["kernel"][key] for (_, t), p in pair.items()
+              if t == test and len(p) == 2 and key in p["fpmd"] and
+              p["kernel"].get(key)]
+        if rs:
+            ratio[(test, key)] = statistics.median(rs)
     invalid = [x for x in results if x.get("invalid")]
     print()
     print(f"Into a runtime-style container (no XDP, GRO off, tx csum on), "
           f"medians of {rounds} interleaved rounds; kernel: Linux "
           "forwarding; fpmd-tc: fpmd, XDP on the uplink handing off to its "
           "tc program, bpf_redirect_peer() into the container (and "
-          "bpf_redirect() out of it).")
+          "bpf_redirect() out of it). fpmd-tc/kernel: ratio of the "
+          "medians; per round: median of the ratios within each round.")
     print()
-    print("| | kernel | fpmd-tc | fpmd-tc/kernel |")
-    print("|---|---:|---:|---:|")
+    print("| | kernel | fpmd-tc | fpmd-tc/kernel | same, per round |")
+    print("|---|---:|---:|---:|---:|")
     for test, key, name, fmt in ROWS:
         k, f = med.get((test, key, "kernel")), med.get((test, key, "fpmd"))
         if k is None and f is None:
@@ -531,8 +545,10 @@ def report(results):
                       x["test"] == test)
             if bad:
                 cells[n] += f" [{bad} INVALID]"
-        ratio = f"{f / k:.2f}" if k and f is not None else "-"
-        print(f"| {name} | {' | '.join(cells)} | {ratio} |")
+        cells.append(f"{f / k:.2f}" if k and f is not None else "-")
+        rr = ratio.get((test, key))
+        cells.append(f"{rr:.2f}" if rr is not None else "-")
+        print(f"| {name} | {' | '.join(cells)} |")
     loss = {r: statistics.median(x["loss"] for x in results
                                  if x["router"] == r and x["test"] == "mpps")
             for r in ROUTERS if any(x["router"] == r and x["test"] == "mpps"
@@ -591,6 +607,9 @@ def main():
                     metavar="ARG", help="one more argument for fpmd "
                     "(repeatable)")
     ap.add_argument("--json", help="write the raw runs here")
+    ap.add_argument("--replot", metavar="JSON",
+                    help="no measurement: the table again from a --json "
+                    "file")
     ap.add_argument("--keep-logs", metavar="DIR",
                     help="copy fpmd's and sockperf's logs to DIR")
     args = ap.parse_args()
@@ -600,6 +619,10 @@ def main():
         args.seconds = 1.0 if args.quick else 3.0
     if args.latency_seconds is None:
         args.latency_seconds = 1 if args.quick else 5
+    if args.replot:
+        with open(args.replot) as f:
+            report(json.load(f))
+        return 0
     if os.geteuid() != 0:
         sys.exit("needs root (namespaces, BPF)")
     for exe in (FPMD, FPMCTL, TRAFFICGEN):
