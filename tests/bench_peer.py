@@ -52,7 +52,11 @@ per round (the machine is shared and noisy), medians over the rounds:
   not in it; tests/bench_live.py).
 - latency: `sockperf ping-pong --full-rtt` from gen to `sockperf server`
   in the container, UDP and TCP, for --latency-seconds: round-trip p50 and
-  p99 in µs, as sockperf computes them.
+  p99 in µs, as sockperf computes them. Client and servers are pinned to
+  one CPU (--latency-cpus), so the whole round trip runs on one core, as
+  the Mpps runs do: left to the scheduler on 2 shared CPUs, round trips
+  jump between ~16 and ~50 µs from run to run whatever the router (~55
+  µs with client and server on different CPUs: a cross-CPU wake-up).
 - who forwarded: the router's kernel forwarding counter (Ip ForwDatagrams)
   and, on rf, fpmd's counters `forwarded-peer` (into the container) and
   `forwarded-tc` (out of it). A fpmd run whose packets the kernel
@@ -286,7 +290,7 @@ class Bench:
                            "sr", "-i", i["dst"], "-p", str(port)] +
                           (["--tcp"] if proto == "tcp" else []),
                           f"{self.tmp}/sockperf-sr-{proto}-{SHORT[r]}.log",
-                          self.children)
+                          self.children, cpu=self.args.latency_cpus[1])
                     deadline = time.time() + 10
                     while not listening(i["cpid"], proto, port):
                         if time.time() > deadline:
@@ -419,7 +423,8 @@ class Bench:
             (["--tcp"] if proto == "tcp" else [])
         res = {"router": r, "test": proto}
         try:
-            out = run(cmd, timeout=self.args.latency_seconds + 10)
+            out = run(cmd, timeout=self.args.latency_seconds + 10,
+                      cpu=self.args.latency_cpus[0])
         except subprocess.TimeoutExpired:
             # A path that loses the packets (e.g. TCP checksums lost across
             # an XDP redirect) leaves sockperf waiting for its first answer.
@@ -443,7 +448,7 @@ class Bench:
         self.setup()
         self.start_helpers()
         tests = ["mpps"] + (["udp", "tcp"] if self.args.latency else [])
-        runs = [(r, t) for t in tests for r in ROUTERS]
+        runs = [(r, t) for t in tests for r in self.args.routers]
         rng = random.Random(15)
         for rnd in range(self.args.rounds):
             order = runs[:]
@@ -600,6 +605,16 @@ def main():
     ap.add_argument("--no-latency", dest="latency", action="store_false",
                     help="Mpps only (no sockperf)")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
+    last = max(os.sched_getaffinity(0))
+    ap.add_argument("--latency-cpus", default=f"{last},{last}",
+                    metavar="C,S",
+                    help="pin sockperf's client to CPU C and its servers "
+                    f"to CPU S (default {last},{last}: the whole round "
+                    "trip on one core; \"none\": the scheduler places "
+                    "them)")
+    ap.add_argument("--routers", default=",".join(ROUTERS),
+                    help="measure only these (comma-separated: kernel, "
+                    "fpmd), e.g. one at a time under perf")
     ap.add_argument("--settle", type=float, default=3.0,
                     help="seconds for fpmd's peer probes after its routes "
                     "are in (default 3)")
@@ -619,6 +634,20 @@ def main():
         args.seconds = 1.0 if args.quick else 3.0
     if args.latency_seconds is None:
         args.latency_seconds = 1 if args.quick else 5
+    args.routers = [r for r in args.routers.split(",") if r]
+    bad = [r for r in args.routers if r not in ROUTERS]
+    if bad or not args.routers:
+        ap.error(f"--routers: {','.join(bad) or 'none'}: not one of "
+                 f"{', '.join(ROUTERS)}")
+    if args.latency_cpus == "none":
+        args.latency_cpus = (None, None)
+    else:
+        try:
+            c, sv = (int(x) for x in args.latency_cpus.split(","))
+        except ValueError:
+            ap.error(f"--latency-cpus {args.latency_cpus}: want C,S (two "
+                     "CPU numbers) or none")
+        args.latency_cpus = (c, sv)
     if args.replot:
         with open(args.replot) as f:
             report(json.load(f))
