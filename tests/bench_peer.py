@@ -3,7 +3,7 @@
 
 Run by hand as root (not collected by pytest: no test_ name):
 
-    /usr/bin/python3 tests/bench_peer.py            # 5 rounds: ~2.5 min
+    /usr/bin/python3 tests/bench_peer.py            # 5 rounds: ~3 min
     /usr/bin/python3 tests/bench_peer.py --quick    # 3 short rounds: < 1 min
     FPMD_BUILDDIR=build-x /usr/bin/python3 tests/bench_peer.py --json x.json
 
@@ -45,9 +45,10 @@ per round (the machine is shared and noisy), medians over the rounds:
   limit, would cost the container more than the router's forwarding).
   Delivered = the container's Udp InDatagrams + RcvbufErrors + NoPorts
   (/proc/PID/net/snmp of the container's process): packets that reached
-  its UDP layer, so what a backlog or a veth dropped does not count. Mpps = delivered / wall time of the generator; also
-  per core: delivered / the CPU time of the generator's test-run loop,
-  which runs the routers' and the container's receive inline (steadier on
+  its UDP layer, so what a backlog or a veth dropped does not count.
+  Mpps = delivered / wall time of the generator; also per core:
+  delivered / the CPU time of the generator's test-run loop, which runs
+  the routers' and the container's receive inline (steadier on
   a shared machine, but work deferred to ksoftirqd on the other core is
   not in it; tests/bench_live.py).
 - latency: `sockperf ping-pong --full-rtt` from gen to `sockperf server`
