@@ -218,6 +218,8 @@ int iface_attach(struct iface *i, int prog_fd)
 {
 	int ret = attach_prog(i, prog_fd);
 
+	if (!ret)
+		tc_adopt_pinned(i);
 	/* Entries adopted for an interface we cannot attach to are stale. */
 	if (ret && i->ifindex) {
 		maps_txport_delete(i->ifindex);

@@ -166,6 +166,22 @@ ok:
 	return 0;
 }
 
+/*
+ * A link a previous fpmd left pinned for i: take it over before i's first
+ * map write, so XDP keeps handing PEER-bound packets to tc across a
+ * restart instead of passing them to the kernel until the guard poll.
+ */
+void tc_adopt_pinned(struct iface *i)
+{
+	char path[PATH_MAX];
+
+	if (i->tc_attached || tc_prog_fd < 0 || !i->ifindex)
+		return;
+	pin_path(i->name, path, sizeof(path));
+	if (!access(path, F_OK))
+		tc_attach(i);
+}
+
 void tc_detach(struct iface *i, bool keep)
 {
 	char path[PATH_MAX];

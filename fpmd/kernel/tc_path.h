@@ -33,6 +33,8 @@ void tc_path_apply(void);
 void tc_iface_gone(struct iface *i);
 /* Detach i's tc program (unpin); keep = leave it pinned (restart). */
 void tc_detach(struct iface *i, bool keep);
+/* Reuse a tcx link pinned for i by a previous fpmd (at attach). */
+void tc_adopt_pinned(struct iface *i);
 /* Does the tc path deliver to PEER egresses now: every ingress that takes
  * traffic has the tc program attached. */
 bool tc_path_serving(void);
