@@ -65,16 +65,13 @@ import ctypes
 import json
 import os
 import random
-import shutil
 import socket
 import statistics
 import struct
 import sys
-import tempfile
 import time
 
-from lib.runner import (Child, guarded, keep_going, log, read_text, run,
-                        stop_all)
+from lib.runner import BenchBase, Child, guarded, keep_going, log, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
@@ -309,19 +306,13 @@ class FpmFeed:
 
 # --------------------------------------------------------------------------
 
-class Bench:
+class Bench(BenchBase):
+    PREFIX = "fplive"
+    FPMCTL = FPMCTL
+
     def __init__(self, args):
-        self.args = args
-        self.prefix = f"fplive{os.getpid() % 100000}"
-        self.ns = {}
-        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
-        self.pin = f"/sys/fs/bpf/{self.prefix}"
-        self.children = []
-        self.fpmd = None
-        self.feed = None
+        super().__init__(args)
         self.rtnl = {}
-        self.info = {}
-        self.results = []  # kept when a run is cut short
 
     # -- topology ------------------------------------------------------------
     def nsname(self, short):
@@ -402,13 +393,6 @@ class Bench:
                                    self.fpmd_text()[-3000:])
             time.sleep(0.05)
         self.feed = FpmFeed(self.ns["rf"])
-
-    def fpmd_text(self):
-        return read_text(self.fpmd_log)
-
-    def fpmctl(self, *args):
-        r = run([FPMCTL, "-s", self.sock, "--json"] + list(args), timeout=60)
-        return json.loads(r.stdout)
 
     # -- tables ----------------------------------------------------------------
     def grow(self, af, routes, have, n):
@@ -552,23 +536,9 @@ class Bench:
         return results
 
     def cleanup(self):
-        if self.feed:
-            keep_going(self.feed.close)
-        if self.fpmd:
-            keep_going(stop_all, [self.fpmd], 30)
-        keep_going(stop_all, self.children)
         for r in self.rtnl.values():
             keep_going(r.close)
-        for name in self.ns.values():
-            keep_going(run, ["ip", "netns", "del", name])
-        self.ns = {}
-        if os.path.isdir(self.pin):
-            keep_going(shutil.rmtree, self.pin)
-        if self.args.keep_logs:
-            keep_going(shutil.copytree, self.tmp,
-                       os.path.join(self.args.keep_logs, self.prefix),
-                       ignore=shutil.ignore_patterns("*.bin", "*.sock"))
-        keep_going(shutil.rmtree, self.tmp)
+        super().cleanup()
 
 
 # --------------------------------------------------------------------------

@@ -78,13 +78,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 from bench_live import FpmFeed, nsrun
 from lib.fpmwire import RT_SCOPE_LINK, RTPROT_KERNEL, frame, route
-from lib.runner import (Child, guarded, keep_going, log, read_text, run,
-                        stop_all)
+from lib.runner import BenchBase, Child, guarded, log, read_text, run
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
@@ -155,18 +153,9 @@ def parse_sockperf(text):
     return out
 
 
-class Bench:
-    def __init__(self, args):
-        self.args = args
-        self.prefix = f"fppeer{os.getpid() % 100000}"
-        self.ns = {}
-        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
-        self.pin = f"/sys/fs/bpf/{self.prefix}"
-        self.children = []
-        self.fpmd = None
-        self.feed = None
-        self.info = {}
-        self.results = []  # kept when a run is cut short
+class Bench(BenchBase):
+    PREFIX = "fppeer"
+    FPMCTL = FPMCTL
 
     # -- topology ----------------------------------------------------------
     def container(self, r):
@@ -339,13 +328,6 @@ class Bench:
                   check=False)
         log("fpmd interfaces:\n" + out.stdout.rstrip())
 
-    def fpmd_text(self):
-        return read_text(self.fpmd_log)
-
-    def fpmctl(self, *args):
-        r = run([FPMCTL, "-s", self.sock, "--json"] + list(args), timeout=60)
-        return json.loads(r.stdout)
-
     # -- counters ----------------------------------------------------------
     def kernel_fwd(self, r):
         lines = nsrun(self.info[r]["ns"], "cat", "/proc/net/snmp"
@@ -476,24 +458,6 @@ class Bench:
                      if res.get("invalid") else ""))
         return self.results
 
-    def cleanup(self):
-        if self.feed:
-            keep_going(self.feed.close)
-        if self.fpmd:
-            keep_going(stop_all, [self.fpmd], 30)
-        # sockperf first, then the processes holding the containers (their
-        # namespaces, and the veths in them, go with the last process).
-        keep_going(stop_all, self.children[::-1])
-        for name in self.ns.values():
-            keep_going(run, ["ip", "netns", "del", name])
-        self.ns = {}
-        if os.path.isdir(self.pin):
-            keep_going(shutil.rmtree, self.pin)
-        if self.args.keep_logs:
-            keep_going(shutil.copytree, self.tmp,
-                       os.path.join(self.args.keep_logs, self.prefix),
-                       ignore=shutil.ignore_patterns("*.sock"))
-        keep_going(shutil.rmtree, self.tmp)
 
 
 # --------------------------------------------------------------------------

@@ -23,24 +23,12 @@ import time
 import pytest
 
 from lib.lab import FPMD, PY, Lab, ping, wait_for, xdp_attached
+from lib.lab import fpmd_diag as diag
 
 GUARD_WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 
 
 # ---- helpers ---------------------------------------------------------------
-
-
-def diag(d, *extra):
-    """Context for assertion messages: the daemon's log and what we saw."""
-    parts = [str(e) for e in extra]
-    if d is not None:
-        try:
-            parts.append("interfaces: " + json.dumps(d.show("interfaces")))
-            parts.append("guards: " + json.dumps(d.show("guards")))
-        except Exception as e:  # the daemon may be gone
-            parts.append(f"(fpmctl failed: {e})")
-        parts.append("fpmd log:\n" + d.logtext())
-    return "\n".join(parts)
 
 
 def delta(before, after, ifname, reason):

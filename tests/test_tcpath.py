@@ -15,22 +15,12 @@ import os
 import pytest
 
 from lib.lab import FPMD, REPO, Lab, sh, wait_for, xdp_attached
+from lib.lab import fpmd_diag as diag
 from lib.metrics import parse, scrape, val
 
 YANG = os.path.join(REPO, "yang", "fpmd.yang")
 WAIT = 5.0  # the lab runs fpmd with --guard-interval 200
 TCX_INGRESS = 46
-
-
-def diag(d, *extra):
-    parts = [str(e) for e in extra]
-    try:
-        parts.append("interfaces: " + json.dumps(d.show("interfaces")))
-        parts.append("guards: " + json.dumps(d.show("guards")))
-    except Exception as e:  # the daemon may be gone
-        parts.append(f"(fpmctl failed: {e})")
-    parts.append("fpmd log:\n" + d.logtext())
-    return "\n".join(parts)
 
 
 def iface(d, name):

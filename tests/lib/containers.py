@@ -26,7 +26,7 @@ import signal
 import subprocess
 import time
 
-from lib.lab import sh, shquote, wait_for
+from lib.lab import KernelCounters, sh, shquote, wait_for
 
 
 def _netns_id(pid):
@@ -53,7 +53,7 @@ def _kill(pid):
         pass
 
 
-class Container:
+class Container(KernelCounters):
     """One runtime-style container attached to router (a lib.lab.Netns)
     by the veth host_if (router side) -- eth0 (container side).
 
@@ -144,21 +144,6 @@ class Container:
         link = json.loads(self.run(f"ip -j link show "
                                    f"{ifname or self.IFNAME}").stdout)
         return link[0]["address"]
-
-    def snmp(self, proto, field):
-        text = self.run("cat /proc/net/snmp").stdout.splitlines()
-        for names, values in zip(text[::2], text[1::2]):
-            names, values = names.split(), values.split()
-            if names[0] == proto + ":":
-                return int(values[names.index(field)])
-        raise KeyError(f"{proto} {field}")
-
-    def snmp6(self, field):
-        for line in self.run("cat /proc/net/snmp6").stdout.splitlines():
-            k, v = line.split()
-            if k == field:
-                return int(v)
-        raise KeyError(field)
 
     def set_up(self, up=True):
         """The container's end up or down (from inside, as a runtime or a

@@ -43,7 +43,28 @@ def unique_prefix():
     return f"fp{os.getpid() % 100000}x{next(_counter)}"
 
 
-class Netns:
+class KernelCounters:
+    """The kernel's counters of a namespace, read with self.run inside it
+    (/proc/net follows the reader's namespace): Netns and containers."""
+
+    def snmp(self, proto, field):
+        """A counter from /proc/net/snmp (Ip ForwDatagrams, ...)."""
+        text = self.run("cat /proc/net/snmp").stdout.splitlines()
+        for i in range(0, len(text) - 1, 2):
+            names, values = text[i].split(), text[i + 1].split()
+            if names[0] == proto + ":":
+                return int(values[names.index(field)])
+        raise KeyError(f"{proto} {field}")
+
+    def snmp6(self, field):
+        for line in self.run("cat /proc/net/snmp6").stdout.splitlines():
+            k, v = line.split()
+            if k == field:
+                return int(v)
+        raise KeyError(field)
+
+
+class Netns(KernelCounters):
     def __init__(self, name):
         self.name = name
         sh(f"ip netns add {name}")
@@ -66,22 +87,6 @@ class Netns:
 
     def ifindex(self, ifname):
         return int(self.run(f"cat /sys/class/net/{ifname}/ifindex").stdout)
-
-    def snmp(self, proto, field):
-        """A counter from /proc/net/snmp (Ip ForwDatagrams, ...)."""
-        text = self.run("cat /proc/net/snmp").stdout.splitlines()
-        for i in range(0, len(text) - 1, 2):
-            names, values = text[i].split(), text[i + 1].split()
-            if names[0] == proto + ":":
-                return int(values[names.index(field)])
-        raise KeyError(f"{proto} {field}")
-
-    def snmp6(self, field):
-        for line in self.run("cat /proc/net/snmp6").stdout.splitlines():
-            k, v = line.split()
-            if k == field:
-                return int(v)
-        raise KeyError(field)
 
     def delete(self):
         sh(f"ip netns del {self.name}", check=False)
@@ -173,6 +178,19 @@ class Fpmd:
 
     def counter(self, ifname, reason):
         return self.counters()[ifname][reason]
+
+
+def fpmd_diag(d, *extra):
+    """Context for assertion messages: the daemon's log and what we saw."""
+    parts = [str(e) for e in extra]
+    if d is not None:
+        try:
+            parts.append("interfaces: " + json.dumps(d.show("interfaces")))
+            parts.append("guards: " + json.dumps(d.show("guards")))
+        except Exception as e:  # the daemon may be gone
+            parts.append(f"(fpmctl failed: {e})")
+        parts.append("fpmd log:\n" + d.logtext())
+    return "\n".join(parts)
 
 
 class Lab:

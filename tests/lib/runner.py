@@ -189,3 +189,54 @@ def guarded(work, cleanup, what="", failed=None):
         finally:
             interrupt_on_signals()
     return rc
+
+
+class BenchBase:
+    """What the live benchmarks (bench_live, bench_peer) share: a unique
+    prefix naming their namespaces, temp and pin directories; the children
+    they start; fpmd, its control socket and feed; and the cleanup that
+    removes all of it. A subclass sets PREFIX and FPMCTL, and self.sock and
+    self.fpmd_log when it starts fpmd."""
+    PREFIX = "fpbench"
+    FPMCTL = None
+
+    def __init__(self, args):
+        import tempfile
+        self.args = args
+        self.prefix = f"{self.PREFIX}{os.getpid() % 100000}"
+        self.ns = {}
+        self.tmp = tempfile.mkdtemp(prefix=self.prefix + "-")
+        self.pin = f"/sys/fs/bpf/{self.prefix}"
+        self.children = []
+        self.fpmd = None
+        self.feed = None
+        self.info = {}
+        self.results = []  # kept when a run is cut short
+
+    def fpmd_text(self):
+        return read_text(self.fpmd_log)
+
+    def fpmctl(self, *args):
+        r = run([self.FPMCTL, "-s", self.sock, "--json"] + list(args),
+                timeout=60)
+        return json.loads(r.stdout)
+
+    def cleanup(self):
+        import shutil
+        if self.feed:
+            keep_going(self.feed.close)
+        if self.fpmd:
+            keep_going(stop_all, [self.fpmd], 30)
+        # Last started first: clients before the processes that hold a
+        # container's namespace (its veths go with the last process).
+        keep_going(stop_all, self.children[::-1])
+        for name in self.ns.values():
+            keep_going(run, ["ip", "netns", "del", name])
+        self.ns = {}
+        if os.path.isdir(self.pin):
+            keep_going(shutil.rmtree, self.pin)
+        if self.args.keep_logs:
+            keep_going(shutil.copytree, self.tmp,
+                       os.path.join(self.args.keep_logs, self.prefix),
+                       ignore=shutil.ignore_patterns("*.bin", "*.sock"))
+        keep_going(shutil.rmtree, self.tmp)
