@@ -5,8 +5,11 @@ out), so it needs no zebra: exact replays, acks with fpmd's status, and
 malformed, oversized and wrong-version input refused with state kept.
 The zebra module itself is tested in tests/test_plugin.py."""
 import json
+import os
+import signal
 import socket
 import struct
+import time
 
 import pytest
 
@@ -66,6 +69,77 @@ def test_plugin_replay_is_exact_and_acked(lab):
     assert acks(c, 1) == [(5, 0, "")]
     assert plugin_routes(d) == set()
     c.close()
+
+
+# fpmd's read buffer for the plugin socket (wire_fill: 8 KiB while
+# messages are small) and its reads per wakeup (plugin_io).
+READ_BUF = 8192
+READS_PER_WAKEUP = 64
+
+
+def drain_acks(s, n, timeout=15):
+    """Up to n acks [(seq, status)], read in big gulps so that fpmd's
+    replies never wait in its socket (which would wake it for EPOLLOUT)."""
+    buf, out = bytearray(), []
+    deadline = time.monotonic() + timeout
+    while len(out) < n and time.monotonic() < deadline:
+        try:
+            chunk = s.recv(1 << 20)
+        except socket.timeout:
+            continue
+        if not chunk:
+            break
+        buf += chunk
+        while len(buf) >= 4:
+            size = struct.unpack(">I", buf[:4])[0]
+            if len(buf) < 4 + size:
+                break
+            m = pb.FpmdMsg.FromString(bytes(buf[4:4 + size]))
+            del buf[:4 + size]
+            if m.HasField("ack"):
+                out.append((m.ack.seq, m.ack.status))
+    return out
+
+
+def test_plugin_acks_a_burst_that_ends_a_wakeup(lab):
+    """A burst of messages already queued on the socket, sized so that its
+    last bytes come in with the last read of a wakeup's budget: fpmd must
+    still handle and ack every message, though no more bytes come. It used
+    to leave that last read in its buffer until the client sent something
+    else, so a zebra waiting for the acks of its batch waited for ever."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.s.setsockopt(socket.SOL_SOCKET, 32, 8 << 20)  # SO_SNDBUFFORCE
+    c.send(hello())
+    c.recv()
+    c.send(nexthop(1, 10, "172.16.102.1", idx))
+    assert acks(c, 1) == [(1, 0, "")]
+    seq = 1 << 14  # 3-byte varints from here: every message the same size
+
+    def burst(n):
+        return [route(seq + i, "10.88.0.0", 16, nhg=10) for i in range(n)]
+
+    m = len(frame(burst(1)[0]))
+    per_read = READ_BUF // m * m  # bytes taken by every read after the 1st
+    for wakeups in (1, 2):
+        reads = wakeups * READS_PER_WAKEUP
+        # End in the middle of the wakeup's last read.
+        n = (READ_BUF + (reads - 2) * per_read + per_read // 2) // m
+        msgs = burst(n)
+        os.kill(d.proc.pid, signal.SIGSTOP)
+        try:
+            c.send(*msgs)
+        finally:
+            os.kill(d.proc.pid, signal.SIGCONT)
+        got = drain_acks(c.s, n)
+        assert len(got) == n, \
+            f"{n} messages in {reads} reads: {len(got)} acked"
+        assert [a[0] for a in got] == [seq + i for i in range(n)], \
+            f"{n} messages in {reads} reads: acks out of order"
+        assert all(a[1] == 0 for a in got), [a for a in got if a[1]][:3]
+        seq += n
+    assert "10.88.0.0/16" in plugin_routes(d)
 
 
 # Not a message: a key of field 2^29-1 with wire type 7, which no

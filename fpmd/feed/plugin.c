@@ -347,6 +347,25 @@ static bool flush_out(void)
 	return false;
 }
 
+/*
+ * Read only while replies are taken; wake on EPOLLOUT while some wait.
+ * Also wake on EPOLLOUT (at once: the socket is writable) while whole
+ * messages already read wait in the input buffer: plugin_io's batch
+ * budget can end just after a read, and level-triggered EPOLLIN fires
+ * again only for new bytes, so a client that sent its last message and
+ * waits for the acks would wait for ever.
+ */
+static void rearm(void)
+{
+	const uint8_t *msg;
+	size_t len, pending = wire_out_pending(&out);
+	bool unread = wire_frame(&in, PLUGIN_MAX_MSG, &msg, &len) != 0;
+	bool room = pending < PLUGIN_OUT_HIGH;
+
+	if (watch)
+		watch(plugin.conn_fd, room, pending || unread);
+}
+
 int plugin_io(void)
 {
 	uint64_t writes = rib_stats.route_writes;
@@ -382,11 +401,7 @@ int plugin_io(void)
 	plugin_status_queue_flush();
 	if (!flush_out())
 		return -EPIPE;
-	/* Read only while replies are taken; wake on EPOLLOUT while some
-	 * wait. */
-	if (watch)
-		watch(plugin.conn_fd, wire_out_pending(&out) < PLUGIN_OUT_HIGH,
-		      wire_out_pending(&out) > 0);
+	rearm();
 	if (got) {
 		uint64_t now = now_ns(CLOCK_REALTIME);
 
@@ -406,9 +421,7 @@ void plugin_status_flush(void)
 	plugin_status_queue_flush();
 	if (!flush_out())
 		return;
-	if (watch)
-		watch(plugin.conn_fd, wire_out_pending(&out) < PLUGIN_OUT_HIGH,
-		      wire_out_pending(&out) > 0);
+	rearm();
 }
 
 void plugin_get_status(struct feed_status *out)
