@@ -231,8 +231,9 @@ def classify(lab, at_h2, at_h1):
     return out
 
 
-def check_accounted(frames, kinds, outcomes, mtu_seen):
-    """Every frame has exactly one outcome, the one the kernel allows."""
+def check_accounted(frames, kinds, outcomes, mtu_seen, where=""):
+    """Every frame has exactly one outcome, the one the kernel allows.
+    where: what fpmd and the kernel counted, for the message."""
     allowed = {"df": {"whole", "icmp"}, "nodf": {"whole", "fragmented"},
                "v6": {"whole", "icmp"}}
     missing = [s for s in kinds if s not in outcomes]
@@ -240,7 +241,7 @@ def check_accounted(frames, kinds, outcomes, mtu_seen):
         f"{len(missing)} of {len(kinds)} frames vanished " \
         f"(first seqs {missing[:10]}, kinds " \
         f"{sorted({kinds[s] for s in missing})}) while the MTU was " \
-        f"{mtu_seen}"
+        f"{mtu_seen}; {where}"
     for s, o in outcomes.items():
         if s not in kinds:
             continue
@@ -275,6 +276,20 @@ def mtu_lab(lab):
     return d
 
 
+def kernel_mtu_counters(ns):
+    """The kernel's counters of what it forwarded, fragmented, refused or
+    dropped: which path a vanished frame took."""
+    out = {f"Ip {f}": ns.snmp("Ip", f) for f in
+           ("ForwDatagrams", "OutDiscards", "FragOKs", "FragFails")}
+    out.update({f"Icmp {f}": ns.snmp("Icmp", f) for f in
+                ("OutDestUnreachs", "OutErrors")})
+    out.update({f: ns.snmp6(f) for f in
+                ("Ip6OutForwDatagrams", "Ip6InTooBigErrors",
+                 "Ip6OutDiscards", "Ip6InDiscards", "Icmp6OutPktTooBigs",
+                 "Icmp6OutErrors")})
+    return out
+
+
 def set_mtu(lab, mtu):
     lab.r1.run(f"ip link set dev r1-eth1 mtu {mtu}")
 
@@ -286,6 +301,7 @@ def test_mtu_change_under_stream(lab):
     before = d.counters()
     c2 = Capture(lab.h2, "h2-eth0")
     c1 = Capture(lab.h1, "h1-eth0")
+    k0 = kernel_mtu_counters(lab.r1)
     p = send_frames(lab.h1, "h1-eth0", frames, interval=0.003)
     mtus = []
     while p.poll() is None:
@@ -297,7 +313,11 @@ def test_mtu_change_under_stream(lab):
     time.sleep(0.5)
     outcomes = classify(lab, c2.stop(), c1.stop())
     after = d.counters()
-    check_accounted(frames, kinds, outcomes, "switching 1280/1500")
+    k1 = kernel_mtu_counters(lab.r1)
+    where = (f"fpmd r1-eth0 {counter_deltas(before, after, 'r1-eth0')}, "
+             f"r1-eth1 {counter_deltas(before, after, 'r1-eth1')}; kernel "
+             f"{ {k: k1[k] - k0[k] for k in k1 if k1[k] != k0[k]} }")
+    check_accounted(frames, kinds, outcomes, "switching 1280/1500", where)
     rx = counted_as(before, after, len(frames), outcomes)
     got = {k: sorted({next(iter(o)) for s, o in outcomes.items()
                       if kinds.get(s) == k}) for k in ("df", "nodf", "v6")}

@@ -348,7 +348,7 @@ def test_e2_zebra_restart_replay(lab, server):
         c0 = d.counter("r1-eth0", "forwarded")
         wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c0 + 20,
                  what="the ping stream through XDP")
-        f0 = fwd4(lab.r1)
+        f0, k0 = fwd4(lab.r1), d.counters()
         f.stop("zebra")
         wait_for(lambda: not d.show("plugin")["connected"],
                  what="the plugin connection closed")
@@ -368,7 +368,7 @@ def test_e2_zebra_restart_replay(lab, server):
             stream.kill()
             stream.wait()
     assert_lossless("ping", sent, got, 600)
-    assert_kernel_flat(lab.r1, f0)
+    assert_kernel_flat(lab.r1, f0, d=d, c0=k0)
     got, dl = measure(lab, d, lambda: ping(lab.h1, "10.97.0.1", 5, 0.02))
     assert got == 0 and dl["r1-eth0"]["forwarded"] == 0, dl
 

@@ -80,11 +80,20 @@ def assert_lossless(what, sent, got, least, out=""):
         f"{what} lost {sent - got}/{sent}: {out}"
 
 
-def assert_kernel_flat(router, f0, when="during the restart"):
+def assert_kernel_flat(router, f0, when="during the restart", d=None,
+                       c0=None):
     """router's kernel forwarded nothing since its fwd4() was f0: the fast
-    path carried every packet."""
+    path carried every packet. With fpmd d and its counters() c0 from
+    then, a failure also says what XDP passed to the kernel, and why."""
     n = fwd4(router) - f0
-    assert n == 0, f"kernel forwarded {n} packets {when}"
+    passed = ""
+    if n and d is not None and c0 is not None:
+        c1 = d.counters()
+        passed = {f"{i} {r}": v - c0.get(i, {}).get(r, 0)
+                  for i, rs in c1.items() for r, v in rs.items()
+                  if r.startswith("pass") and v != c0.get(i, {}).get(r, 0)}
+        passed = f"; fpmd passed {passed}"
+    assert n == 0, f"kernel forwarded {n} packets {when}{passed}"
 
 
 class Snap:
