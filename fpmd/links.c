@@ -10,6 +10,7 @@
 #include "common/log.h"
 #include "fib/maps.h"
 #include "fpmd.h"
+#include "kernel/guard.h"
 #include "kernel/iface.h"
 #include "kernel/nl.h"
 #include "rib/rib.h"
@@ -52,6 +53,18 @@ void link_changed(const struct nl_link *l, void *arg)
 		return;
 	}
 	if (!i->attached && !i->tc_only) {
+		/* A container's veth (tx checksumming on, the default):
+		 * never XDP, whose redirects would lose its partial
+		 * checksums; the recheck makes it TC_ONLY. Until then the
+		 * kernel forwards. */
+		if (guard_wants_tc_only(i)) {
+			log_info("iface %s: ifindex %u: veth peer sends partial "
+				 "checksums: waiting for the tc path, no XDP",
+				 i->name, i->ifindex);
+			i->xdp_deferred = true;
+			fpmd_request_recheck();
+			return;
+		}
 		if (iface_attach(i, fpmd_prog_fd))
 			return;
 		fpmd_request_recheck();

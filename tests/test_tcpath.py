@@ -11,6 +11,8 @@ container's veth has by default) makes r1-eth1 TC_ONLY: no XDP there.
 """
 import json
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -310,5 +312,51 @@ def test_interface_deleted_pin_removed():
         assert not i["tcAttached"] and not i["peerEgress"], diag(d, i)
         # r1-eth0 still has a PEER egress itself (h1-eth0): tc stays there.
         assert tc_on(lab, "r1-eth0"), diag(d)
+    finally:
+        lab.cleanup()
+
+
+def test_new_container_veth_never_sees_xdp():
+    """A container's veth that appears while fpmd runs (its peer with tx
+    checksumming on, as veths are created) is served by the tc path from
+    the start: XDP, which would lose the container's partial checksums,
+    is never attached to it, not even for the guard interval fpmd used to
+    take to notice the peer."""
+    lab = container_lab()
+    try:
+        d = lab.fpmd()
+        wait_until(d, lambda: tc_on(lab, "r1-eth1"), "tc on r1-eth1")
+        lab.r1.run("ip link del r1-eth1")
+        wait_until(d, lambda: pinned_link(lab, "r1-eth1") is None,
+                   "pin of the deleted interface removed")
+        # Samples of r1-eth1 from before it exists until fpmd settled.
+        watch = subprocess.Popen(
+            ["ip", "netns", "exec", lab.r1.name, "sh", "-c",
+             "i=0; while [ $i -lt 400 ]; do i=$((i+1)); "
+             "ip link show dev r1-eth1 2>/dev/null; done"],
+            stdout=subprocess.PIPE, text=True)
+        try:
+            lab.r1.run("ip link add r1-eth1 type veth peer name h2-eth0 "
+                       f"netns {lab.h2.name} && ip link set r1-eth1 up")
+            lab.h2.run("ip link set h2-eth0 up")
+            wait_until(d, lambda: tc_on(lab, "r1-eth1") and
+                       iface(d, "r1-eth1")["path"] == "tc",
+                       "the new r1-eth1 on the tc path")
+            out, _ = watch.communicate(timeout=120)
+        finally:
+            if watch.poll() is None:
+                watch.kill()
+                watch.wait()
+        seen = [ln for ln in out.splitlines() if "r1-eth1" in ln]
+        assert seen, "r1-eth1 never sampled"
+        xdp = [ln for ln in seen if re.search(r"\bxdp(generic)?\b", ln)]
+        assert not xdp, diag(d, f"XDP on the new container veth in "
+                             f"{len(xdp)} of {len(seen)} samples")
+        assert not xdp_attached(lab.r1, "r1-eth1"), diag(d)
+        # The container turns tx checksumming off: XDP, as for any veth.
+        lab.h2.run("ethtool -K h2-eth0 tx off >/dev/null")
+        wait_until(d, lambda: iface(d, "r1-eth1")["path"] == "xdp",
+                   "r1-eth1 on XDP")
+        assert xdp_attached(lab.r1, "r1-eth1"), diag(d)
     finally:
         lab.cleanup()

@@ -447,6 +447,19 @@ int guard_check(void)
 	return refused;
 }
 
+bool guard_wants_tc_only(const struct iface *i)
+{
+	struct nl_link peer;
+	int txcsum;
+
+	if (!cfg.container_path || !i->is_veth || !i->peer_ifindex ||
+	    nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
+				 &peer))
+		return false;
+	peer_gro(i, peer.name, &txcsum);
+	return txcsum == 1;
+}
+
 int guard_sysctls(void)
 {
 	char fwd[512] = "", rpf[512] = "";

@@ -50,6 +50,14 @@ int guard_check(void);
  */
 int guard_sysctls(void);
 
+/*
+ * A managed veth that appeared while fpmd runs: would the veth-peer guard
+ * make it TC_ONLY (its peer sends partial checksums)? Asked before its
+ * first XDP attach; guard_check() decides for good.
+ */
+struct iface;
+bool guard_wants_tc_only(const struct iface *i);
+
 /* A change notification for guard g arrived: count it; guard_pending()
  * says which re-check it needs (guard_sysctls or guard_check). */
 enum guard_pending_kind { GUARD_PENDING_SYSCTL, GUARD_PENDING_FULL };

@@ -42,6 +42,8 @@ struct iface {
 	bool peer_logged; /* peer_egress as last logged */
 	bool want_tc_only; /* guard.c: peer has tx checksumming on */
 	bool tc_only;     /* applied: no XDP here, the tc program forwards */
+	bool xdp_deferred; /* links.c: appeared with such a peer, no XDP
+			    * until the guards decide (tc_path.c) */
 	bool tc_attached; /* fpmd's tc program really is at tcx ingress */
 	int tc_link_fd;   /* the pinned tcx link, -1 when none */
 	uint32_t tc_link_id;

@@ -299,6 +299,17 @@ static bool apply_one(struct iface *i, bool any_peer)
 		if (!iface_attach(i, xdp_fd))
 			changed = true;
 	}
+	/* Its link event left it without XDP for the guards to decide
+	 * (links.c): the peer no longer sends partial checksums. */
+	if (i->tc_only || i->attached)
+		i->xdp_deferred = false;
+	if (i->xdp_deferred && !i->want_tc_only) {
+		i->xdp_deferred = false;
+		log_info("iface %s: peer %s sends no partial checksums: XDP",
+			 i->name, i->peer_name);
+		if (!iface_attach(i, xdp_fd))
+			changed = true;
+	}
 	need = i->tc_only || (any_peer && i->attached);
 	if (!need)
 		i->tc_reason[0] = '\0';
