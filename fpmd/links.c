@@ -55,12 +55,17 @@ void link_changed(const struct nl_link *l, void *arg)
 	if (!i->attached && !i->tc_only) {
 		/* A container's veth (tx checksumming on, the default):
 		 * never XDP, whose redirects would lose its partial
-		 * checksums; the recheck makes it TC_ONLY. Until then the
+		 * checksums; the recheck makes it TC_ONLY. Not known yet
+		 * (inside a dump): the recheck decides. Until then the
 		 * kernel forwards. */
-		if (guard_wants_tc_only(i)) {
-			log_info("iface %s: ifindex %u: veth peer sends partial "
-				 "checksums: waiting for the tc path, no XDP",
-				 i->name, i->ifindex);
+		int tc = guard_wants_tc_only(i);
+
+		if (tc) {
+			log_info("iface %s: ifindex %u: %s: no XDP until the "
+				 "guards decide",
+				 i->name, i->ifindex,
+				 tc > 0 ? "veth peer sends partial checksums" :
+					  "veth peer not probed yet");
 			i->xdp_deferred = true;
 			fpmd_request_recheck();
 			return;

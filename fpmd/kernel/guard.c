@@ -447,15 +447,18 @@ int guard_check(void)
 	return refused;
 }
 
-bool guard_wants_tc_only(const struct iface *i)
+int guard_wants_tc_only(const struct iface *i)
 {
 	struct nl_link peer;
 	int txcsum;
 
-	if (!cfg.container_path || !i->is_veth || !i->peer_ifindex ||
-	    nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
+	if (!cfg.container_path || !i->is_veth || !i->peer_ifindex)
+		return 0;
+	if (nl_talk_busy())
+		return -1;
+	if (nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
 				 &peer))
-		return false;
+		return 0;
 	peer_gro(i, peer.name, &txcsum);
 	return txcsum == 1;
 }

@@ -53,10 +53,12 @@ int guard_sysctls(void);
 /*
  * A managed veth that appeared while fpmd runs: would the veth-peer guard
  * make it TC_ONLY (its peer sends partial checksums)? Asked before its
- * first XDP attach; guard_check() decides for good.
+ * first XDP attach; guard_check() decides for good. 1 yes, 0 no, -1
+ * cannot tell now (called from inside a netlink dump's callback, where
+ * no other netlink request can be made).
  */
 struct iface;
-bool guard_wants_tc_only(const struct iface *i);
+int guard_wants_tc_only(const struct iface *i);
 
 /* A change notification for guard g arrived: count it; guard_pending()
  * says which re-check it needs (guard_sysctls or guard_check). */

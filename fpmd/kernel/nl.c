@@ -52,9 +52,17 @@ void nl_close(void)
 	nl_req_sock = nl_ev_sock = NULL;
 }
 
+/* nl_talk calls under way: at most one, since they share a buffer. */
+static int talking;
+
+bool nl_talk_busy(void)
+{
+	return talking > 0;
+}
+
 /* Send nlh on sock and run cb over every reply until DONE or ACK. */
-int nl_talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
-	    void *arg)
+static int talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
+		void *arg)
 {
 	static char buf[NL_RX_BUF];
 	uint32_t portid = mnl_socket_get_portid(s);
@@ -77,6 +85,17 @@ int nl_talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
 		if (ret == MNL_CB_STOP)
 			return 0;
 	}
+}
+
+int nl_talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
+	    void *arg)
+{
+	int ret;
+
+	talking++;
+	ret = talk(s, nlh, cb, arg);
+	talking--;
+	return ret;
 }
 
 int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l)

@@ -56,6 +56,9 @@ int nl_open(void);
 void nl_close(void);
 
 int nl_dump_links(nl_link_cb cb, void *arg);
+/* Inside a request's callback (a dump's): the request socket and its
+ * buffer are in use, so no other request can be made from there. */
+bool nl_talk_busy(void);
 /* The link ifindex inside the namespace known to us as nsid. */
 int nl_get_link_in_netns(int nsid, uint32_t ifindex, struct nl_link *out);
 int nl_dump_routes(int family, uint32_t table, nl_route_cb cb, void *arg);

@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
+#include "fpmd.h"
 #include "kernel/iface.h"
 #include "kernel/instance.h"
 #include "kernel/tc_path.h"
@@ -307,8 +308,12 @@ static bool apply_one(struct iface *i, bool any_peer)
 		i->xdp_deferred = false;
 		log_info("iface %s: peer %s sends no partial checksums: XDP",
 			 i->name, i->peer_name);
-		if (!iface_attach(i, xdp_fd))
+		if (!iface_attach(i, xdp_fd)) {
+			/* What links.c does after an attach. */
+			fpmd_request_neigh_resync();
+			fpmd_request_local_refresh();
 			changed = true;
+		}
 	}
 	need = i->tc_only || (any_peer && i->attached);
 	if (!need)
