@@ -59,10 +59,11 @@
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
+#include "tablegen.h"
 #include "tool.h"
 
 #define IF_IN "fpb-in"	 /* frames arrive here (test_run ingress_ifindex) */
-#define IF_OUT "fpb-out" /* every route leaves here, via GW */
+#define IF_OUT "fpb-out" /* every route leaves here, via a gateway */
 static const uint8_t mac_in[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x01 };
 static const uint8_t mac_out[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x02 };
 static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
@@ -72,28 +73,36 @@ static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
 #define MAP_BATCH 65536 /* routes per bpf_map_update_batch */
 #define MAX_ROUNDS 32
 #define OUTLIER_NS 20000 /* a preempted or descheduled sample, not a lookup */
-#define SEED 0x66706d64u /* "fpmd" */
-#define NPROG 3 /* fpmd with LPM tries, fpmd with the fast tables, ref */
+#define CHECK_FRAMES 4096 /* spread frames whose rewrite is checked */
 #define V6_MEMORY_ROUTES 200000 /* the IPv6 table for the memory report */
-
-struct route {
-	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
-	uint8_t len;
-};
 
 struct family {
 	const char *name;
 	int af;
 	int alen; /* address bytes */
 	size_t key_size;
-	const char *addr_in, *addr_out, *gw, *src; /* the test's own subnets */
-	struct route *r;
+	const char *addr_in, *addr_out, *src; /* the test's own subnets */
+	const char *gw_net; /* gateway k is gw_net + (2 + k) on IF_OUT */
+	__u32 nh_base;	    /* fpmd nexthop index of gateway 0 */
+	struct tg_table t;
+	struct tg_route *r; /* t.r, t.n */
 	size_t n;
 	uint8_t *keys; /* LPM keys of r, key_size each */
+	uint8_t gw[TG_NEXTHOPS][16];
+	uint8_t mac[TG_NEXTHOPS][ETH_ALEN];
 };
+
+/*
+ * The programs measured side by side, one column each. Another table is
+ * one more entry here and in main(); the verdicts apply to every program
+ * with .verdict set, always against P_REF.
+ */
+enum { P_LPM, P_FAST, P_REF, NPROG };
 
 struct prog {
 	const char *name;
+	const char *col; /* column name */
+	int verdict;	 /* the targets apply to it */
 	int fd;
 	int stats_fd; /* -1: the program does not count */
 	__u32 want;   /* expected verdict on every frame */
@@ -101,6 +110,7 @@ struct prog {
 
 struct frames {
 	uint8_t *buf;
+	uint16_t *nh; /* the nexthop the generator's longest match gives */
 	size_t n, len;
 	char first[INET6_ADDRSTRLEN]; /* first destination, for messages */
 };
@@ -109,19 +119,21 @@ struct result {
 	const char *family;
 	size_t routes;
 	const char *pattern;
-	double ns[NPROG]; /* LPM, fast, ref */
+	double ns[NPROG];
 	double floor; /* the XDP_PASS program, same method */
 };
 
-/* Issue 6's targets: fast/ref per packet, spread destinations. */
+/* Issue 16's targets: program/ref per packet net of the floor, spread
+ * destinations. */
 static const struct target {
 	const char *family;
 	size_t routes;
 	double max;
 } targets[] = {
-	{ "ipv4", 10, 0.5 },	  { "ipv4", 10000, 0.5 },
-	{ "ipv4", 100000, 0.35 }, { "ipv4", 1000000, 0.35 },
-	{ "ipv6", 100000, 0.5 },
+	{ "ipv4", 10, 0.3 },	  { "ipv4", 10000, 0.3 },
+	{ "ipv4", 100000, 0.2 },  { "ipv4", 1000000, 0.15 },
+	{ "ipv6", 10, 0.3 },	  { "ipv6", 10000, 0.3 },
+	{ "ipv6", 100000, 0.3 },
 };
 
 static struct {
@@ -174,18 +186,6 @@ static void write_file(const char *path, const char *val)
 		die("write %s: %s", path, strerror(errno));
 }
 
-/* splitmix64: deterministic, so every run measures the same tables. */
-static uint64_t rng_state = SEED;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static const char *fmt_addr(const struct family *f, const uint8_t *a, char *buf)
 {
 	return inet_ntop(f->af, a, buf, INET6_ADDRSTRLEN);
@@ -202,149 +202,35 @@ static const char *fmt_count(size_t n, char *buf)
 	return buf;
 }
 
-/* --- route sets --- */
+/* --- route sets (tests/tablegen.h) --- */
 
-/*
- * Prefix length mix in 1/10000, roughly a full BGP table: ~60% /24,
- * ~35% /16-/23, the rest shorter. Short lengths are capped at 3/4 of the
- * prefixes that exist (there are only ~221 unicast /8s), the rest going to
- * the most common length, so the actual mix is printed.
- */
-struct len_weight {
-	int len, w;
-};
-
-static const struct len_weight v4_mix[] = {
-	{ 24, 6000 }, { 23, 900 }, { 22, 1100 }, { 21, 500 }, { 20, 450 },
-	{ 19, 250 },  { 18, 130 }, { 17, 70 },	 { 16, 100 }, { 15, 140 },
-	{ 14, 110 },  { 13, 80 },  { 12, 60 },	 { 11, 50 },  { 10, 30 },
-	{ 9, 20 },    { 8, 10 },
-};
-
-static const struct len_weight v6_mix[] = {
-	{ 48, 5000 }, { 32, 1200 }, { 33, 100 }, { 34, 100 },
-	{ 35, 100 },  { 36, 300 },  { 40, 600 }, { 44, 800 },
-	{ 46, 200 },  { 47, 200 },  { 56, 600 }, { 64, 800 },
-};
-
-/* Unicast first octets: not 0/8, 10/8 (the test's subnets), 127/8, 224/3. */
-static int v4_octet_ok(unsigned o)
+/* Gateway k on IF_OUT and its MAC. Nexthop 0's MAC is the ingress MAC
+ * and route 0 goes via it: the hot frame's route (see the top). */
+static void family_nexthops(struct family *f)
 {
-	return o >= 1 && o <= 223 && o != 10 && o != 127;
-}
+	for (int k = 0; k < TG_NEXTHOPS; k++) {
+		char a[INET6_ADDRSTRLEN];
+		uint8_t mac[ETH_ALEN] = { 0x02, 0xfb, f->af == AF_INET ? 4 : 6,
+					  0, 0, (uint8_t)k };
 
-static int v4_first_octet(void)
-{
-	unsigned o;
-
-	do
-		o = rnd() % 224;
-	while (!v4_octet_ok(o));
-	return o;
-}
-
-/* An open-addressing set of (first 64 bits, length): prefixes are unique. */
-static struct {
-	uint64_t *k;
-	size_t mask;
-} seen;
-
-static int seen_add(uint64_t hi, int len)
-{
-	uint64_t k = (hi | (uint64_t)len) + 1; /* a collision costs a retry */
-	size_t i = (k ^ k >> 29) * 0xbf58476d1ce4e5b9ull >> 32 & seen.mask;
-
-	for (; seen.k[i]; i = (i + 1) & seen.mask)
-		if (seen.k[i] == k)
-			return 0;
-	seen.k[i] = k;
-	return 1;
-}
-
-static void put_hi64(uint8_t *a, int alen, uint64_t v)
-{
-	for (int i = 0; i < 8 && i < alen; i++)
-		a[i] = v >> (56 - 8 * i);
-}
-
-static uint64_t prefix_mask(int len)
-{
-	return len ? ~0ull << (64 - len) : 0;
-}
-
-/* 169.254/16 is link-local: no route may cover it or lie inside it. */
-static int v4_overlaps_linklocal(uint64_t hi, int len)
-{
-	int l = len < 16 ? len : 16;
-
-	return (hi & prefix_mask(l)) == (0xa9feull << 48 & prefix_mask(l));
-}
-
-static uint64_t random_prefix(const struct family *f, int len)
-{
-	uint64_t hi;
-
-	if (f->af == AF_INET) {
-		do
-			hi = ((uint64_t)v4_first_octet() << 56 |
-			      (rnd() & 0x00ffffffull) << 32) &
-			     prefix_mask(len);
-		while (v4_overlaps_linklocal(hi, len));
-	} else {
-		/* 2000::/3 */
-		hi = (0x2ull << 60 | (rnd() >> 3)) & prefix_mask(len);
+		if (f->af == AF_INET)
+			snprintf(a, sizeof(a), "%s%d", f->gw_net, 2 + k);
+		else
+			snprintf(a, sizeof(a), "%s%x", f->gw_net, 2 + k);
+		if (inet_pton(f->af, a, f->gw[k]) != 1)
+			die("gateway %s", a);
+		memcpy(f->mac[k], k ? mac : mac_in, ETH_ALEN);
 	}
-	return hi;
 }
 
-static void gen_routes(struct family *f, size_t n, const struct len_weight *mix,
-		       size_t nmix)
+static void gen_routes(struct family *f, size_t n,
+		       const struct tg_len_weight *mix, size_t nmix)
 {
-	size_t cnt[nmix], total = 0, k = 0;
-
-	f->r = calloc(n, sizeof(*f->r));
-	seen.mask = 1;
-	while (seen.mask < 2 * n)
-		seen.mask <<= 1;
-	seen.k = calloc(seen.mask, sizeof(*seen.k));
-	seen.mask--;
-	if (!f->r || !seen.k)
-		die("out of memory for %zu routes", n);
-
-	for (size_t i = 0; i < nmix; i++) {
-		size_t avail = (size_t)-1;
-
-		if (f->af == AF_INET && mix[i].len < 24)
-			avail = (size_t)221 << (mix[i].len - 8);
-		cnt[i] = (uint64_t)n * mix[i].w / 10000;
-		if (cnt[i] > avail / 4 * 3)
-			cnt[i] = avail / 4 * 3;
-		total += cnt[i];
-	}
-	cnt[0] += n - total; /* mix[0] is the most common length */
-
-	for (size_t i = 0; i < nmix; i++) {
-		for (size_t c = 0; c < cnt[i]; c++) {
-			uint64_t hi;
-
-			do
-				hi = random_prefix(f, mix[i].len);
-			while (!seen_add(hi, mix[i].len));
-			put_hi64(f->r[k].addr, f->alen, hi);
-			f->r[k++].len = mix[i].len;
-		}
-	}
-	free(seen.k);
-
-	/* BGP sends routes in no particular order; tables grow by prefix. */
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = rnd() % (i + 1);
-		struct route t = f->r[i];
-
-		f->r[i] = f->r[j];
-		f->r[j] = t;
-	}
-	f->n = n;
+	tg_gen(&f->t, f->af, n, mix, nmix);
+	f->r = f->t.r;
+	f->n = f->t.n;
+	f->r[0].nh = 0;
+	family_nexthops(f);
 
 	f->keys = calloc(n, f->key_size);
 	if (!f->keys)
@@ -358,44 +244,27 @@ static void gen_routes(struct family *f, size_t n, const struct len_weight *mix,
 	}
 }
 
-/* "/24 60.1%, /16-/23 35.0%, /8-/15 4.9%" for IPv4, similar for IPv6. */
-static void print_mix(const struct family *f, size_t n)
+/* The route value of route i: its nexthop, in this family's range. */
+static __u32 route_val(const struct family *f, size_t i)
 {
-	size_t a = 0, b = 0, c = 0;
-	char nb[16];
-
-	for (size_t i = 0; i < n; i++) {
-		int l = f->r[i].len;
-
-		if (f->af == AF_INET)
-			l == 24 ? a++ : l >= 16 ? b++ : c++;
-		else
-			l == 48 ? a++ : l < 48 ? b++ : c++;
-	}
-	if (f->af == AF_INET)
-		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
-		       "%.1f%%\n",
-		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
-		       100.0 * c / n);
-	else
-		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
-		       "%.1f%%\n",
-		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
-		       100.0 * c / n);
+	return FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, f->nh_base + f->r[i].nh);
 }
 
-/* A host address inside route r. */
-static void random_dest(const struct family *f, const struct route *r,
-			uint8_t *dst)
+/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.5%", or IPv6's. */
+static void print_mix(const struct family *f, size_t n)
 {
-	for (int i = 0; i < f->alen; i++) {
-		int bits = r->len - 8 * i;
-		uint8_t pmask = bits >= 8   ? 0xff
-				: bits <= 0 ? 0
-					    : 0xff << (8 - bits);
+	struct tg_mix_share m = tg_mix(&f->t, n);
+	char nb[16];
 
-		dst[i] = (r->addr[i] & pmask) | (rnd() & ~pmask);
-	}
+	if (f->af == AF_INET)
+		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
+		       "%.1f%%, /25-/32 %.1f%% (nested); %d nexthops\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c, m.d,
+		       TG_NEXTHOPS);
+	else
+		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
+		       "%.1f%%; %d nexthops\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c, TG_NEXTHOPS);
 }
 
 /* --- frames --- */
@@ -454,25 +323,93 @@ static size_t build_frame(const struct family *f, const uint8_t *dst,
 	return (uint8_t *)udp + l4len - buf;
 }
 
+/* The nexthop of dst in the first nroutes routes, by the generator's
+ * longest match (a more specific route may lie inside the one drawn). */
+static uint16_t expected_nh(const struct family *f, const uint8_t *dst,
+			    size_t nroutes)
+{
+	long i = tg_lookup(&f->t, dst, nroutes);
+	char a[INET6_ADDRSTRLEN];
+
+	if (i < 0)
+		die("%s: no route to %s among the first %zu", f->name,
+		    fmt_addr(f, dst, a), nroutes);
+	return f->r[i].nh;
+}
+
+static void frames_alloc(struct frames *fr, size_t n)
+{
+	fr->buf = realloc(fr->buf, n * 128);
+	fr->nh = realloc(fr->nh, n * sizeof(*fr->nh));
+	if (!fr->buf || !fr->nh)
+		die("out of memory for %zu frames", n);
+	fr->n = n;
+}
+
 /* n frames to destinations spread over the first nroutes routes. */
 static void build_frames(const struct family *f, size_t nroutes, size_t n,
 			 struct frames *fr)
 {
 	uint8_t dst[16];
 
-	fr->buf = realloc(fr->buf, n * 128);
-	if (!fr->buf)
-		die("out of memory for %zu frames", n);
-	fr->n = n;
+	frames_alloc(fr, n);
 	for (size_t i = 0; i < n; i++) {
-		random_dest(f, &f->r[rnd() % nroutes], dst);
+		tg_random_dest(&f->t, &f->r[tg_rnd() % nroutes], dst);
 		if (!i)
 			fmt_addr(f, dst, fr->first);
+		fr->nh[i] = expected_nh(f, dst, nroutes);
 		fr->len = build_frame(f, dst, fr->buf + i * 128);
 	}
 }
 
+/*
+ * The hot frame: a destination in route 0 whose longest match in the
+ * whole table is route 0 (via nexthop 0, whose MAC is the ingress MAC,
+ * so the frame can be repeated), the same at every size.
+ */
+static void build_hot(const struct family *f, struct frames *fr)
+{
+	uint8_t dst[16];
+
+	frames_alloc(fr, 1);
+	tg_rng = TG_SEED;
+	for (int tries = 0;; tries++) {
+		tg_random_dest(&f->t, &f->r[0], dst);
+		if (tg_lookup(&f->t, dst, f->n) == 0)
+			break;
+		if (tries > 1000)
+			die("%s: no hot destination in route 0", f->name);
+	}
+	fmt_addr(f, dst, fr->first);
+	fr->nh[0] = 0;
+	fr->len = build_frame(f, dst, fr->buf);
+}
+
 /* --- the namespace and the kernel FIB --- */
+
+/* Every gateway a permanent neighbor on IF_OUT, in one ip -batch. */
+static void add_neighbors(const struct family *v4, const struct family *v6)
+{
+	const struct family *fam[2] = { v4, v6 };
+	FILE *p = popen("ip -batch -", "w");
+
+	if (!p)
+		die("ip -batch: %s", strerror(errno));
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < TG_NEXTHOPS; i++) {
+			const uint8_t *m = fam[k]->mac[i];
+			char a[INET6_ADDRSTRLEN];
+
+			fprintf(p,
+				"neigh add %s lladdr "
+				"%02x:%02x:%02x:%02x:%02x:%02x nud permanent "
+				"dev " IF_OUT "\n",
+				fmt_addr(fam[k], fam[k]->gw[i], a), m[0], m[1],
+				m[2], m[3], m[4], m[5]);
+		}
+	if (pclose(p))
+		die("ip -batch: adding the gateways' neighbors failed");
+}
 
 static void setup_netns(const struct family *v4, const struct family *v6)
 {
@@ -494,10 +431,7 @@ static void setup_netns(const struct family *v4, const struct family *v6)
 	sh("ip -6 addr add %s dev " IF_IN " nodad && "
 	   "ip -6 addr add %s dev " IF_OUT " nodad",
 	   v6->addr_in, v6->addr_out);
-	/* The gateway's MAC is the ingress MAC: see the top of the file. */
-	sh("ip neigh add %s lladdr %s nud permanent dev " IF_OUT
-	   " && ip -6 neigh add %s lladdr %s nud permanent dev " IF_OUT,
-	   v4->gw, m_in, v6->gw, m_in);
+	add_neighbors(v4, v6);
 	/* After the links exist: "all" is copied to existing devices. */
 	write_file("/proc/sys/net/ipv4/ip_forward", "1");
 	write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1");
@@ -513,7 +447,7 @@ static void setup_netns(const struct family *v4, const struct family *v6)
 }
 
 /* Wait for the ack of seq last; any error names the route that failed. */
-static void nl_wait(const struct family *f, const struct route *r,
+static void nl_wait(const struct family *f, const struct tg_route *r,
 		    uint32_t first, uint32_t last)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE], a[INET6_ADDRSTRLEN];
@@ -527,7 +461,8 @@ static void nl_wait(const struct family *f, const struct route *r,
 		for (; mnl_nlmsg_ok(nlh, len);
 		     nlh = mnl_nlmsg_next(nlh, &len)) {
 			struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-			const struct route *bad = r + (nlh->nlmsg_seq - first);
+			const struct tg_route *bad =
+				r + (nlh->nlmsg_seq - first);
 
 			if (nlh->nlmsg_type != NLMSG_ERROR)
 				continue;
@@ -541,13 +476,11 @@ static void nl_wait(const struct family *f, const struct route *r,
 	}
 }
 
-/* Add routes [from, to) via the gateway, FIB_BATCH per sendmsg. */
+/* Add routes [from, to) via their gateways, FIB_BATCH per sendmsg. */
 static void fib_add(const struct family *f, size_t from, size_t to)
 {
 	static char buf[FIB_BATCH * 128];
-	uint8_t gw[16];
 
-	inet_pton(f->af, f->gw, gw);
 	for (size_t i = from; i < to;) {
 		size_t n = to - i < FIB_BATCH ? to - i : FIB_BATCH, off = 0;
 		uint32_t first = nl_seq + 1;
@@ -571,7 +504,8 @@ static void fib_add(const struct family *f, size_t from, size_t to)
 			rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 			rtm->rtm_type = RTN_UNICAST;
 			mnl_attr_put(nlh, RTA_DST, f->alen, f->r[i + k].addr);
-			mnl_attr_put(nlh, RTA_GATEWAY, f->alen, gw);
+			mnl_attr_put(nlh, RTA_GATEWAY, f->alen,
+				     f->gw[f->r[i + k].nh]);
 			mnl_attr_put_u32(nlh, RTA_OIF, if_out);
 			off += nlh->nlmsg_len;
 		}
@@ -612,28 +546,33 @@ static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 	map_put(tx_fd, &if_out, &tx, "tx_ports");
 }
 
-/* One resolved nexthop, the gateway on IF_OUT, used by every route. */
-static void setup_nexthop(int fd, int groups_fd, const struct family *v4)
+/* Every gateway of both families a resolved nexthop on IF_OUT, as fpmd
+ * writes them: family f's gateway k at index f->nh_base + k. */
+static void setup_nexthops(int fd, int groups_fd, const struct family *v4,
+			   const struct family *v6)
 {
-	struct fpmd_nexthop nh = {
-		.ifindex = if_out,
-		.mtu = 1500,
-		.flags = FPMD_NH_F_VALID | FPMD_NH_F_RESOLVED,
-		.oslot = 1,
-	};
-	__u32 idx = 0;
+	const struct family *fam[2] = { v4, v6 };
 	struct nhtab t;
-	int ret;
+	int ret = nhtab_open(&t, fd, groups_fd, false);
 
-	memcpy(nh.dmac, mac_in, ETH_ALEN); /* the gateway's MAC, see top */
-	memcpy(nh.smac, mac_out, ETH_ALEN);
-	inet_pton(AF_INET, v4->gw, nh.gw);
-	ret = nhtab_open(&t, fd, groups_fd, false);
-	if (!ret)
-		ret = nhtab_nexthop_write(&t, idx, &nh);
+	for (int k = 0; !ret && k < 2; k++)
+		for (int i = 0; !ret && i < TG_NEXTHOPS; i++) {
+			struct fpmd_nexthop nh = {
+				.ifindex = if_out,
+				.mtu = 1500,
+				.flags = FPMD_NH_F_VALID | FPMD_NH_F_RESOLVED |
+					 (k ? FPMD_NH_F_V6 : 0),
+				.oslot = 1,
+			};
+
+			memcpy(nh.dmac, fam[k]->mac[i], ETH_ALEN);
+			memcpy(nh.smac, mac_out, ETH_ALEN);
+			memcpy(nh.gw, fam[k]->gw[i], fam[k]->alen);
+			ret = nhtab_nexthop_write(&t, fam[k]->nh_base + i, &nh);
+		}
 	if (ret)
 		die("nexthops: %s", strerror(-ret));
-	nhtab_close(&t); /* the chunk stays in the outer map */
+	nhtab_close(&t); /* the chunks stay in the outer map */
 }
 
 /* Batched update of keys [from, to) in chunks of MAP_BATCH. */
@@ -642,11 +581,11 @@ static void lpm_put_batch(int fd, const struct family *f, size_t from,
 {
 	static struct fpmd_route_val vals[MAP_BATCH];
 
-	if (!vals[0].val)
-		for (size_t i = 0; i < MAP_BATCH; i++)
-			vals[i].val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
 	for (size_t i = from; i < to;) {
 		__u32 n = to - i < MAP_BATCH ? to - i : MAP_BATCH, done = n;
+
+		for (__u32 k = 0; k < n; k++)
+			vals[k].val = route_val(f, i + k);
 
 		if (bpf_map_update_batch(fd, f->keys + i * f->key_size, vals,
 					 &done, NULL) ||
@@ -661,7 +600,7 @@ static void lpm_put_batch(int fd, const struct family *f, size_t from,
 static double lpm_insert_rate(const struct family *f, size_t n, int batched)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
-	struct fpmd_route_val v = { FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0) };
+	struct fpmd_route_val v;
 	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "bench_lpm", f->key_size,
 				sizeof(v), n, &mo);
 	double t;
@@ -672,8 +611,10 @@ static double lpm_insert_rate(const struct family *f, size_t n, int batched)
 	if (batched)
 		lpm_put_batch(fd, f, 0, n);
 	else
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			v.val = route_val(f, i);
 			map_put(fd, f->keys + i * f->key_size, &v, "LPM trie");
+		}
 	t = now() - t;
 	close(fd);
 	return n / t;
@@ -759,41 +700,69 @@ static double run_frames(const struct prog *p, const struct frames *fr,
 	return sum / used;
 }
 
+static void dump_frame(const char *what, const uint8_t *b, size_t len)
+{
+	fprintf(stderr, "%s:", what);
+	for (size_t k = 0; k < len; k++)
+		fprintf(stderr, " %02x", b[k]);
+	fprintf(stderr, "\n");
+}
+
 /*
- * Both programs must turn the frame into the same frame: to the gateway's
- * MAC, from the egress MAC, one hop less (and the IPv4 checksum updated).
+ * Every program must turn each frame into the frame kernel forwarding
+ * sends: to the MAC of the gateway of the frame's longest-match route
+ * (the generator's, tg_lookup), from the egress MAC, one hop less (and
+ * the IPv4 checksum updated). Checked on CHECK_FRAMES frames spaced
+ * across fr before measuring.
  */
 static void check_rewrite(struct prog *p[], int np, const struct family *f,
 			  const struct frames *fr)
 {
 	struct xdp_md ctx = { .data_end = fr->len, .ingress_ifindex = if_in };
-	uint8_t out[NPROG][128], want[128];
 	size_t ttl_off = ETH_HLEN + (f->af == AF_INET ? 8 : 7);
+	size_t step = fr->n > CHECK_FRAMES ? fr->n / CHECK_FRAMES : 1;
+	uint8_t out[128], want[128];
 
-	memcpy(want, fr->buf, fr->len);
-	memcpy(want, mac_in, ETH_ALEN);
-	memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
-	want[ttl_off]--;
-	if (f->af == AF_INET) {
-		struct iphdr *ip = (void *)(want + ETH_HLEN);
+	for (size_t j = 0; j < fr->n; j += step) {
+		const uint8_t *in = fr->buf + j * 128;
 
-		ip->check = 0;
-		ip->check = ip_csum(ip, sizeof(*ip));
-	}
-	for (int i = 0; i < np; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->buf,
-			    .data_size_in = fr->len, .data_out = out[i],
-			    .data_size_out = sizeof(out[i]), .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+		memcpy(want, in, fr->len);
+		memcpy(want, f->mac[fr->nh[j]], ETH_ALEN);
+		memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
+		want[ttl_off]--;
+		if (f->af == AF_INET) {
+			struct iphdr *ip = (void *)(want + ETH_HLEN);
 
-		if (bpf_prog_test_run_opts(p[i]->fd, &o))
-			die("%s: BPF_PROG_TEST_RUN: %s", p[i]->name,
-			    strerror(errno));
-		if (o.retval != XDP_REDIRECT || o.data_size_out != fr->len ||
-		    memcmp(out[i], want, fr->len))
-			die("%s: %s frame to %s: verdict %u, not rewritten as "
-			    "expected",
-			    p[i]->name, f->name, fr->first, o.retval);
+			ip->check = 0;
+			ip->check = ip_csum(ip, sizeof(*ip));
+		}
+		for (int i = 0; i < np; i++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+				    .data_size_in = fr->len, .data_out = out,
+				    .data_size_out = sizeof(out),
+				    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+				    .repeat = 1);
+			char a[INET6_ADDRSTRLEN];
+
+			if (bpf_prog_test_run_opts(p[i]->fd, &o))
+				die("%s: BPF_PROG_TEST_RUN: %s", p[i]->name,
+				    strerror(errno));
+			if (o.retval == XDP_REDIRECT &&
+			    o.data_size_out == fr->len &&
+			    !memcmp(out, want, fr->len))
+				continue;
+			dump_frame("expected", want, fr->len);
+			dump_frame("got     ", out, o.data_size_out);
+			die("%s: %s frame %zu to %s: verdict %u, not rewritten "
+			    "to gateway %d (%02x:%02x:%02x:%02x:%02x:%02x) as "
+			    "the longest match says",
+			    p[i]->name, f->name, j,
+			    fmt_addr(f, in + ETH_HLEN +
+						(f->af == AF_INET ? 16 : 24),
+				     a),
+			    o.retval, fr->nh[j], want[0], want[1], want[2],
+			    want[3], want[4], want[5]);
+		}
 	}
 }
 
@@ -889,10 +858,10 @@ static unsigned long long chunks_memlock(int outer, const struct chunks *c)
 /* Routes [from, to) into fpmd's fast tables, as fpmd writes them; s. */
 static double fast_put(const struct family *f, size_t from, size_t to)
 {
-	__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
 	double t = now();
 
 	for (size_t i = from; i < to; i++) {
+		__u32 val = route_val(f, i);
 		int ret = f->af == AF_INET ?
 				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val) :
 				  fib6_add(&fib6, f->r[i].addr, f->r[i].len, val);
@@ -952,8 +921,7 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 		have = n;
 
 		build_frames(f, n, opt.spread_frames, &spread);
-		rng_state = SEED; /* the same hot destination at every size */
-		build_frames(f, 1, 1, &hot);
+		build_hot(f, &hot);
 
 		check_rewrite(p, NPROG, f, &spread);
 		check_rewrite(p, NPROG, f, &hot);
@@ -973,7 +941,9 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 			 rs->ns[2], rh->ns[0], rh->ns[1], rh->ns[2]);
 	}
 	free(spread.buf);
+	free(spread.nh);
 	free(hot.buf);
+	free(hot.nh);
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -1048,7 +1018,7 @@ static void write_rates(const struct family *v4, size_t n4,
 		double t = now();
 
 		for (size_t i = 0; i < cnt[k]; i++) {
-			__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % 64);
+			__u32 val = route_val(f, i);
 
 			ret = k ? fib6_add(&fib6, f->r[i].addr, f->r[i].len, val) :
 				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val);
@@ -1167,31 +1137,86 @@ static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
 	fpmd_bpf__destroy(fs);
 }
 
-/* One line per target the run measured: gross and net of the floor. */
-static void print_targets(const struct result *res, int nres)
+/* One line per target and program with .verdict: net of the floor (the
+ * program's own cost) and gross, PASS or MISS on net. */
+static void print_targets(struct prog *const p[], const struct result *res,
+			  int nres)
 {
 	char nb[16];
 
-	printf("\nTargets, fast/ref with spread destinations (net of the "
-	       "floor = the program's own cost):\n");
+	printf("\nTargets, program/ref with spread destinations, net of the "
+	       "floor (the program's own cost):\n");
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
-		for (int i = 0; i < nres; i++) {
-			const struct result *r = &res[i];
+		const struct result *r = NULL;
+
+		for (int i = 0; i < nres; i++)
+			if (!strcmp(res[i].family, targets[t].family) &&
+			    res[i].routes == targets[t].routes &&
+			    !strcmp(res[i].pattern, "spread"))
+				r = &res[i];
+		for (int k = 0; k < NPROG; k++) {
 			double gross, net;
 
-			if (strcmp(r->family, targets[t].family) ||
-			    r->routes != targets[t].routes ||
-			    strcmp(r->pattern, "spread"))
+			if (!p[k]->verdict)
 				continue;
-			gross = r->ns[1] / r->ns[2];
-			net = (r->ns[1] - r->floor) / (r->ns[2] - r->floor);
-			printf("  %s %s routes: %.2f net (target <= %.2f: %s), "
-			       "%.2f gross (%s)\n",
-			       r->family, fmt_count(r->routes, nb), net,
-			       targets[t].max,
-			       net <= targets[t].max ? "met" : "NOT met", gross,
-			       gross <= targets[t].max ? "met" : "not met");
+			if (!r) {
+				printf("  %s %s routes, %s: not measured in "
+				       "this run (target <= %.2f)\n",
+				       targets[t].family,
+				       fmt_count(targets[t].routes, nb),
+				       p[k]->col, targets[t].max);
+				continue;
+			}
+			gross = r->ns[k] / r->ns[P_REF];
+			net = (r->ns[k] - r->floor) / (r->ns[P_REF] - r->floor);
+			printf("  %s %s routes, %s: %.2f net (target <= %.2f: "
+			       "%s), %.2f gross\n",
+			       r->family, fmt_count(r->routes, nb), p[k]->col,
+			       net, targets[t].max,
+			       net <= targets[t].max ? "PASS" : "MISS", gross);
 		}
+	}
+}
+
+/* The table of ns per packet: a column per program, its ratio to ref,
+ * and net of the floor for the programs with targets. */
+static void print_results(struct prog *const p[], const struct result *res,
+			  int nres)
+{
+	char nb[16];
+
+	printf("\n| family | routes | destinations |");
+	for (int k = 0; k < NPROG; k++)
+		printf(" %s ns |", p[k]->col);
+	for (int k = 0; k < NPROG; k++)
+		if (k != P_REF)
+			printf(" %s/ref |", p[k]->col);
+	for (int k = 0; k < NPROG; k++)
+		if (p[k]->verdict)
+			printf(" %s/ref net of floor |", p[k]->col);
+	printf("\n|---|---:|---|");
+	for (int k = 0; k < NPROG; k++)
+		printf("---:|%s", k != P_REF ? "---:|" : "");
+	for (int k = 0; k < NPROG; k++)
+		if (p[k]->verdict)
+			printf("---:|");
+	printf("\n");
+	for (int i = 0; i < nres; i++) {
+		const struct result *r = &res[i];
+
+		printf("| %s | %s | %s |", r->family,
+		       fmt_count(r->routes, nb), r->pattern);
+		for (int k = 0; k < NPROG; k++)
+			printf(" %.1f |", r->ns[k]);
+		for (int k = 0; k < NPROG; k++)
+			if (k != P_REF)
+				printf(" %.2f |", r->ns[k] / r->ns[P_REF]);
+		for (int k = 0; k < NPROG; k++)
+			if (p[k]->verdict)
+				printf(" %.2f |", (r->ns[k] - r->floor) /
+							  (r->ns[P_REF] -
+							   r->floor));
+		printf("\n");
 	}
 }
 
@@ -1213,7 +1238,8 @@ int main(int argc, char **argv)
 		.key_size = sizeof(struct fpmd_lpm_v4),
 		.addr_in = "10.255.0.1/24",
 		.addr_out = "10.255.1.1/24",
-		.gw = "10.255.1.2",
+		.gw_net = "10.255.1.",
+		.nh_base = 0,
 		.src = "10.255.0.2",
 	};
 	struct family v6 = {
@@ -1223,14 +1249,15 @@ int main(int argc, char **argv)
 		.key_size = sizeof(struct fpmd_lpm_v6),
 		.addr_in = "fd00:fb:0::1/64",
 		.addr_out = "fd00:fb:1::1/64",
-		.gw = "fd00:fb:1::2",
+		.gw_net = "fd00:fb:1::",
+		.nh_base = TG_NEXTHOPS,
 		.src = "fd00:fb:0::2",
 	};
 	const size_t *s4 = v4_full, *s6 = v6_full;
 	int n4 = 4, n6 = 3, nres = 0, c, ret;
 	struct fpmd_bpf *fl, *ff;
 	struct fpmd_ref_bpf *ref;
-	struct prog pl, pf, pr, ppass, *pp[NPROG], *floor_p[1];
+	struct prog progs[NPROG], ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
 	double ins[2][2], wrate[2][2], adopt_s[2];
@@ -1272,9 +1299,8 @@ int main(int argc, char **argv)
 		die("cannot count CPUs");
 
 	/* The quick run's tables are the first routes of the full run's. */
-	gen_routes(&v4, 1000000, v4_mix, sizeof(v4_mix) / sizeof(v4_mix[0]));
-	gen_routes(&v6, V6_MEMORY_ROUTES, v6_mix,
-		   sizeof(v6_mix) / sizeof(v6_mix[0]));
+	gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
+	gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix, TG_NMIX(tg_v6_mix));
 	progress("route sets generated");
 
 	setup_netns(&v4, &v6);
@@ -1301,21 +1327,28 @@ int main(int argc, char **argv)
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
-	setup_nexthop(bpf_map__fd(fl->maps.nexthops),
-		      bpf_map__fd(fl->maps.nh_groups), &v4);
-	setup_nexthop(bpf_map__fd(ff->maps.nexthops),
-		      bpf_map__fd(ff->maps.nh_groups), &v4);
+	setup_nexthops(bpf_map__fd(fl->maps.nexthops),
+		       bpf_map__fd(fl->maps.nh_groups), &v4, &v6);
+	setup_nexthops(bpf_map__fd(ff->maps.nexthops),
+		       bpf_map__fd(ff->maps.nh_groups), &v4, &v6);
 
-	pl = (struct prog){ "fpmd-lpm", bpf_program__fd(fl->progs.fpmd_xdp),
-			    bpf_map__fd(fl->maps.stats), XDP_REDIRECT };
-	pf = (struct prog){ "fpmd-fast", bpf_program__fd(ff->progs.fpmd_xdp),
-			    bpf_map__fd(ff->maps.stats), XDP_REDIRECT };
-	pr = (struct prog){ "ref", bpf_program__fd(ref->progs.fpmd_xdp),
-			    bpf_map__fd(ref->maps.stats), XDP_REDIRECT };
-	ppass =
-	    (struct prog){ "xdp_pass", bpf_program__fd(ref->progs.fpmd_xdp_pass),
-			   -1, XDP_PASS };
-	pp[0] = &pl, pp[1] = &pf, pp[2] = &pr;
+	progs[P_LPM] = (struct prog){ "fpmd-lpm", "lpm", 0,
+				      bpf_program__fd(fl->progs.fpmd_xdp),
+				      bpf_map__fd(fl->maps.stats),
+				      XDP_REDIRECT };
+	progs[P_FAST] = (struct prog){ "fpmd-fast", "fast", 1,
+				       bpf_program__fd(ff->progs.fpmd_xdp),
+				       bpf_map__fd(ff->maps.stats),
+				       XDP_REDIRECT };
+	progs[P_REF] = (struct prog){ "ref", "ref", 0,
+				      bpf_program__fd(ref->progs.fpmd_xdp),
+				      bpf_map__fd(ref->maps.stats),
+				      XDP_REDIRECT };
+	ppass = (struct prog){ "xdp_pass", "pass", 0,
+			       bpf_program__fd(ref->progs.fpmd_xdp_pass), -1,
+			       XDP_PASS };
+	for (int k = 0; k < NPROG; k++)
+		pp[k] = &progs[k];
 	floor_p[0] = &ppass;
 
 	/* What a test run costs with a program doing nothing. */
@@ -1323,6 +1356,7 @@ int main(int argc, char **argv)
 	measure(floor_p, 1, &fr, fr.n, 1, floor_spread);
 	measure(floor_p, 1, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
 	free(fr.buf);
+	free(fr.nh);
 	progress("floor: %.1f ns at repeat 1, %.1f ns at repeat %d",
 		 floor_spread[0], floor_hot[0], HOT_REPEAT);
 
@@ -1379,35 +1413,27 @@ int main(int argc, char **argv)
 	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
 	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
 	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, the "
-	       "three programs interleaved;\n",
-	       opt.rounds);
+	       "%d programs interleaved;\n",
+	       opt.rounds, NPROG);
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
 	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
 	       "binary search on prefix\nlengths (IPv6); ref: "
-	       "bpf_fib_lookup() on the kernel FIB. Route mix:\n");
+	       "bpf_fib_lookup() on the kernel FIB. Every route via one of "
+	       "%d gateways\n(random, seeded), each rewrite checked against "
+	       "the longest match. Route mix:\n",
+	       TG_NEXTHOPS);
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
-	printf("\n| family | routes | destinations | lpm ns | fast ns | ref ns "
-	       "| lpm/ref | fast/ref | fast/ref net of floor |\n"
-	       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
-	for (int i = 0; i < nres; i++)
-		printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | "
-		       "%.2f |\n",
-		       res[i].family, fmt_count(res[i].routes, nb),
-		       res[i].pattern, res[i].ns[0], res[i].ns[1],
-		       res[i].ns[2], res[i].ns[0] / res[i].ns[2],
-		       res[i].ns[1] / res[i].ns[2],
-		       (res[i].ns[1] - res[i].floor) /
-			   (res[i].ns[2] - res[i].floor));
+	print_results(pp, res, nres);
 	printf(
 	    "\nFloor (an XDP_PASS program, same method): %.1f ns at repeat 1 "
 	    "(spread), %.1f ns at repeat %d (hot).\n",
 	    floor_spread[0], floor_hot[0], HOT_REPEAT);
 	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
 	       OUTLIER_NS, outliers, samples);
-	print_targets(res, nres);
+	print_targets(pp, res, nres);
 
 	printf("\n| family | routes | fast tables (fpmd's writer) | LPM one by "
 	       "one | LPM batched (%d/call) | kernel FIB, rtnetlink "
@@ -1421,11 +1447,12 @@ int main(int argc, char **argv)
 	       "%.0f routes/s |\n",
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
-	printf("Fast tables in the lookup runs (one nexthop for all routes): "
+	printf("Fast tables in the lookup runs (routes over %d nexthops per "
+	       "family): "
 	       "%llu tbl24/tbl8 entry changes\nin %llu tbl24 writes for IPv4, "
 	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
-	       writes[0], writes[1], writes[2], writes[3]);
-	printf("\nFast tables, fresh, routes spread over 64 nexthops (fpmd's "
+	       TG_NEXTHOPS, writes[0], writes[1], writes[2], writes[3]);
+	printf("\nFast tables, fresh, the same routes and nexthops (fpmd's "
 	       "writer, one route per call):\n"
 	       "| family | routes | add | delete | adoption (restart) |\n"
 	       "|---|---:|---:|---:|---:|\n"
@@ -1502,9 +1529,9 @@ int main(int argc, char **argv)
 	fpmd_bpf__destroy(ff);
 	fpmd_bpf__destroy(fl);
 	mnl_socket_close(nl);
-	free(v4.r);
+	tg_free(&v4.t);
 	free(v4.keys);
-	free(v6.r);
+	tg_free(&v6.t);
 	free(v6.keys);
 	return 0;
 }
