@@ -112,6 +112,7 @@ struct frames {
 	uint8_t *buf;
 	uint16_t *nh; /* the nexthop the generator's longest match gives */
 	size_t n, len;
+	size_t nested; /* frames whose longest match is not the route drawn */
 	char first[INET6_ADDRSTRLEN]; /* first destination, for messages */
 };
 
@@ -325,8 +326,8 @@ static size_t build_frame(const struct family *f, const uint8_t *dst,
 
 /* The nexthop of dst in the first nroutes routes, by the generator's
  * longest match (a more specific route may lie inside the one drawn). */
-static uint16_t expected_nh(const struct family *f, const uint8_t *dst,
-			    size_t nroutes)
+static long expected_route(const struct family *f, const uint8_t *dst,
+			   size_t nroutes)
 {
 	long i = tg_lookup(&f->t, dst, nroutes);
 	char a[INET6_ADDRSTRLEN];
@@ -334,7 +335,7 @@ static uint16_t expected_nh(const struct family *f, const uint8_t *dst,
 	if (i < 0)
 		die("%s: no route to %s among the first %zu", f->name,
 		    fmt_addr(f, dst, a), nroutes);
-	return f->r[i].nh;
+	return i;
 }
 
 static void frames_alloc(struct frames *fr, size_t n)
@@ -353,11 +354,17 @@ static void build_frames(const struct family *f, size_t nroutes, size_t n,
 	uint8_t dst[16];
 
 	frames_alloc(fr, n);
+	fr->nested = 0;
 	for (size_t i = 0; i < n; i++) {
-		tg_random_dest(&f->t, &f->r[tg_rnd() % nroutes], dst);
+		size_t drawn = tg_rnd() % nroutes;
+		long lpm;
+
+		tg_random_dest(&f->t, &f->r[drawn], dst);
 		if (!i)
 			fmt_addr(f, dst, fr->first);
-		fr->nh[i] = expected_nh(f, dst, nroutes);
+		lpm = expected_route(f, dst, nroutes);
+		fr->nested += (size_t)lpm != drawn;
+		fr->nh[i] = f->r[lpm].nh;
 		fr->len = build_frame(f, dst, fr->buf + i * 128);
 	}
 }
@@ -925,6 +932,9 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 
 		check_rewrite(p, NPROG, f, &spread);
 		check_rewrite(p, NPROG, f, &hot);
+		progress("%s %s routes: rewrites checked, %zu of %zu spread "
+			 "destinations under a more specific route",
+			 f->name, fmt_count(n, nb), spread.nested, spread.n);
 		*rs = (struct result){ .family = f->name,
 				       .routes = n,
 				       .pattern = "spread",
@@ -935,10 +945,10 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 				       .pattern = "hot",
 				       .floor = floor_hot[0] };
 		measure(p, NPROG, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
-		progress("%s %s routes: spread %.0f/%.0f/%.0f ns, hot "
-			 "%.0f/%.0f/%.0f ns (lpm/fast/ref)",
-			 f->name, fmt_count(n, nb), rs->ns[0], rs->ns[1],
-			 rs->ns[2], rh->ns[0], rh->ns[1], rh->ns[2]);
+		for (int k = 0; k < NPROG; k++)
+			progress("%s %s routes: %s spread %.0f ns, hot %.0f ns",
+				 f->name, fmt_count(n, nb), p[k]->col,
+				 rs->ns[k], rh->ns[k]);
 	}
 	free(spread.buf);
 	free(spread.nh);
