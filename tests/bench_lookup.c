@@ -965,10 +965,25 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick]\n"
+		"usage: bench_lookup [--quick] [--dump ipv4|ipv6:N]\n"
 		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
 		"  and LPM trie insertion rates; needs root.\n"
-		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n");
+		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
+		"  --dump   print the first N routes of the family's table\n"
+		"           (\"prefix/len gateway-number\"), measure nothing\n");
+}
+
+/* --dump: the tables for other benchmarks (tests/bench_memory.py). */
+static int dump_routes(const struct family *f, size_t n)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (n > f->n)
+		die("--dump: %s has %zu routes", f->name, f->n);
+	for (size_t i = 0; i < n; i++)
+		printf("%s/%u %u\n", fmt_addr(f, f->r[i].addr, a), f->r[i].len,
+		       f->r[i].nh);
+	return 0;
 }
 
 /* fpmd's program, built for the LPM tries or for the fast tables. */
@@ -1235,8 +1250,10 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "quick", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
+		{ "dump", required_argument, 0, 'd' },
 		{ 0 },
 	};
+	const char *dump = NULL;
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
 	static const size_t v6_full[] = { 10, 10000, 100000 };
 	static const size_t v4_quick[] = { 10, 10000, 100000 };
@@ -1287,6 +1304,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'd':
+			dump = optarg;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -1300,7 +1320,7 @@ int main(int argc, char **argv)
 		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 2;
 		opt.rounds = 5, opt.spread_frames = 4096, opt.hot_calls = 8;
 	}
-	if (geteuid())
+	if (geteuid() && !dump)
 		die("needs root (network namespace, BPF)");
 	t_start = now();
 	libbpf_set_print(libbpf_quiet);
@@ -1311,6 +1331,15 @@ int main(int argc, char **argv)
 	/* The quick run's tables are the first routes of the full run's. */
 	gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
 	gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix, TG_NMIX(tg_v6_mix));
+	if (dump) {
+		const char *colon = strchr(dump, ':');
+
+		if (!colon || (strncmp(dump, "ipv4:", 5) &&
+			       strncmp(dump, "ipv6:", 5)))
+			die("--dump %s: want ipv4:N or ipv6:N", dump);
+		return dump_routes(dump[3] == '4' ? &v4 : &v6,
+				   strtoul(colon + 1, NULL, 10));
+	}
 	progress("route sets generated");
 
 	setup_netns(&v4, &v6);
