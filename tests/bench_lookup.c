@@ -251,7 +251,7 @@ static __u32 route_val(const struct family *f, size_t i)
 	return FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, f->nh_base + f->r[i].nh);
 }
 
-/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.5%", or IPv6's. */
+/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.4%", or IPv6's. */
 static void print_mix(const struct family *f, size_t n)
 {
 	struct tg_mix_share m = tg_mix(&f->t, n);

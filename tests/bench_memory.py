@@ -15,7 +15,7 @@ namespaces of its own (tests/lib/lab.py: h1 -- r1 -- h2), one fpmd with
 -i r1-eth0 -i r1-eth1 --keep-forwarding and the table type, fed over FPM
 (netlink in FPM frames, as zebra's dplane_fpm_nl sends them) N IPv4 and
 N/5 IPv6 routes: the first routes of tests/bench_lookup's tables
-(`bench_lookup --dump`, tests/tablegen.h: BGP-like lengths, 1.5 % /25-/32
+(`bench_lookup --dump`, tests/tablegen.h: BGP-like lengths, 1.4 % /25-/32
 nested under shorter routes, each route via one of 64 gateways on
 r1-eth1, permanent neighbors in r1). fpmd must hold every route as
 forwarding. Then:
