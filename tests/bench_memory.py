@@ -132,12 +132,19 @@ def feed_table(feed, af, rows, gws, oif):
         feed.add_routes(af, routes, gw, oif)
 
 
-def ready_ms(d):
-    m = re.findall(r"startup: ready in (\d+) ms \((.+?)\)",
-                   d.logtext()[d.log_start:])
-    if not m:
-        raise RuntimeError("no 'startup: ready' line:\n" + d.logtext())
-    return int(m[-1][0]), m[-1][1]
+def ready_ms(d, timeout=10):
+    """The new fpmd's "startup: ready" line. It follows the start-up
+    phases' lines after a malloc_trim, which takes a while once the
+    adopted tables have grown the heap: wait for it."""
+    deadline = time.time() + timeout
+    while True:
+        m = re.findall(r"startup: ready in (\d+) ms \((.+?)\)",
+                       d.logtext()[d.log_start:])
+        if m:
+            return int(m[-1][0]), m[-1][1]
+        if time.time() > deadline:
+            raise RuntimeError("no 'startup: ready' line:\n" + d.logtext())
+        time.sleep(0.1)
 
 
 def measure(lab, n, kind, restarts):
