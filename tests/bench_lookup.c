@@ -84,6 +84,7 @@ struct family {
 	const char *addr_in, *addr_out, *src; /* the test's own subnets */
 	const char *gw_net; /* gateway k is gw_net + (2 + k) on IF_OUT */
 	__u32 nh_base;	    /* fpmd nexthop index of gateway 0 */
+	__u32 grp_base;	    /* fpmd group index of ECMP group 0 */
 	struct tg_table t;
 	struct tg_route *r; /* t.r, t.n */
 	size_t n;
@@ -245,27 +246,39 @@ static void gen_routes(struct family *f, size_t n,
 	}
 }
 
-/* The route value of route i: its nexthop, in this family's range. */
+/* The route value of route i: its nexthop or ECMP group, in this
+ * family's range. */
 static __u32 route_val(const struct family *f, size_t i)
 {
-	return FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, f->nh_base + f->r[i].nh);
+	uint16_t nh = f->r[i].nh;
+
+	if (nh >= TG_NEXTHOPS)
+		return FPMD_RT_ENCODE(FPMD_RT_GROUP,
+				      f->grp_base + nh - TG_NEXTHOPS);
+	return FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, f->nh_base + nh);
 }
 
-/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.4%", or IPv6's. */
+/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.4%", or IPv6's,
+ * and the share of ECMP routes. */
 static void print_mix(const struct family *f, size_t n)
 {
 	struct tg_mix_share m = tg_mix(&f->t, n);
+	size_t ecmp = 0;
 	char nb[16];
 
+	for (size_t i = 0; i < n; i++)
+		ecmp += f->r[i].nh >= TG_NEXTHOPS;
 	if (f->af == AF_INET)
 		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
-		       "%.1f%%, /25-/32 %.1f%% (nested); %d nexthops\n",
-		       f->name, fmt_count(n, nb), m.a, m.b, m.c, m.d,
-		       TG_NEXTHOPS);
+		       "%.1f%%, /25-/32 %.1f%% (nested);\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c, m.d);
 	else
 		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
-		       "%.1f%%; %d nexthops\n",
-		       f->name, fmt_count(n, nb), m.a, m.b, m.c, TG_NEXTHOPS);
+		       "%.1f%%;\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c);
+	printf("    via %d nexthops, %.1f%% of them via %d ECMP groups of "
+	       "2-%d\n",
+	       TG_NEXTHOPS, 100.0 * ecmp / n, TG_GROUPS, TG_GROUP_MAX);
 }
 
 /* --- frames --- */
@@ -483,10 +496,36 @@ static void nl_wait(const struct family *f, const struct tg_route *r,
 	}
 }
 
+/* RTA_GATEWAY and RTA_OIF, or an RTA_MULTIPATH of the group's members. */
+static void put_nexthops(struct nlmsghdr *nlh, const struct family *f,
+			 uint16_t nh)
+{
+	int m[TG_GROUP_MAX], nm = tg_members(nh, m);
+	struct nlattr *mp;
+
+	if (nh < TG_NEXTHOPS) {
+		mnl_attr_put(nlh, RTA_GATEWAY, f->alen, f->gw[nh]);
+		mnl_attr_put_u32(nlh, RTA_OIF, if_out);
+		return;
+	}
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	for (int k = 0; k < nm; k++) {
+		struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
+
+		nlh->nlmsg_len += MNL_ALIGN(sizeof(*rtnh));
+		memset(rtnh, 0, sizeof(*rtnh));
+		rtnh->rtnh_ifindex = if_out;
+		mnl_attr_put(nlh, RTA_GATEWAY, f->alen, f->gw[m[k]]);
+		rtnh->rtnh_len =
+			(char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)rtnh;
+	}
+	mnl_attr_nest_end(nlh, mp);
+}
+
 /* Add routes [from, to) via their gateways, FIB_BATCH per sendmsg. */
 static void fib_add(const struct family *f, size_t from, size_t to)
 {
-	static char buf[FIB_BATCH * 128];
+	static char buf[FIB_BATCH * 256];
 
 	for (size_t i = from; i < to;) {
 		size_t n = to - i < FIB_BATCH ? to - i : FIB_BATCH, off = 0;
@@ -511,9 +550,7 @@ static void fib_add(const struct family *f, size_t from, size_t to)
 			rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 			rtm->rtm_type = RTN_UNICAST;
 			mnl_attr_put(nlh, RTA_DST, f->alen, f->r[i + k].addr);
-			mnl_attr_put(nlh, RTA_GATEWAY, f->alen,
-				     f->gw[f->r[i + k].nh]);
-			mnl_attr_put_u32(nlh, RTA_OIF, if_out);
+			put_nexthops(nlh, f, f->r[i + k].nh);
 			off += nlh->nlmsg_len;
 		}
 		if (mnl_socket_sendto(nl, buf, off) < 0)
@@ -554,7 +591,8 @@ static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 }
 
 /* Every gateway of both families a resolved nexthop on IF_OUT, as fpmd
- * writes them: family f's gateway k at index f->nh_base + k. */
+ * writes them: family f's gateway k at index f->nh_base + k, its ECMP
+ * group g at group index f->grp_base + g. */
 static void setup_nexthops(int fd, int groups_fd, const struct family *v4,
 			   const struct family *v6)
 {
@@ -577,8 +615,22 @@ static void setup_nexthops(int fd, int groups_fd, const struct family *v4,
 			memcpy(nh.gw, fam[k]->gw[i], fam[k]->alen);
 			ret = nhtab_nexthop_write(&t, fam[k]->nh_base + i, &nh);
 		}
+	for (int k = 0; !ret && k < 2; k++)
+		for (int g = 0; !ret && g < TG_GROUPS; g++) {
+			struct fpmd_nh_group grp = { 0 };
+			int m[TG_GROUP_MAX],
+				nm = tg_members(TG_NEXTHOPS + g, m);
+
+			grp.nbuckets = grp.nmembers = nm;
+			for (int i = 0; i < nm; i++) {
+				grp.bucket[i] = grp.member[i] =
+					fam[k]->nh_base + m[i];
+				grp.weight[i] = 1;
+			}
+			ret = nhtab_group_write(&t, fam[k]->grp_base + g, &grp);
+		}
 	if (ret)
-		die("nexthops: %s", strerror(-ret));
+		die("nexthops and groups: %s", strerror(-ret));
 	nhtab_close(&t); /* the chunks stay in the outer map */
 }
 
@@ -715,10 +767,21 @@ static void dump_frame(const char *what, const uint8_t *b, size_t len)
 	fprintf(stderr, "\n");
 }
 
+/* ECMP: fpmd and the kernel hash differently; any member is right. */
+static int is_member_mac(const struct family *f, const uint8_t *mac,
+			 const int *m, int nm)
+{
+	for (int k = 0; k < nm; k++)
+		if (!memcmp(mac, f->mac[m[k]], ETH_ALEN))
+			return 1;
+	return 0;
+}
+
 /*
  * Every program must turn each frame into the frame kernel forwarding
  * sends: to the MAC of the gateway of the frame's longest-match route
- * (the generator's, tg_lookup), from the egress MAC, one hop less (and
+ * (the generator's, tg_lookup; for an ECMP group, of one of its
+ * members), from the egress MAC, one hop less (and
  * the IPv4 checksum updated). Checked on CHECK_FRAMES frames spaced
  * across fr before measuring.
  */
@@ -733,8 +796,10 @@ static void check_rewrite(struct prog *p[], int np, const struct family *f,
 	for (size_t j = 0; j < fr->n; j += step) {
 		const uint8_t *in = fr->buf + j * 128;
 
+		int m[TG_GROUP_MAX], nm = tg_members(fr->nh[j], m);
+
 		memcpy(want, in, fr->len);
-		memcpy(want, f->mac[fr->nh[j]], ETH_ALEN);
+		memcpy(want, f->mac[m[0]], ETH_ALEN);
 		memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
 		want[ttl_off]--;
 		if (f->af == AF_INET) {
@@ -756,19 +821,22 @@ static void check_rewrite(struct prog *p[], int np, const struct family *f,
 				    strerror(errno));
 			if (o.retval == XDP_REDIRECT &&
 			    o.data_size_out == fr->len &&
-			    !memcmp(out, want, fr->len))
+			    !memcmp(out + ETH_ALEN, want + ETH_ALEN,
+				    fr->len - ETH_ALEN) &&
+			    is_member_mac(f, out, m, nm))
 				continue;
 			dump_frame("expected", want, fr->len);
 			dump_frame("got     ", out, o.data_size_out);
 			die("%s: %s frame %zu to %s: verdict %u, not rewritten "
-			    "to gateway %d (%02x:%02x:%02x:%02x:%02x:%02x) as "
-			    "the longest match says",
+			    "to gateway %d (%02x:%02x:%02x:%02x:%02x:%02x%s) "
+			    "as the longest match says",
 			    p[i]->name, f->name, j,
 			    fmt_addr(f, in + ETH_HLEN +
 						(f->af == AF_INET ? 16 : 24),
 				     a),
-			    o.retval, fr->nh[j], want[0], want[1], want[2],
-			    want[3], want[4], want[5]);
+			    o.retval, m[0], want[0], want[1], want[2],
+			    want[3], want[4], want[5],
+			    nm > 1 ? " or another member of its group" : "");
 		}
 	}
 }
@@ -970,7 +1038,8 @@ static void usage(FILE *out)
 		"  and LPM trie insertion rates; needs root.\n"
 		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
 		"  --dump   print the first N routes of the family's table\n"
-		"           (\"prefix/len gateway-number\"), measure nothing\n");
+		"           (\"prefix/len gateway[,gateway...]\", several for\n"
+		"           an ECMP group), measure nothing\n");
 }
 
 /* --dump: the tables for other benchmarks (tests/bench_memory.py). */
@@ -980,9 +1049,14 @@ static int dump_routes(const struct family *f, size_t n)
 
 	if (n > f->n)
 		die("--dump: %s has %zu routes", f->name, f->n);
-	for (size_t i = 0; i < n; i++)
-		printf("%s/%u %u\n", fmt_addr(f, f->r[i].addr, a), f->r[i].len,
-		       f->r[i].nh);
+	for (size_t i = 0; i < n; i++) {
+		int m[TG_GROUP_MAX], nm = tg_members(f->r[i].nh, m);
+
+		printf("%s/%u ", fmt_addr(f, f->r[i].addr, a), f->r[i].len);
+		for (int k = 0; k < nm; k++)
+			printf("%s%d", k ? "," : "", m[k]);
+		printf("\n");
+	}
 	return 0;
 }
 
@@ -1267,6 +1341,7 @@ int main(int argc, char **argv)
 		.addr_out = "10.255.1.1/24",
 		.gw_net = "10.255.1.",
 		.nh_base = 0,
+		.grp_base = 0,
 		.src = "10.255.0.2",
 	};
 	struct family v6 = {
@@ -1278,6 +1353,7 @@ int main(int argc, char **argv)
 		.addr_out = "fd00:fb:1::1/64",
 		.gw_net = "fd00:fb:1::",
 		.nh_base = TG_NEXTHOPS,
+		.grp_base = TG_GROUPS,
 		.src = "fd00:fb:0::2",
 	};
 	const size_t *s4 = v4_full, *s6 = v6_full;
@@ -1460,9 +1536,9 @@ int main(int argc, char **argv)
 	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
 	       "binary search on prefix\nlengths (IPv6); ref: "
 	       "bpf_fib_lookup() on the kernel FIB. Every route via one of "
-	       "%d gateways\n(random, seeded), each rewrite checked against "
-	       "the longest match. Route mix:\n",
-	       TG_NEXTHOPS);
+	       "%d gateways\nor %d ECMP groups (random, seeded), each rewrite "
+	       "checked against the longest match.\nRoute mix:\n",
+	       TG_NEXTHOPS, TG_GROUPS);
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
 	print_results(pp, res, nres);

@@ -17,7 +17,8 @@ namespaces of its own (tests/lib/lab.py: h1 -- r1 -- h2), one fpmd with
 N/5 IPv6 routes: the first routes of tests/bench_lookup's tables
 (`bench_lookup --dump`, tests/tablegen.h: BGP-like lengths, 1.4 % /25-/32
 nested under shorter routes, each route via one of 64 gateways on
-r1-eth1, permanent neighbors in r1). fpmd must hold every route as
+r1-eth1, permanent neighbors in r1, or one in 16 via an ECMP group of
+2-4 of them, sent as RTA_MULTIPATH). fpmd must hold every route as
 forwarding. Then:
 
 - map memory: the sum of memlock over every BPF map fd fpmd holds, as
@@ -40,6 +41,8 @@ import json
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -50,6 +53,7 @@ sys.path.insert(0, HERE)
 TARGET_MIB = 16
 TARGET_ADOPT_MS = 300
 NEXTHOPS = 64  # tests/tablegen.h TG_NEXTHOPS
+RTA_MULTIPATH = 9
 V6_SHARE = 5   # N IPv4 routes and N / V6_SHARE IPv6, as bench_lookup's 1M + 200k
 TABLES = {
     "fast": ("--ipv4-lookup", "dir-24-8", "--ipv6-lookup", "binary-search"),
@@ -76,15 +80,18 @@ ARGS = parse()
 os.environ["FPMD_BUILDDIR"] = os.path.abspath(ARGS.builddir)
 
 from lib import lab as L  # noqa: E402  (reads FPMD_BUILDDIR)
-from bench_live import FpmFeed  # noqa: E402
+from bench_live import (FpmFeed, nla, NLM_F_CREATE, NLM_F_REPLACE,  # noqa
+                        NLM_F_REQUEST, RT_TABLE_MAIN, RTA_DST, RTA_GATEWAY,
+                        RTA_OIF, RTM_NEWROUTE, RTN_UNICAST, RTPROT_STATIC)
 from lib import procmem  # noqa: E402
 from lib.runner import guarded  # noqa: E402
 
 
 def table(af, n):
     """The first n routes of bench_lookup's table for af, as
-    [(network, gateway number)], minus any inside the lab's own subnets
-    (a connected route there is the lab's)."""
+    [(network, (gateway number, ...))] (several: an ECMP group), minus
+    any inside the lab's own subnets (a connected route there is the
+    lab's)."""
     if not n:
         return []
     tool = os.path.join(ARGS.builddir, "tests", "bench_lookup")
@@ -101,7 +108,7 @@ def table(af, n):
         net, nh = line.split()
         net = ipaddress.ip_network(net)
         if not any(net.subnet_of(x) for x in lab_nets):
-            rows.append((net, int(nh)))
+            rows.append((net, tuple(int(x) for x in nh.split(","))))
     return rows
 
 
@@ -121,15 +128,42 @@ def gateways(lab):
     return gws
 
 
+def route_msg(af, net, members, gws, oif, seq):
+    """RTM_NEWROUTE as zebra sends it without nexthop groups: RTA_GATEWAY
+    and RTA_OIF, or RTA_MULTIPATH for ECMP."""
+    fam = socket.AF_INET if af == 4 else socket.AF_INET6
+    gw = [ipaddress.ip_address(gws[m][0 if af == 4 else 1]).packed
+          for m in members]
+    body = struct.pack("=BBBBBBBBI", fam, net.prefixlen, 0, 0, RT_TABLE_MAIN,
+                       RTPROT_STATIC, 0, RTN_UNICAST, 0)
+    body += nla(RTA_DST, net.network_address.packed)
+    if len(gw) == 1:
+        body += nla(RTA_GATEWAY, gw[0]) + nla(RTA_OIF,
+                                               struct.pack("=I", oif))
+    else:
+        mp = b""
+        for g in gw:
+            a = nla(RTA_GATEWAY, g)
+            mp += struct.pack("=HBBi", 8 + len(a), 0, 0, oif) + a
+        body += nla(RTA_MULTIPATH, mp)
+    flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE
+    return struct.pack("=IHHII", 16 + len(body), RTM_NEWROUTE, flags, seq,
+                       0) + body
+
+
 def feed_table(feed, af, rows, gws, oif):
-    """rows over FPM, one add_routes per gateway."""
-    by_gw = {}
-    for net, nh in rows:
-        by_gw.setdefault(nh, []).append((int(net.network_address),
-                                         net.prefixlen))
-    for nh, routes in sorted(by_gw.items()):
-        gw = ipaddress.ip_address(gws[nh][0 if af == 4 else 1]).packed
-        feed.add_routes(af, routes, gw, oif)
+    """rows over FPM, in FPM frames of at most FpmFeed.MAX_MSGS."""
+    frames, cur, size = [], [], 4
+    for i, (net, members) in enumerate(rows):
+        m = route_msg(af, net, members, gws, oif, i + 1)
+        if size + len(m) > 65535 or len(cur) == FpmFeed.MAX_MSGS:
+            frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
+            cur, size = [], 4
+        cur.append(m)
+        size += len(m)
+    if cur:
+        frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
+    feed.s.sendall(b"".join(frames))
 
 
 def ready_ms(d, timeout=10):
@@ -224,7 +258,7 @@ def main():
     print(f"# {cmd}")
     print(f"# fpmd: {L.FPMD}")
     print(f"# tables: tests/bench_lookup --dump (BGP-like, /25-/32 nested, "
-          f"{NEXTHOPS} gateways per family)")
+          f"{NEXTHOPS} gateways per family, 1 in 16 routes ECMP)")
     print(f"{'table':>6} {'routes':>8} {'IPv4':>8} {'IPv6':>7} "
           f"{'map MiB':>8} {'map fds':>8} {'RSS MiB':>8} "
           f"{'RSS adopted':>12} {'restart ms':>11}")

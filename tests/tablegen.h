@@ -11,7 +11,9 @@
  *   per /24, so 1M routes need ~5000 tbl8 groups, not 14000) under
  *   shorter routes of the table, as deaggregates do;
  * - IPv6: mostly /48 and /32-/64 under 2000::/3 (tg_v6_mix);
- * - every route goes via one of TG_NEXTHOPS nexthops, drawn at random.
+ * - every route goes via one of TG_NEXTHOPS nexthops, drawn at random,
+ *   or (one route in TG_GROUP_ONE_IN) via one of TG_GROUPS ECMP groups of
+ *   2 to 4 of those nexthops (tg_group_size, tg_group_member).
  *
  * tg_lookup() is the oracle: the longest match of an address among the
  * first n routes, from a hash of (prefix, length) probed longest first.
@@ -29,12 +31,15 @@
 
 #define TG_SEED 0x66706d64u /* "fpmd" */
 #define TG_NEXTHOPS 64	    /* distinct gateways per family */
+#define TG_GROUPS 8	    /* ECMP groups per family */
+#define TG_GROUP_ONE_IN 16  /* routes via a group: 1 in 16 */
+#define TG_GROUP_MAX 4	    /* members per group, at most */
 #define TG_CLUSTER_NEW 3    /* 1 in 3 /25-/32s starts a new /24 */
 
 struct tg_route {
 	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
 	uint8_t len;
-	uint16_t nh; /* 0 .. TG_NEXTHOPS - 1 */
+	uint16_t nh; /* < TG_NEXTHOPS: a nexthop; else group nh - TG_NEXTHOPS */
 };
 
 struct tg_slot {
@@ -267,9 +272,36 @@ static void tg_gen(struct tg_table *t, int af, size_t n,
 	memset(t->h, 0, (t->hmask + 1) * sizeof(*t->h));
 	for (size_t i = 0; i < n; i++) {
 		t->r[i].nh = tg_rnd() % TG_NEXTHOPS;
+		if (tg_rnd() % TG_GROUP_ONE_IN == 0)
+			t->r[i].nh = TG_NEXTHOPS + tg_rnd() % TG_GROUPS;
 		tg_add(t, tg_hi64(t->r[i].addr, t->alen), t->r[i].len, i);
 		t->used[t->r[i].len] = 1;
 	}
+}
+
+/* ECMP group g (0 .. TG_GROUPS - 1): 2, 3 or 4 distinct nexthops. */
+static int tg_group_size(int g)
+{
+	return 2 + g % 3;
+}
+
+static int tg_group_member(int g, int i)
+{
+	return (g * 7 + i * 13) % TG_NEXTHOPS; /* 13 i distinct mod 64 */
+}
+
+/* The nexthops of route value nh (one, or a group's members); count. */
+static int tg_members(uint16_t nh, int out[TG_GROUP_MAX])
+{
+	int g = nh - TG_NEXTHOPS;
+
+	if (nh < TG_NEXTHOPS) {
+		out[0] = nh;
+		return 1;
+	}
+	for (int i = 0; i < tg_group_size(g); i++)
+		out[i] = tg_group_member(g, i);
+	return tg_group_size(g);
 }
 
 static void tg_free(struct tg_table *t)
