@@ -276,8 +276,8 @@ static void print_mix(const struct family *f, size_t n)
 		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
 		       "%.1f%%;\n",
 		       f->name, fmt_count(n, nb), m.a, m.b, m.c);
-	printf("    via %d nexthops, %.1f%% of them via %d ECMP groups of "
-	       "2-%d\n",
+	printf("    via %d nexthops; %.1f%% via %d ECMP groups of 2-%d of "
+	       "them\n",
 	       TG_NEXTHOPS, 100.0 * ecmp / n, TG_GROUPS, TG_GROUP_MAX);
 }
 
@@ -337,8 +337,8 @@ static size_t build_frame(const struct family *f, const uint8_t *dst,
 	return (uint8_t *)udp + l4len - buf;
 }
 
-/* The nexthop of dst in the first nroutes routes, by the generator's
- * longest match (a more specific route may lie inside the one drawn). */
+/* The route of dst among the first nroutes, by the generator's longest
+ * match (a more specific route may lie inside the one drawn). */
 static long expected_route(const struct family *f, const uint8_t *dst,
 			   size_t nroutes)
 {
