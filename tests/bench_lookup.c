@@ -295,46 +295,51 @@ static uint16_t ip_csum(const void *p, size_t len)
 	return ~sum;
 }
 
-/* A UDP frame from the host on IF_IN, addressed to the router's MAC. */
+/* A UDP frame from the host on IF_IN, addressed to the router's MAC.
+ * Headers are built aside and copied in: after the 14-byte Ethernet
+ * header they are not aligned for their types (UBSan). */
 static size_t build_frame(const struct family *f, const uint8_t *dst,
 			  uint8_t *buf)
 {
-	struct ethhdr *eth = (void *)buf;
-	struct udphdr *udp;
-	size_t l4len = sizeof(*udp) + 16;
+	struct ethhdr eth = { .h_proto = htons(f->af == AF_INET ? ETH_P_IP :
+								  ETH_P_IPV6) };
+	struct udphdr udp = { .source = htons(40000), .dest = htons(5001) };
+	size_t l4len = sizeof(udp) + 16, off = sizeof(eth);
 
 	memset(buf, 0, 128);
-	memcpy(eth->h_dest, mac_in, ETH_ALEN);
-	memcpy(eth->h_source, mac_host, ETH_ALEN);
+	memcpy(eth.h_dest, mac_in, ETH_ALEN);
+	memcpy(eth.h_source, mac_host, ETH_ALEN);
+	memcpy(buf, &eth, sizeof(eth));
 	if (f->af == AF_INET) {
-		struct iphdr *ip = (void *)(eth + 1);
+		struct iphdr ip = {
+			.version = 4,
+			.ihl = 5,
+			.tot_len = htons(sizeof(ip) + l4len),
+			.ttl = 255,
+			.protocol = IPPROTO_UDP,
+		};
 
-		eth->h_proto = htons(ETH_P_IP);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tot_len = htons(sizeof(*ip) + l4len);
-		ip->ttl = 255;
-		ip->protocol = IPPROTO_UDP;
-		inet_pton(AF_INET, f->src, &ip->saddr);
-		memcpy(&ip->daddr, dst, 4);
-		ip->check = ip_csum(ip, sizeof(*ip));
-		udp = (void *)(ip + 1);
+		inet_pton(AF_INET, f->src, &ip.saddr);
+		memcpy(&ip.daddr, dst, 4);
+		ip.check = ip_csum(&ip, sizeof(ip));
+		memcpy(buf + off, &ip, sizeof(ip));
+		off += sizeof(ip);
 	} else {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		struct ipv6hdr ip6 = {
+			.version = 6,
+			.payload_len = htons(l4len),
+			.nexthdr = IPPROTO_UDP,
+			.hop_limit = 255,
+		};
 
-		eth->h_proto = htons(ETH_P_IPV6);
-		ip6->version = 6;
-		ip6->payload_len = htons(l4len);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 255;
-		inet_pton(AF_INET6, f->src, &ip6->saddr);
-		memcpy(&ip6->daddr, dst, 16);
-		udp = (void *)(ip6 + 1);
+		inet_pton(AF_INET6, f->src, &ip6.saddr);
+		memcpy(&ip6.daddr, dst, 16);
+		memcpy(buf + off, &ip6, sizeof(ip6));
+		off += sizeof(ip6);
 	}
-	udp->source = htons(40000);
-	udp->dest = htons(5001);
-	udp->len = htons(l4len);
-	return (uint8_t *)udp + l4len - buf;
+	udp.len = htons(l4len);
+	memcpy(buf + off, &udp, sizeof(udp));
+	return off + l4len;
 }
 
 /* The route of dst among the first nroutes, by the generator's longest
@@ -803,10 +808,12 @@ static void check_rewrite(struct prog *p[], int np, const struct family *f,
 		memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
 		want[ttl_off]--;
 		if (f->af == AF_INET) {
-			struct iphdr *ip = (void *)(want + ETH_HLEN);
+			struct iphdr ip;
 
-			ip->check = 0;
-			ip->check = ip_csum(ip, sizeof(*ip));
+			memcpy(&ip, want + ETH_HLEN, sizeof(ip));
+			ip.check = 0;
+			ip.check = ip_csum(&ip, sizeof(ip));
+			memcpy(want + ETH_HLEN, &ip, sizeof(ip));
 		}
 		for (int i = 0; i < np; i++) {
 			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
@@ -1413,8 +1420,13 @@ int main(int argc, char **argv)
 		if (!colon || (strncmp(dump, "ipv4:", 5) &&
 			       strncmp(dump, "ipv6:", 5)))
 			die("--dump %s: want ipv4:N or ipv6:N", dump);
-		return dump_routes(dump[3] == '4' ? &v4 : &v6,
-				   strtoul(colon + 1, NULL, 10));
+		ret = dump_routes(dump[3] == '4' ? &v4 : &v6,
+				  strtoul(colon + 1, NULL, 10));
+		tg_free(&v4.t);
+		free(v4.keys);
+		tg_free(&v6.t);
+		free(v6.keys);
+		return ret;
 	}
 	progress("route sets generated");
 
