@@ -59,10 +59,11 @@
 #include "fpmd_maps.h"
 #include "fpmd.skel.h"
 #include "fpmd_ref.skel.h"
+#include "tablegen.h"
 #include "tool.h"
 
 #define IF_IN "fpb-in"	 /* frames arrive here (test_run ingress_ifindex) */
-#define IF_OUT "fpb-out" /* every route leaves here, via GW */
+#define IF_OUT "fpb-out" /* every route leaves here, via a gateway */
 static const uint8_t mac_in[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x01 };
 static const uint8_t mac_out[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x02 };
 static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
@@ -72,28 +73,37 @@ static const uint8_t mac_host[ETH_ALEN] = { 0x02, 0xfb, 0, 0, 0, 0x10 };
 #define MAP_BATCH 65536 /* routes per bpf_map_update_batch */
 #define MAX_ROUNDS 32
 #define OUTLIER_NS 20000 /* a preempted or descheduled sample, not a lookup */
-#define SEED 0x66706d64u /* "fpmd" */
-#define NPROG 3 /* fpmd with LPM tries, fpmd with the fast tables, ref */
+#define CHECK_FRAMES 4096 /* spread frames whose rewrite is checked */
 #define V6_MEMORY_ROUTES 200000 /* the IPv6 table for the memory report */
-
-struct route {
-	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes */
-	uint8_t len;
-};
 
 struct family {
 	const char *name;
 	int af;
 	int alen; /* address bytes */
 	size_t key_size;
-	const char *addr_in, *addr_out, *gw, *src; /* the test's own subnets */
-	struct route *r;
+	const char *addr_in, *addr_out, *src; /* the test's own subnets */
+	const char *gw_net; /* gateway k is gw_net + (2 + k) on IF_OUT */
+	__u32 nh_base;	    /* fpmd nexthop index of gateway 0 */
+	__u32 grp_base;	    /* fpmd group index of ECMP group 0 */
+	struct tg_table t;
+	struct tg_route *r; /* t.r, t.n */
 	size_t n;
 	uint8_t *keys; /* LPM keys of r, key_size each */
+	uint8_t gw[TG_NEXTHOPS][16];
+	uint8_t mac[TG_NEXTHOPS][ETH_ALEN];
 };
+
+/*
+ * The programs measured side by side, one column each. Another table is
+ * one more entry here and in main(); the verdicts apply to every program
+ * with .verdict set, always against P_REF.
+ */
+enum { P_LPM, P_FAST, P_REF, NPROG };
 
 struct prog {
 	const char *name;
+	const char *col; /* column name */
+	int verdict;	 /* the targets apply to it */
 	int fd;
 	int stats_fd; /* -1: the program does not count */
 	__u32 want;   /* expected verdict on every frame */
@@ -101,7 +111,9 @@ struct prog {
 
 struct frames {
 	uint8_t *buf;
+	uint16_t *nh; /* the nexthop the generator's longest match gives */
 	size_t n, len;
+	size_t nested; /* frames whose longest match is not the route drawn */
 	char first[INET6_ADDRSTRLEN]; /* first destination, for messages */
 };
 
@@ -109,19 +121,21 @@ struct result {
 	const char *family;
 	size_t routes;
 	const char *pattern;
-	double ns[NPROG]; /* LPM, fast, ref */
+	double ns[NPROG];
 	double floor; /* the XDP_PASS program, same method */
 };
 
-/* Issue 6's targets: fast/ref per packet, spread destinations. */
+/* Issue 16's targets: program/ref per packet net of the floor, spread
+ * destinations. */
 static const struct target {
 	const char *family;
 	size_t routes;
 	double max;
 } targets[] = {
-	{ "ipv4", 10, 0.5 },	  { "ipv4", 10000, 0.5 },
-	{ "ipv4", 100000, 0.35 }, { "ipv4", 1000000, 0.35 },
-	{ "ipv6", 100000, 0.5 },
+	{ "ipv4", 10, 0.3 },	  { "ipv4", 10000, 0.3 },
+	{ "ipv4", 100000, 0.2 },  { "ipv4", 1000000, 0.15 },
+	{ "ipv6", 10, 0.3 },	  { "ipv6", 10000, 0.3 },
+	{ "ipv6", 100000, 0.3 },
 };
 
 static struct {
@@ -174,18 +188,6 @@ static void write_file(const char *path, const char *val)
 		die("write %s: %s", path, strerror(errno));
 }
 
-/* splitmix64: deterministic, so every run measures the same tables. */
-static uint64_t rng_state = SEED;
-
-static uint64_t rnd(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static const char *fmt_addr(const struct family *f, const uint8_t *a, char *buf)
 {
 	return inet_ntop(f->af, a, buf, INET6_ADDRSTRLEN);
@@ -202,149 +204,35 @@ static const char *fmt_count(size_t n, char *buf)
 	return buf;
 }
 
-/* --- route sets --- */
+/* --- route sets (tests/tablegen.h) --- */
 
-/*
- * Prefix length mix in 1/10000, roughly a full BGP table: ~60% /24,
- * ~35% /16-/23, the rest shorter. Short lengths are capped at 3/4 of the
- * prefixes that exist (there are only ~221 unicast /8s), the rest going to
- * the most common length, so the actual mix is printed.
- */
-struct len_weight {
-	int len, w;
-};
-
-static const struct len_weight v4_mix[] = {
-	{ 24, 6000 }, { 23, 900 }, { 22, 1100 }, { 21, 500 }, { 20, 450 },
-	{ 19, 250 },  { 18, 130 }, { 17, 70 },	 { 16, 100 }, { 15, 140 },
-	{ 14, 110 },  { 13, 80 },  { 12, 60 },	 { 11, 50 },  { 10, 30 },
-	{ 9, 20 },    { 8, 10 },
-};
-
-static const struct len_weight v6_mix[] = {
-	{ 48, 5000 }, { 32, 1200 }, { 33, 100 }, { 34, 100 },
-	{ 35, 100 },  { 36, 300 },  { 40, 600 }, { 44, 800 },
-	{ 46, 200 },  { 47, 200 },  { 56, 600 }, { 64, 800 },
-};
-
-/* Unicast first octets: not 0/8, 10/8 (the test's subnets), 127/8, 224/3. */
-static int v4_octet_ok(unsigned o)
+/* Gateway k on IF_OUT and its MAC. Nexthop 0's MAC is the ingress MAC
+ * and route 0 goes via it: the hot frame's route (see the top). */
+static void family_nexthops(struct family *f)
 {
-	return o >= 1 && o <= 223 && o != 10 && o != 127;
-}
+	for (int k = 0; k < TG_NEXTHOPS; k++) {
+		char a[INET6_ADDRSTRLEN];
+		uint8_t mac[ETH_ALEN] = { 0x02, 0xfb, f->af == AF_INET ? 4 : 6,
+					  0, 0, (uint8_t)k };
 
-static int v4_first_octet(void)
-{
-	unsigned o;
-
-	do
-		o = rnd() % 224;
-	while (!v4_octet_ok(o));
-	return o;
-}
-
-/* An open-addressing set of (first 64 bits, length): prefixes are unique. */
-static struct {
-	uint64_t *k;
-	size_t mask;
-} seen;
-
-static int seen_add(uint64_t hi, int len)
-{
-	uint64_t k = (hi | (uint64_t)len) + 1; /* a collision costs a retry */
-	size_t i = (k ^ k >> 29) * 0xbf58476d1ce4e5b9ull >> 32 & seen.mask;
-
-	for (; seen.k[i]; i = (i + 1) & seen.mask)
-		if (seen.k[i] == k)
-			return 0;
-	seen.k[i] = k;
-	return 1;
-}
-
-static void put_hi64(uint8_t *a, int alen, uint64_t v)
-{
-	for (int i = 0; i < 8 && i < alen; i++)
-		a[i] = v >> (56 - 8 * i);
-}
-
-static uint64_t prefix_mask(int len)
-{
-	return len ? ~0ull << (64 - len) : 0;
-}
-
-/* 169.254/16 is link-local: no route may cover it or lie inside it. */
-static int v4_overlaps_linklocal(uint64_t hi, int len)
-{
-	int l = len < 16 ? len : 16;
-
-	return (hi & prefix_mask(l)) == (0xa9feull << 48 & prefix_mask(l));
-}
-
-static uint64_t random_prefix(const struct family *f, int len)
-{
-	uint64_t hi;
-
-	if (f->af == AF_INET) {
-		do
-			hi = ((uint64_t)v4_first_octet() << 56 |
-			      (rnd() & 0x00ffffffull) << 32) &
-			     prefix_mask(len);
-		while (v4_overlaps_linklocal(hi, len));
-	} else {
-		/* 2000::/3 */
-		hi = (0x2ull << 60 | (rnd() >> 3)) & prefix_mask(len);
+		if (f->af == AF_INET)
+			snprintf(a, sizeof(a), "%s%d", f->gw_net, 2 + k);
+		else
+			snprintf(a, sizeof(a), "%s%x", f->gw_net, 2 + k);
+		if (inet_pton(f->af, a, f->gw[k]) != 1)
+			die("gateway %s", a);
+		memcpy(f->mac[k], k ? mac : mac_in, ETH_ALEN);
 	}
-	return hi;
 }
 
-static void gen_routes(struct family *f, size_t n, const struct len_weight *mix,
-		       size_t nmix)
+static void gen_routes(struct family *f, size_t n,
+		       const struct tg_len_weight *mix, size_t nmix)
 {
-	size_t cnt[nmix], total = 0, k = 0;
-
-	f->r = calloc(n, sizeof(*f->r));
-	seen.mask = 1;
-	while (seen.mask < 2 * n)
-		seen.mask <<= 1;
-	seen.k = calloc(seen.mask, sizeof(*seen.k));
-	seen.mask--;
-	if (!f->r || !seen.k)
-		die("out of memory for %zu routes", n);
-
-	for (size_t i = 0; i < nmix; i++) {
-		size_t avail = (size_t)-1;
-
-		if (f->af == AF_INET && mix[i].len < 24)
-			avail = (size_t)221 << (mix[i].len - 8);
-		cnt[i] = (uint64_t)n * mix[i].w / 10000;
-		if (cnt[i] > avail / 4 * 3)
-			cnt[i] = avail / 4 * 3;
-		total += cnt[i];
-	}
-	cnt[0] += n - total; /* mix[0] is the most common length */
-
-	for (size_t i = 0; i < nmix; i++) {
-		for (size_t c = 0; c < cnt[i]; c++) {
-			uint64_t hi;
-
-			do
-				hi = random_prefix(f, mix[i].len);
-			while (!seen_add(hi, mix[i].len));
-			put_hi64(f->r[k].addr, f->alen, hi);
-			f->r[k++].len = mix[i].len;
-		}
-	}
-	free(seen.k);
-
-	/* BGP sends routes in no particular order; tables grow by prefix. */
-	for (size_t i = n - 1; i > 0; i--) {
-		size_t j = rnd() % (i + 1);
-		struct route t = f->r[i];
-
-		f->r[i] = f->r[j];
-		f->r[j] = t;
-	}
-	f->n = n;
+	tg_gen(&f->t, f->af, n, mix, nmix);
+	f->r = f->t.r;
+	f->n = f->t.n;
+	f->r[0].nh = 0;
+	family_nexthops(f);
 
 	f->keys = calloc(n, f->key_size);
 	if (!f->keys)
@@ -358,44 +246,39 @@ static void gen_routes(struct family *f, size_t n, const struct len_weight *mix,
 	}
 }
 
-/* "/24 60.1%, /16-/23 35.0%, /8-/15 4.9%" for IPv4, similar for IPv6. */
-static void print_mix(const struct family *f, size_t n)
+/* The route value of route i: its nexthop or ECMP group, in this
+ * family's range. */
+static __u32 route_val(const struct family *f, size_t i)
 {
-	size_t a = 0, b = 0, c = 0;
-	char nb[16];
+	uint16_t nh = f->r[i].nh;
 
-	for (size_t i = 0; i < n; i++) {
-		int l = f->r[i].len;
-
-		if (f->af == AF_INET)
-			l == 24 ? a++ : l >= 16 ? b++ : c++;
-		else
-			l == 48 ? a++ : l < 48 ? b++ : c++;
-	}
-	if (f->af == AF_INET)
-		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
-		       "%.1f%%\n",
-		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
-		       100.0 * c / n);
-	else
-		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
-		       "%.1f%%\n",
-		       f->name, fmt_count(n, nb), 100.0 * a / n, 100.0 * b / n,
-		       100.0 * c / n);
+	if (nh >= TG_NEXTHOPS)
+		return FPMD_RT_ENCODE(FPMD_RT_GROUP,
+				      f->grp_base + nh - TG_NEXTHOPS);
+	return FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, f->nh_base + nh);
 }
 
-/* A host address inside route r. */
-static void random_dest(const struct family *f, const struct route *r,
-			uint8_t *dst)
+/* "/24 58.4%, /16-/23 35.0%, /8-/15 5.1%, /25-/32 1.4%", or IPv6's,
+ * and the share of ECMP routes. */
+static void print_mix(const struct family *f, size_t n)
 {
-	for (int i = 0; i < f->alen; i++) {
-		int bits = r->len - 8 * i;
-		uint8_t pmask = bits >= 8   ? 0xff
-				: bits <= 0 ? 0
-					    : 0xff << (8 - bits);
+	struct tg_mix_share m = tg_mix(&f->t, n);
+	size_t ecmp = 0;
+	char nb[16];
 
-		dst[i] = (r->addr[i] & pmask) | (rnd() & ~pmask);
-	}
+	for (size_t i = 0; i < n; i++)
+		ecmp += f->r[i].nh >= TG_NEXTHOPS;
+	if (f->af == AF_INET)
+		printf("  %s %s routes: /24 %.1f%%, /16-/23 %.1f%%, /8-/15 "
+		       "%.1f%%, /25-/32 %.1f%% (nested);\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c, m.d);
+	else
+		printf("  %s %s routes: /48 %.1f%%, /32-/47 %.1f%%, /49-/64 "
+		       "%.1f%%;\n",
+		       f->name, fmt_count(n, nb), m.a, m.b, m.c);
+	printf("    via %d nexthops; %.1f%% via %d ECMP groups of 2-%d of "
+	       "them\n",
+	       TG_NEXTHOPS, 100.0 * ecmp / n, TG_GROUPS, TG_GROUP_MAX);
 }
 
 /* --- frames --- */
@@ -412,46 +295,74 @@ static uint16_t ip_csum(const void *p, size_t len)
 	return ~sum;
 }
 
-/* A UDP frame from the host on IF_IN, addressed to the router's MAC. */
+/* A UDP frame from the host on IF_IN, addressed to the router's MAC.
+ * Headers are built aside and copied in: after the 14-byte Ethernet
+ * header they are not aligned for their types (UBSan). */
 static size_t build_frame(const struct family *f, const uint8_t *dst,
 			  uint8_t *buf)
 {
-	struct ethhdr *eth = (void *)buf;
-	struct udphdr *udp;
-	size_t l4len = sizeof(*udp) + 16;
+	struct ethhdr eth = { .h_proto = htons(f->af == AF_INET ? ETH_P_IP :
+								  ETH_P_IPV6) };
+	struct udphdr udp = { .source = htons(40000), .dest = htons(5001) };
+	size_t l4len = sizeof(udp) + 16, off = sizeof(eth);
 
 	memset(buf, 0, 128);
-	memcpy(eth->h_dest, mac_in, ETH_ALEN);
-	memcpy(eth->h_source, mac_host, ETH_ALEN);
+	memcpy(eth.h_dest, mac_in, ETH_ALEN);
+	memcpy(eth.h_source, mac_host, ETH_ALEN);
+	memcpy(buf, &eth, sizeof(eth));
 	if (f->af == AF_INET) {
-		struct iphdr *ip = (void *)(eth + 1);
+		struct iphdr ip = {
+			.version = 4,
+			.ihl = 5,
+			.tot_len = htons(sizeof(ip) + l4len),
+			.ttl = 255,
+			.protocol = IPPROTO_UDP,
+		};
 
-		eth->h_proto = htons(ETH_P_IP);
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tot_len = htons(sizeof(*ip) + l4len);
-		ip->ttl = 255;
-		ip->protocol = IPPROTO_UDP;
-		inet_pton(AF_INET, f->src, &ip->saddr);
-		memcpy(&ip->daddr, dst, 4);
-		ip->check = ip_csum(ip, sizeof(*ip));
-		udp = (void *)(ip + 1);
+		inet_pton(AF_INET, f->src, &ip.saddr);
+		memcpy(&ip.daddr, dst, 4);
+		ip.check = ip_csum(&ip, sizeof(ip));
+		memcpy(buf + off, &ip, sizeof(ip));
+		off += sizeof(ip);
 	} else {
-		struct ipv6hdr *ip6 = (void *)(eth + 1);
+		struct ipv6hdr ip6 = {
+			.version = 6,
+			.payload_len = htons(l4len),
+			.nexthdr = IPPROTO_UDP,
+			.hop_limit = 255,
+		};
 
-		eth->h_proto = htons(ETH_P_IPV6);
-		ip6->version = 6;
-		ip6->payload_len = htons(l4len);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = 255;
-		inet_pton(AF_INET6, f->src, &ip6->saddr);
-		memcpy(&ip6->daddr, dst, 16);
-		udp = (void *)(ip6 + 1);
+		inet_pton(AF_INET6, f->src, &ip6.saddr);
+		memcpy(&ip6.daddr, dst, 16);
+		memcpy(buf + off, &ip6, sizeof(ip6));
+		off += sizeof(ip6);
 	}
-	udp->source = htons(40000);
-	udp->dest = htons(5001);
-	udp->len = htons(l4len);
-	return (uint8_t *)udp + l4len - buf;
+	udp.len = htons(l4len);
+	memcpy(buf + off, &udp, sizeof(udp));
+	return off + l4len;
+}
+
+/* The route of dst among the first nroutes, by the generator's longest
+ * match (a more specific route may lie inside the one drawn). */
+static long expected_route(const struct family *f, const uint8_t *dst,
+			   size_t nroutes)
+{
+	long i = tg_lookup(&f->t, dst, nroutes);
+	char a[INET6_ADDRSTRLEN];
+
+	if (i < 0)
+		die("%s: no route to %s among the first %zu", f->name,
+		    fmt_addr(f, dst, a), nroutes);
+	return i;
+}
+
+static void frames_alloc(struct frames *fr, size_t n)
+{
+	fr->buf = realloc(fr->buf, n * 128);
+	fr->nh = realloc(fr->nh, n * sizeof(*fr->nh));
+	if (!fr->buf || !fr->nh)
+		die("out of memory for %zu frames", n);
+	fr->n = n;
 }
 
 /* n frames to destinations spread over the first nroutes routes. */
@@ -460,19 +371,70 @@ static void build_frames(const struct family *f, size_t nroutes, size_t n,
 {
 	uint8_t dst[16];
 
-	fr->buf = realloc(fr->buf, n * 128);
-	if (!fr->buf)
-		die("out of memory for %zu frames", n);
-	fr->n = n;
+	frames_alloc(fr, n);
+	fr->nested = 0;
 	for (size_t i = 0; i < n; i++) {
-		random_dest(f, &f->r[rnd() % nroutes], dst);
+		size_t drawn = tg_rnd() % nroutes;
+		long lpm;
+
+		tg_random_dest(&f->t, &f->r[drawn], dst);
 		if (!i)
 			fmt_addr(f, dst, fr->first);
+		lpm = expected_route(f, dst, nroutes);
+		fr->nested += (size_t)lpm != drawn;
+		fr->nh[i] = f->r[lpm].nh;
 		fr->len = build_frame(f, dst, fr->buf + i * 128);
 	}
 }
 
+/*
+ * The hot frame: a destination in route 0 whose longest match in the
+ * whole table is route 0 (via nexthop 0, whose MAC is the ingress MAC,
+ * so the frame can be repeated), the same at every size.
+ */
+static void build_hot(const struct family *f, struct frames *fr)
+{
+	uint8_t dst[16];
+
+	frames_alloc(fr, 1);
+	tg_rng = TG_SEED;
+	for (int tries = 0;; tries++) {
+		tg_random_dest(&f->t, &f->r[0], dst);
+		if (tg_lookup(&f->t, dst, f->n) == 0)
+			break;
+		if (tries > 1000)
+			die("%s: no hot destination in route 0", f->name);
+	}
+	fmt_addr(f, dst, fr->first);
+	fr->nh[0] = 0;
+	fr->len = build_frame(f, dst, fr->buf);
+}
+
 /* --- the namespace and the kernel FIB --- */
+
+/* Every gateway a permanent neighbor on IF_OUT, in one ip -batch. */
+static void add_neighbors(const struct family *v4, const struct family *v6)
+{
+	const struct family *fam[2] = { v4, v6 };
+	FILE *p = popen("ip -batch -", "w");
+
+	if (!p)
+		die("ip -batch: %s", strerror(errno));
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < TG_NEXTHOPS; i++) {
+			const uint8_t *m = fam[k]->mac[i];
+			char a[INET6_ADDRSTRLEN];
+
+			fprintf(p,
+				"neigh add %s lladdr "
+				"%02x:%02x:%02x:%02x:%02x:%02x nud permanent "
+				"dev " IF_OUT "\n",
+				fmt_addr(fam[k], fam[k]->gw[i], a), m[0], m[1],
+				m[2], m[3], m[4], m[5]);
+		}
+	if (pclose(p))
+		die("ip -batch: adding the gateways' neighbors failed");
+}
 
 static void setup_netns(const struct family *v4, const struct family *v6)
 {
@@ -494,10 +456,7 @@ static void setup_netns(const struct family *v4, const struct family *v6)
 	sh("ip -6 addr add %s dev " IF_IN " nodad && "
 	   "ip -6 addr add %s dev " IF_OUT " nodad",
 	   v6->addr_in, v6->addr_out);
-	/* The gateway's MAC is the ingress MAC: see the top of the file. */
-	sh("ip neigh add %s lladdr %s nud permanent dev " IF_OUT
-	   " && ip -6 neigh add %s lladdr %s nud permanent dev " IF_OUT,
-	   v4->gw, m_in, v6->gw, m_in);
+	add_neighbors(v4, v6);
 	/* After the links exist: "all" is copied to existing devices. */
 	write_file("/proc/sys/net/ipv4/ip_forward", "1");
 	write_file("/proc/sys/net/ipv6/conf/all/forwarding", "1");
@@ -513,7 +472,7 @@ static void setup_netns(const struct family *v4, const struct family *v6)
 }
 
 /* Wait for the ack of seq last; any error names the route that failed. */
-static void nl_wait(const struct family *f, const struct route *r,
+static void nl_wait(const struct family *f, const struct tg_route *r,
 		    uint32_t first, uint32_t last)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE], a[INET6_ADDRSTRLEN];
@@ -527,7 +486,8 @@ static void nl_wait(const struct family *f, const struct route *r,
 		for (; mnl_nlmsg_ok(nlh, len);
 		     nlh = mnl_nlmsg_next(nlh, &len)) {
 			struct nlmsgerr *e = mnl_nlmsg_get_payload(nlh);
-			const struct route *bad = r + (nlh->nlmsg_seq - first);
+			const struct tg_route *bad =
+				r + (nlh->nlmsg_seq - first);
 
 			if (nlh->nlmsg_type != NLMSG_ERROR)
 				continue;
@@ -541,13 +501,37 @@ static void nl_wait(const struct family *f, const struct route *r,
 	}
 }
 
-/* Add routes [from, to) via the gateway, FIB_BATCH per sendmsg. */
+/* RTA_GATEWAY and RTA_OIF, or an RTA_MULTIPATH of the group's members. */
+static void put_nexthops(struct nlmsghdr *nlh, const struct family *f,
+			 uint16_t nh)
+{
+	int m[TG_GROUP_MAX], nm = tg_members(nh, m);
+	struct nlattr *mp;
+
+	if (nh < TG_NEXTHOPS) {
+		mnl_attr_put(nlh, RTA_GATEWAY, f->alen, f->gw[nh]);
+		mnl_attr_put_u32(nlh, RTA_OIF, if_out);
+		return;
+	}
+	mp = mnl_attr_nest_start(nlh, RTA_MULTIPATH);
+	for (int k = 0; k < nm; k++) {
+		struct rtnexthop *rtnh = mnl_nlmsg_get_payload_tail(nlh);
+
+		nlh->nlmsg_len += MNL_ALIGN(sizeof(*rtnh));
+		memset(rtnh, 0, sizeof(*rtnh));
+		rtnh->rtnh_ifindex = if_out;
+		mnl_attr_put(nlh, RTA_GATEWAY, f->alen, f->gw[m[k]]);
+		rtnh->rtnh_len =
+			(char *)mnl_nlmsg_get_payload_tail(nlh) - (char *)rtnh;
+	}
+	mnl_attr_nest_end(nlh, mp);
+}
+
+/* Add routes [from, to) via their gateways, FIB_BATCH per sendmsg. */
 static void fib_add(const struct family *f, size_t from, size_t to)
 {
-	static char buf[FIB_BATCH * 128];
-	uint8_t gw[16];
+	static char buf[FIB_BATCH * 256];
 
-	inet_pton(f->af, f->gw, gw);
 	for (size_t i = from; i < to;) {
 		size_t n = to - i < FIB_BATCH ? to - i : FIB_BATCH, off = 0;
 		uint32_t first = nl_seq + 1;
@@ -571,8 +555,7 @@ static void fib_add(const struct family *f, size_t from, size_t to)
 			rtm->rtm_scope = RT_SCOPE_UNIVERSE;
 			rtm->rtm_type = RTN_UNICAST;
 			mnl_attr_put(nlh, RTA_DST, f->alen, f->r[i + k].addr);
-			mnl_attr_put(nlh, RTA_GATEWAY, f->alen, gw);
-			mnl_attr_put_u32(nlh, RTA_OIF, if_out);
+			put_nexthops(nlh, f, f->r[i + k].nh);
 			off += nlh->nlmsg_len;
 		}
 		if (mnl_socket_sendto(nl, buf, off) < 0)
@@ -612,28 +595,48 @@ static void setup_ports(int ifaces_fd, int direct_fd, int tx_fd)
 	map_put(tx_fd, &if_out, &tx, "tx_ports");
 }
 
-/* One resolved nexthop, the gateway on IF_OUT, used by every route. */
-static void setup_nexthop(int fd, int groups_fd, const struct family *v4)
+/* Every gateway of both families a resolved nexthop on IF_OUT, as fpmd
+ * writes them: family f's gateway k at index f->nh_base + k, its ECMP
+ * group g at group index f->grp_base + g. */
+static void setup_nexthops(int fd, int groups_fd, const struct family *v4,
+			   const struct family *v6)
 {
-	struct fpmd_nexthop nh = {
-		.ifindex = if_out,
-		.mtu = 1500,
-		.flags = FPMD_NH_F_VALID | FPMD_NH_F_RESOLVED,
-		.oslot = 1,
-	};
-	__u32 idx = 0;
+	const struct family *fam[2] = { v4, v6 };
 	struct nhtab t;
-	int ret;
+	int ret = nhtab_open(&t, fd, groups_fd, false);
 
-	memcpy(nh.dmac, mac_in, ETH_ALEN); /* the gateway's MAC, see top */
-	memcpy(nh.smac, mac_out, ETH_ALEN);
-	inet_pton(AF_INET, v4->gw, nh.gw);
-	ret = nhtab_open(&t, fd, groups_fd, false);
-	if (!ret)
-		ret = nhtab_nexthop_write(&t, idx, &nh);
+	for (int k = 0; !ret && k < 2; k++)
+		for (int i = 0; !ret && i < TG_NEXTHOPS; i++) {
+			struct fpmd_nexthop nh = {
+				.ifindex = if_out,
+				.mtu = 1500,
+				.flags = FPMD_NH_F_VALID | FPMD_NH_F_RESOLVED |
+					 (k ? FPMD_NH_F_V6 : 0),
+				.oslot = 1,
+			};
+
+			memcpy(nh.dmac, fam[k]->mac[i], ETH_ALEN);
+			memcpy(nh.smac, mac_out, ETH_ALEN);
+			memcpy(nh.gw, fam[k]->gw[i], fam[k]->alen);
+			ret = nhtab_nexthop_write(&t, fam[k]->nh_base + i, &nh);
+		}
+	for (int k = 0; !ret && k < 2; k++)
+		for (int g = 0; !ret && g < TG_GROUPS; g++) {
+			struct fpmd_nh_group grp = { 0 };
+			int m[TG_GROUP_MAX],
+				nm = tg_members(TG_NEXTHOPS + g, m);
+
+			grp.nbuckets = grp.nmembers = nm;
+			for (int i = 0; i < nm; i++) {
+				grp.bucket[i] = grp.member[i] =
+					fam[k]->nh_base + m[i];
+				grp.weight[i] = 1;
+			}
+			ret = nhtab_group_write(&t, fam[k]->grp_base + g, &grp);
+		}
 	if (ret)
-		die("nexthops: %s", strerror(-ret));
-	nhtab_close(&t); /* the chunk stays in the outer map */
+		die("nexthops and groups: %s", strerror(-ret));
+	nhtab_close(&t); /* the chunks stay in the outer map */
 }
 
 /* Batched update of keys [from, to) in chunks of MAP_BATCH. */
@@ -642,11 +645,11 @@ static void lpm_put_batch(int fd, const struct family *f, size_t from,
 {
 	static struct fpmd_route_val vals[MAP_BATCH];
 
-	if (!vals[0].val)
-		for (size_t i = 0; i < MAP_BATCH; i++)
-			vals[i].val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
 	for (size_t i = from; i < to;) {
 		__u32 n = to - i < MAP_BATCH ? to - i : MAP_BATCH, done = n;
+
+		for (__u32 k = 0; k < n; k++)
+			vals[k].val = route_val(f, i + k);
 
 		if (bpf_map_update_batch(fd, f->keys + i * f->key_size, vals,
 					 &done, NULL) ||
@@ -661,7 +664,7 @@ static void lpm_put_batch(int fd, const struct family *f, size_t from,
 static double lpm_insert_rate(const struct family *f, size_t n, int batched)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, mo, .map_flags = BPF_F_NO_PREALLOC);
-	struct fpmd_route_val v = { FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0) };
+	struct fpmd_route_val v;
 	int fd = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "bench_lpm", f->key_size,
 				sizeof(v), n, &mo);
 	double t;
@@ -672,8 +675,10 @@ static double lpm_insert_rate(const struct family *f, size_t n, int batched)
 	if (batched)
 		lpm_put_batch(fd, f, 0, n);
 	else
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			v.val = route_val(f, i);
 			map_put(fd, f->keys + i * f->key_size, &v, "LPM trie");
+		}
 	t = now() - t;
 	close(fd);
 	return n / t;
@@ -759,41 +764,87 @@ static double run_frames(const struct prog *p, const struct frames *fr,
 	return sum / used;
 }
 
+static void dump_frame(const char *what, const uint8_t *b, size_t len)
+{
+	fprintf(stderr, "%s:", what);
+	for (size_t k = 0; k < len; k++)
+		fprintf(stderr, " %02x", b[k]);
+	fprintf(stderr, "\n");
+}
+
+/* ECMP: fpmd and the kernel hash differently; any member is right. */
+static int is_member_mac(const struct family *f, const uint8_t *mac,
+			 const int *m, int nm)
+{
+	for (int k = 0; k < nm; k++)
+		if (!memcmp(mac, f->mac[m[k]], ETH_ALEN))
+			return 1;
+	return 0;
+}
+
 /*
- * Both programs must turn the frame into the same frame: to the gateway's
- * MAC, from the egress MAC, one hop less (and the IPv4 checksum updated).
+ * Every program must turn each frame into the frame kernel forwarding
+ * sends: to the MAC of the gateway of the frame's longest-match route
+ * (the generator's, tg_lookup; for an ECMP group, of one of its
+ * members), from the egress MAC, one hop less (and
+ * the IPv4 checksum updated). Checked on CHECK_FRAMES frames spaced
+ * across fr before measuring.
  */
 static void check_rewrite(struct prog *p[], int np, const struct family *f,
 			  const struct frames *fr)
 {
 	struct xdp_md ctx = { .data_end = fr->len, .ingress_ifindex = if_in };
-	uint8_t out[NPROG][128], want[128];
 	size_t ttl_off = ETH_HLEN + (f->af == AF_INET ? 8 : 7);
+	size_t step = fr->n > CHECK_FRAMES ? fr->n / CHECK_FRAMES : 1;
+	uint8_t out[128], want[128];
 
-	memcpy(want, fr->buf, fr->len);
-	memcpy(want, mac_in, ETH_ALEN);
-	memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
-	want[ttl_off]--;
-	if (f->af == AF_INET) {
-		struct iphdr *ip = (void *)(want + ETH_HLEN);
+	for (size_t j = 0; j < fr->n; j += step) {
+		const uint8_t *in = fr->buf + j * 128;
 
-		ip->check = 0;
-		ip->check = ip_csum(ip, sizeof(*ip));
-	}
-	for (int i = 0; i < np; i++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = fr->buf,
-			    .data_size_in = fr->len, .data_out = out[i],
-			    .data_size_out = sizeof(out[i]), .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+		int m[TG_GROUP_MAX], nm = tg_members(fr->nh[j], m);
 
-		if (bpf_prog_test_run_opts(p[i]->fd, &o))
-			die("%s: BPF_PROG_TEST_RUN: %s", p[i]->name,
-			    strerror(errno));
-		if (o.retval != XDP_REDIRECT || o.data_size_out != fr->len ||
-		    memcmp(out[i], want, fr->len))
-			die("%s: %s frame to %s: verdict %u, not rewritten as "
-			    "expected",
-			    p[i]->name, f->name, fr->first, o.retval);
+		memcpy(want, in, fr->len);
+		memcpy(want, f->mac[m[0]], ETH_ALEN);
+		memcpy(want + ETH_ALEN, mac_out, ETH_ALEN);
+		want[ttl_off]--;
+		if (f->af == AF_INET) {
+			struct iphdr ip;
+
+			memcpy(&ip, want + ETH_HLEN, sizeof(ip));
+			ip.check = 0;
+			ip.check = ip_csum(&ip, sizeof(ip));
+			memcpy(want + ETH_HLEN, &ip, sizeof(ip));
+		}
+		for (int i = 0; i < np; i++) {
+			LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = in,
+				    .data_size_in = fr->len, .data_out = out,
+				    .data_size_out = sizeof(out),
+				    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx),
+				    .repeat = 1);
+			char a[INET6_ADDRSTRLEN];
+
+			if (bpf_prog_test_run_opts(p[i]->fd, &o))
+				die("%s: BPF_PROG_TEST_RUN: %s", p[i]->name,
+				    strerror(errno));
+			if (o.retval == XDP_REDIRECT &&
+			    o.data_size_out == fr->len &&
+			    !memcmp(out + ETH_ALEN, want + ETH_ALEN,
+				    fr->len - ETH_ALEN) &&
+			    is_member_mac(f, out, m, nm))
+				continue;
+			dump_frame("expected", want, fr->len);
+			dump_frame("got     ", out, o.data_size_out);
+			die("%s: %s frame %zu to %s: verdict %u, not rewritten "
+			    "to gateway %d (%02x:%02x:%02x:%02x:%02x:%02x%s) "
+			    "as the longest match says",
+			    p[i]->name, f->name, j,
+			    fmt_addr(f, in + ETH_HLEN +
+						(f->af == AF_INET ? 16 : 24),
+				     a),
+			    o.retval, m[0], want[0], want[1], want[2],
+			    want[3], want[4], want[5],
+			    nm > 1 ? " or another member of its group" : "");
+		}
 	}
 }
 
@@ -889,10 +940,10 @@ static unsigned long long chunks_memlock(int outer, const struct chunks *c)
 /* Routes [from, to) into fpmd's fast tables, as fpmd writes them; s. */
 static double fast_put(const struct family *f, size_t from, size_t to)
 {
-	__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, 0);
 	double t = now();
 
 	for (size_t i = from; i < to; i++) {
+		__u32 val = route_val(f, i);
 		int ret = f->af == AF_INET ?
 				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val) :
 				  fib6_add(&fib6, f->r[i].addr, f->r[i].len, val);
@@ -952,11 +1003,13 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 		have = n;
 
 		build_frames(f, n, opt.spread_frames, &spread);
-		rng_state = SEED; /* the same hot destination at every size */
-		build_frames(f, 1, 1, &hot);
+		build_hot(f, &hot);
 
 		check_rewrite(p, NPROG, f, &spread);
 		check_rewrite(p, NPROG, f, &hot);
+		progress("%s %s routes: rewrites checked, %zu of %zu spread "
+			 "destinations under a more specific route",
+			 f->name, fmt_count(n, nb), spread.nested, spread.n);
 		*rs = (struct result){ .family = f->name,
 				       .routes = n,
 				       .pattern = "spread",
@@ -967,13 +1020,15 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 				       .pattern = "hot",
 				       .floor = floor_hot[0] };
 		measure(p, NPROG, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
-		progress("%s %s routes: spread %.0f/%.0f/%.0f ns, hot "
-			 "%.0f/%.0f/%.0f ns (lpm/fast/ref)",
-			 f->name, fmt_count(n, nb), rs->ns[0], rs->ns[1],
-			 rs->ns[2], rh->ns[0], rh->ns[1], rh->ns[2]);
+		for (int k = 0; k < NPROG; k++)
+			progress("%s %s routes: %s spread %.0f ns, hot %.0f ns",
+				 f->name, fmt_count(n, nb), p[k]->col,
+				 rs->ns[k], rh->ns[k]);
 	}
 	free(spread.buf);
+	free(spread.nh);
 	free(hot.buf);
+	free(hot.nh);
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -985,10 +1040,31 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick]\n"
+		"usage: bench_lookup [--quick] [--dump ipv4|ipv6:N]\n"
 		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
 		"  and LPM trie insertion rates; needs root.\n"
-		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n");
+		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
+		"  --dump   print the first N routes of the family's table\n"
+		"           (\"prefix/len gateway[,gateway...]\", several for\n"
+		"           an ECMP group), measure nothing\n");
+}
+
+/* --dump: the tables for other benchmarks (tests/bench_memory.py). */
+static int dump_routes(const struct family *f, size_t n)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (n > f->n)
+		die("--dump: %s has %zu routes", f->name, f->n);
+	for (size_t i = 0; i < n; i++) {
+		int m[TG_GROUP_MAX], nm = tg_members(f->r[i].nh, m);
+
+		printf("%s/%u ", fmt_addr(f, f->r[i].addr, a), f->r[i].len);
+		for (int k = 0; k < nm; k++)
+			printf("%s%d", k ? "," : "", m[k]);
+		printf("\n");
+	}
+	return 0;
 }
 
 /* fpmd's program, built for the LPM tries or for the fast tables. */
@@ -1048,7 +1124,7 @@ static void write_rates(const struct family *v4, size_t n4,
 		double t = now();
 
 		for (size_t i = 0; i < cnt[k]; i++) {
-			__u32 val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % 64);
+			__u32 val = route_val(f, i);
 
 			ret = k ? fib6_add(&fib6, f->r[i].addr, f->r[i].len, val) :
 				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val);
@@ -1167,31 +1243,86 @@ static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
 	fpmd_bpf__destroy(fs);
 }
 
-/* One line per target the run measured: gross and net of the floor. */
-static void print_targets(const struct result *res, int nres)
+/* One line per target and program with .verdict: net of the floor (the
+ * program's own cost) and gross, PASS or MISS on net. */
+static void print_targets(struct prog *const p[], const struct result *res,
+			  int nres)
 {
 	char nb[16];
 
-	printf("\nTargets, fast/ref with spread destinations (net of the "
-	       "floor = the program's own cost):\n");
+	printf("\nTargets, program/ref with spread destinations, net of the "
+	       "floor (the program's own cost):\n");
 	for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++) {
-		for (int i = 0; i < nres; i++) {
-			const struct result *r = &res[i];
+		const struct result *r = NULL;
+
+		for (int i = 0; i < nres; i++)
+			if (!strcmp(res[i].family, targets[t].family) &&
+			    res[i].routes == targets[t].routes &&
+			    !strcmp(res[i].pattern, "spread"))
+				r = &res[i];
+		for (int k = 0; k < NPROG; k++) {
 			double gross, net;
 
-			if (strcmp(r->family, targets[t].family) ||
-			    r->routes != targets[t].routes ||
-			    strcmp(r->pattern, "spread"))
+			if (!p[k]->verdict)
 				continue;
-			gross = r->ns[1] / r->ns[2];
-			net = (r->ns[1] - r->floor) / (r->ns[2] - r->floor);
-			printf("  %s %s routes: %.2f net (target <= %.2f: %s), "
-			       "%.2f gross (%s)\n",
-			       r->family, fmt_count(r->routes, nb), net,
-			       targets[t].max,
-			       net <= targets[t].max ? "met" : "NOT met", gross,
-			       gross <= targets[t].max ? "met" : "not met");
+			if (!r) {
+				printf("  %s %s routes, %s: not measured in "
+				       "this run (target <= %.2f)\n",
+				       targets[t].family,
+				       fmt_count(targets[t].routes, nb),
+				       p[k]->col, targets[t].max);
+				continue;
+			}
+			gross = r->ns[k] / r->ns[P_REF];
+			net = (r->ns[k] - r->floor) / (r->ns[P_REF] - r->floor);
+			printf("  %s %s routes, %s: %.2f net (target <= %.2f: "
+			       "%s), %.2f gross\n",
+			       r->family, fmt_count(r->routes, nb), p[k]->col,
+			       net, targets[t].max,
+			       net <= targets[t].max ? "PASS" : "MISS", gross);
 		}
+	}
+}
+
+/* The table of ns per packet: a column per program, its ratio to ref,
+ * and net of the floor for the programs with targets. */
+static void print_results(struct prog *const p[], const struct result *res,
+			  int nres)
+{
+	char nb[16];
+
+	printf("\n| family | routes | destinations |");
+	for (int k = 0; k < NPROG; k++)
+		printf(" %s ns |", p[k]->col);
+	for (int k = 0; k < NPROG; k++)
+		if (k != P_REF)
+			printf(" %s/ref |", p[k]->col);
+	for (int k = 0; k < NPROG; k++)
+		if (p[k]->verdict)
+			printf(" %s/ref net of floor |", p[k]->col);
+	printf("\n|---|---:|---|");
+	for (int k = 0; k < NPROG; k++)
+		printf("---:|%s", k != P_REF ? "---:|" : "");
+	for (int k = 0; k < NPROG; k++)
+		if (p[k]->verdict)
+			printf("---:|");
+	printf("\n");
+	for (int i = 0; i < nres; i++) {
+		const struct result *r = &res[i];
+
+		printf("| %s | %s | %s |", r->family,
+		       fmt_count(r->routes, nb), r->pattern);
+		for (int k = 0; k < NPROG; k++)
+			printf(" %.1f |", r->ns[k]);
+		for (int k = 0; k < NPROG; k++)
+			if (k != P_REF)
+				printf(" %.2f |", r->ns[k] / r->ns[P_REF]);
+		for (int k = 0; k < NPROG; k++)
+			if (p[k]->verdict)
+				printf(" %.2f |", (r->ns[k] - r->floor) /
+							  (r->ns[P_REF] -
+							   r->floor));
+		printf("\n");
 	}
 }
 
@@ -1200,8 +1331,10 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "quick", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
+		{ "dump", required_argument, 0, 'd' },
 		{ 0 },
 	};
+	const char *dump = NULL;
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
 	static const size_t v6_full[] = { 10, 10000, 100000 };
 	static const size_t v4_quick[] = { 10, 10000, 100000 };
@@ -1213,7 +1346,9 @@ int main(int argc, char **argv)
 		.key_size = sizeof(struct fpmd_lpm_v4),
 		.addr_in = "10.255.0.1/24",
 		.addr_out = "10.255.1.1/24",
-		.gw = "10.255.1.2",
+		.gw_net = "10.255.1.",
+		.nh_base = 0,
+		.grp_base = 0,
 		.src = "10.255.0.2",
 	};
 	struct family v6 = {
@@ -1223,14 +1358,16 @@ int main(int argc, char **argv)
 		.key_size = sizeof(struct fpmd_lpm_v6),
 		.addr_in = "fd00:fb:0::1/64",
 		.addr_out = "fd00:fb:1::1/64",
-		.gw = "fd00:fb:1::2",
+		.gw_net = "fd00:fb:1::",
+		.nh_base = TG_NEXTHOPS,
+		.grp_base = TG_GROUPS,
 		.src = "fd00:fb:0::2",
 	};
 	const size_t *s4 = v4_full, *s6 = v6_full;
 	int n4 = 4, n6 = 3, nres = 0, c, ret;
 	struct fpmd_bpf *fl, *ff;
 	struct fpmd_ref_bpf *ref;
-	struct prog pl, pf, pr, ppass, *pp[NPROG], *floor_p[1];
+	struct prog progs[NPROG], ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
 	double ins[2][2], wrate[2][2], adopt_s[2];
@@ -1250,6 +1387,9 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case 'd':
+			dump = optarg;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -1263,7 +1403,7 @@ int main(int argc, char **argv)
 		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 2;
 		opt.rounds = 5, opt.spread_frames = 4096, opt.hot_calls = 8;
 	}
-	if (geteuid())
+	if (geteuid() && !dump)
 		die("needs root (network namespace, BPF)");
 	t_start = now();
 	libbpf_set_print(libbpf_quiet);
@@ -1272,9 +1412,22 @@ int main(int argc, char **argv)
 		die("cannot count CPUs");
 
 	/* The quick run's tables are the first routes of the full run's. */
-	gen_routes(&v4, 1000000, v4_mix, sizeof(v4_mix) / sizeof(v4_mix[0]));
-	gen_routes(&v6, V6_MEMORY_ROUTES, v6_mix,
-		   sizeof(v6_mix) / sizeof(v6_mix[0]));
+	gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
+	gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix, TG_NMIX(tg_v6_mix));
+	if (dump) {
+		const char *colon = strchr(dump, ':');
+
+		if (!colon || (strncmp(dump, "ipv4:", 5) &&
+			       strncmp(dump, "ipv6:", 5)))
+			die("--dump %s: want ipv4:N or ipv6:N", dump);
+		ret = dump_routes(dump[3] == '4' ? &v4 : &v6,
+				  strtoul(colon + 1, NULL, 10));
+		tg_free(&v4.t);
+		free(v4.keys);
+		tg_free(&v6.t);
+		free(v6.keys);
+		return ret;
+	}
 	progress("route sets generated");
 
 	setup_netns(&v4, &v6);
@@ -1301,21 +1454,28 @@ int main(int argc, char **argv)
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
-	setup_nexthop(bpf_map__fd(fl->maps.nexthops),
-		      bpf_map__fd(fl->maps.nh_groups), &v4);
-	setup_nexthop(bpf_map__fd(ff->maps.nexthops),
-		      bpf_map__fd(ff->maps.nh_groups), &v4);
+	setup_nexthops(bpf_map__fd(fl->maps.nexthops),
+		       bpf_map__fd(fl->maps.nh_groups), &v4, &v6);
+	setup_nexthops(bpf_map__fd(ff->maps.nexthops),
+		       bpf_map__fd(ff->maps.nh_groups), &v4, &v6);
 
-	pl = (struct prog){ "fpmd-lpm", bpf_program__fd(fl->progs.fpmd_xdp),
-			    bpf_map__fd(fl->maps.stats), XDP_REDIRECT };
-	pf = (struct prog){ "fpmd-fast", bpf_program__fd(ff->progs.fpmd_xdp),
-			    bpf_map__fd(ff->maps.stats), XDP_REDIRECT };
-	pr = (struct prog){ "ref", bpf_program__fd(ref->progs.fpmd_xdp),
-			    bpf_map__fd(ref->maps.stats), XDP_REDIRECT };
-	ppass =
-	    (struct prog){ "xdp_pass", bpf_program__fd(ref->progs.fpmd_xdp_pass),
-			   -1, XDP_PASS };
-	pp[0] = &pl, pp[1] = &pf, pp[2] = &pr;
+	progs[P_LPM] = (struct prog){ "fpmd-lpm", "lpm", 0,
+				      bpf_program__fd(fl->progs.fpmd_xdp),
+				      bpf_map__fd(fl->maps.stats),
+				      XDP_REDIRECT };
+	progs[P_FAST] = (struct prog){ "fpmd-fast", "fast", 1,
+				       bpf_program__fd(ff->progs.fpmd_xdp),
+				       bpf_map__fd(ff->maps.stats),
+				       XDP_REDIRECT };
+	progs[P_REF] = (struct prog){ "ref", "ref", 0,
+				      bpf_program__fd(ref->progs.fpmd_xdp),
+				      bpf_map__fd(ref->maps.stats),
+				      XDP_REDIRECT };
+	ppass = (struct prog){ "xdp_pass", "pass", 0,
+			       bpf_program__fd(ref->progs.fpmd_xdp_pass), -1,
+			       XDP_PASS };
+	for (int k = 0; k < NPROG; k++)
+		pp[k] = &progs[k];
 	floor_p[0] = &ppass;
 
 	/* What a test run costs with a program doing nothing. */
@@ -1323,6 +1483,7 @@ int main(int argc, char **argv)
 	measure(floor_p, 1, &fr, fr.n, 1, floor_spread);
 	measure(floor_p, 1, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
 	free(fr.buf);
+	free(fr.nh);
 	progress("floor: %.1f ns at repeat 1, %.1f ns at repeat %d",
 		 floor_spread[0], floor_hot[0], HOT_REPEAT);
 
@@ -1379,35 +1540,27 @@ int main(int argc, char **argv)
 	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
 	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
 	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, the "
-	       "three programs interleaved;\n",
-	       opt.rounds);
+	       "%d programs interleaved;\n",
+	       opt.rounds, NPROG);
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
 	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
 	       "binary search on prefix\nlengths (IPv6); ref: "
-	       "bpf_fib_lookup() on the kernel FIB. Route mix:\n");
+	       "bpf_fib_lookup() on the kernel FIB. Every route via one of "
+	       "%d gateways\nor %d ECMP groups (random, seeded), each rewrite "
+	       "checked against the longest match.\nRoute mix:\n",
+	       TG_NEXTHOPS, TG_GROUPS);
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
-	printf("\n| family | routes | destinations | lpm ns | fast ns | ref ns "
-	       "| lpm/ref | fast/ref | fast/ref net of floor |\n"
-	       "|---|---:|---|---:|---:|---:|---:|---:|---:|\n");
-	for (int i = 0; i < nres; i++)
-		printf("| %s | %s | %s | %.1f | %.1f | %.1f | %.2f | %.2f | "
-		       "%.2f |\n",
-		       res[i].family, fmt_count(res[i].routes, nb),
-		       res[i].pattern, res[i].ns[0], res[i].ns[1],
-		       res[i].ns[2], res[i].ns[0] / res[i].ns[2],
-		       res[i].ns[1] / res[i].ns[2],
-		       (res[i].ns[1] - res[i].floor) /
-			   (res[i].ns[2] - res[i].floor));
+	print_results(pp, res, nres);
 	printf(
 	    "\nFloor (an XDP_PASS program, same method): %.1f ns at repeat 1 "
 	    "(spread), %.1f ns at repeat %d (hot).\n",
 	    floor_spread[0], floor_hot[0], HOT_REPEAT);
 	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
 	       OUTLIER_NS, outliers, samples);
-	print_targets(res, nres);
+	print_targets(pp, res, nres);
 
 	printf("\n| family | routes | fast tables (fpmd's writer) | LPM one by "
 	       "one | LPM batched (%d/call) | kernel FIB, rtnetlink "
@@ -1421,11 +1574,12 @@ int main(int argc, char **argv)
 	       "%.0f routes/s |\n",
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
-	printf("Fast tables in the lookup runs (one nexthop for all routes): "
+	printf("Fast tables in the lookup runs (routes over %d nexthops per "
+	       "family): "
 	       "%llu tbl24/tbl8 entry changes\nin %llu tbl24 writes for IPv4, "
 	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
-	       writes[0], writes[1], writes[2], writes[3]);
-	printf("\nFast tables, fresh, routes spread over 64 nexthops (fpmd's "
+	       TG_NEXTHOPS, writes[0], writes[1], writes[2], writes[3]);
+	printf("\nFast tables, fresh, the same routes and nexthops (fpmd's "
 	       "writer, one route per call):\n"
 	       "| family | routes | add | delete | adoption (restart) |\n"
 	       "|---|---:|---:|---:|---:|\n"
@@ -1502,9 +1656,9 @@ int main(int argc, char **argv)
 	fpmd_bpf__destroy(ff);
 	fpmd_bpf__destroy(fl);
 	mnl_socket_close(nl);
-	free(v4.r);
+	tg_free(&v4.t);
 	free(v4.keys);
-	free(v6.r);
+	tg_free(&v6.t);
 	free(v6.keys);
 	return 0;
 }
