@@ -120,6 +120,7 @@ void metrics_listen(void);
 extern int fpmd_prog_fd; /* the XDP program attached to managed interfaces */
 
 void link_changed(const struct nl_link *l, void *arg);
+void link_attached(void);
 void link_learn(const struct nl_link *l, void *arg);
 void link_gone(uint32_t ifindex);
 void ifaces_adopted_seed(void);

@@ -17,6 +17,13 @@
 
 int fpmd_prog_fd = -1;
 
+/* After an XDP attach: neighbors and local addresses it may have missed. */
+void link_attached(void)
+{
+	fpmd_request_neigh_resync();
+	fpmd_request_local_refresh();
+}
+
 void link_changed(const struct nl_link *l, void *arg)
 {
 	struct iface *i = iface_by_name(l->name);

@@ -171,6 +171,7 @@ int main(int argc, char **argv)
 	metrics_init();
 	ctl_set_reload(fpmd_reload);
 	iface_set_recheck(fpmd_request_recheck);
+	iface_set_attached(link_attached);
 	if (parse_args(argc, argv))
 		return 2;
 	if (config_load(fpmd_args.config_file, &fpmd_args.cli, &cfg, err,

@@ -114,6 +114,19 @@ void iface_set_recheck(void (*fn)(void))
 	recheck_fn = fn;
 }
 
+static void (*attached_fn)(void);
+
+void iface_set_attached(void (*fn)(void))
+{
+	attached_fn = fn;
+}
+
+void iface_attached_late(void)
+{
+	if (attached_fn)
+		attached_fn();
+}
+
 void iface_gone(struct iface *i)
 {
 	uint32_t old = i->ifindex;

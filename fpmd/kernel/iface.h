@@ -61,6 +61,10 @@ bool iface_update(struct iface *i, const struct nl_link *l);
 /* Called when an interface's attachment changed, so that the guards
  * and interfaces are looked at again soon (the event loop's recheck). */
 void iface_set_recheck(void (*fn)(void));
+/* XDP attached by tc_path.c (deferred at the link event): what links.c
+ * asks for after its own attach (neighbors, the local table). */
+void iface_set_attached(void (*fn)(void));
+void iface_attached_late(void);
 void iface_gone(struct iface *i);
 int iface_attach(struct iface *i, int prog_fd);
 void iface_detach(struct iface *i);

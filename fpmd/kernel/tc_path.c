@@ -20,7 +20,6 @@
 
 #include "common/log.h"
 #include "conf/conf.h"
-#include "fpmd.h"
 #include "kernel/iface.h"
 #include "kernel/instance.h"
 #include "kernel/tc_path.h"
@@ -309,9 +308,7 @@ static bool apply_one(struct iface *i, bool any_peer)
 		log_info("iface %s: peer %s sends no partial checksums: XDP",
 			 i->name, i->peer_name);
 		if (!iface_attach(i, xdp_fd)) {
-			/* What links.c does after an attach. */
-			fpmd_request_neigh_resync();
-			fpmd_request_local_refresh();
+			iface_attached_late();
 			changed = true;
 		}
 	}

@@ -10,7 +10,6 @@
 
 #include "fake_maps.h"
 #include "conf/conf.h"
-#include "fpmd.h"
 #include "fuzz_common.h"
 #include "kernel/iface.h"
 #include "common/log.h"
@@ -18,15 +17,6 @@
 
 /* xdp.c's flag (xdp.c is not linked: the maps are fake_maps.c's). */
 bool xdp_adopted;
-
-/* The event loop's requests (loop.c is not linked): nothing runs them. */
-void fpmd_request_neigh_resync(void)
-{
-}
-
-void fpmd_request_local_refresh(void)
-{
-}
 
 static void ifaces_init(void)
 {
