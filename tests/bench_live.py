@@ -1,20 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd.
+"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd,
+redirect floor; and scaling over two cores.
 
 Run by hand as root (not collected by pytest: no test_ name):
 
     /usr/bin/python3 tests/bench_live.py            # IPv4 10..1M, IPv6 10..100k
     /usr/bin/python3 tests/bench_live.py --quick    # IPv4 10, 100k; IPv6 10, 10k
+    /usr/bin/python3 tests/bench_live.py --scale-rounds 0   # no scaling runs
     FPMD_BUILDDIR=build-x /usr/bin/python3 tests/bench_live.py
 
 Topology (namespaces of its own, named from the pid), one router per
-configuration so that all three hold the same tables at once and the runs
-can be interleaved:
+configuration so that all hold the same tables at once and the runs can
+be interleaved:
 
     gen ──veth── rk  (a) kernel forwarding, no XDP ──veth── sink
         ──veth── rr  (b) bpf/fpmd_ref.bpf.o: fpmd's XDP program with
                          bpf_fib_lookup() over the kernel FIB ──veth──
         ──veth── rf  (c) fpmd --netns rf -i r-in -i r-out ──veth──
+        ──veth── rx  (d) the redirect floor, tests/xdp_floor.bpf.c
+                         (trafficgen floor): both MACs rewritten, one
+                         devmap redirect to r-out; no parsing beyond
+                         Ethernet, no lookup, no routes ──veth──
+
+Every veth has 2 queues (veth picks the receive queue by the sending
+CPU); gen's and sink's veths have tx checksumming off, as lab hosts
+(with it on, fpmd would serve r-in by its tc path, not XDP).
 
 - gen: tests/trafficgen send, BPF_PROG_TEST_RUN live frames (XDP_TX out of
   gen's veth to the router's MAC), routable UDP with correct checksums,
@@ -51,9 +61,20 @@ share one core (the generator's softirq runs the veth NAPI of the router
 and of the sink inline), so Mpps is what one core does with all three;
 ns/packet = 1000 / Mpps.
 
-Prints a table (medians over the rounds), the ratios fpmd/kernel and
-fpmd/reference, the targets, and writes a PNG of ns/packet against table
-size (--plot, default bench_live.png) and the raw runs (--json).
+Scaling (after the last step, at the largest IPv4 table, spread and
+hot, --scale-rounds rounds, interleaved): every router with one
+generator pinned to CPU 0, and with one generator pinned to each of two
+CPUs, loaded first and started at one instant (trafficgen --start-at).
+Total delivered / wall time of the window (first start to last end), and
+by CPU time (per CPU: what the sink counted on it / the loop time of that
+CPU's generator, summed), ratios two/one; the sink's and fpmd's
+forwarded counters per CPU (fpmd's per-CPU stats map, read with bpftool)
+show who forwarded where.
+
+Prints a table (medians over the rounds), the ratios fpmd/kernel,
+fpmd/reference and fpmd/floor, the targets, the scaling table, and writes
+a PNG of ns/packet against table size (--plot, default bench_live.png)
+and the raw runs (--json: {"runs": [...], "scaling": [...]}).
 
 Everything it creates (namespaces, fpmd, the sink and reference
 processes, pins, temporary files) is removed on every exit path, Ctrl-C and
