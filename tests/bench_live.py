@@ -565,7 +565,8 @@ class Bench(BenchBase):
         a0 = self.sink.ask()
         k0 = self.kernel_fwd(r, af)
         f0 = self.fpmd_fwd_percpu() if r == "fpmd" else None
-        start_at = time.clock_gettime(time.CLOCK_MONOTONIC) + 0.8
+        # Time to load 2^20 destinations on a busy machine.
+        start_at = time.clock_gettime(time.CLOCK_MONOTONIC) + 1.5
         cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
                i["gen_if"], "--dmac", i["mac_in"], "--src", i["src"][af],
                "--seconds", str(self.args.seconds), "--start-at",
@@ -620,7 +621,9 @@ class Bench(BenchBase):
         if r != "kernel" and res["kernel_forwarded"] > 0.01 * max(1,
                                                                  delivered):
             res["flag"] = "kernel forwarded part of it"
-        if res["late"] > 0.1:
+        # Alone, a late start only shifts the window; together, one
+        # generator would run part of it alone.
+        if len(cpus) > 1 and res["late"] > 0.1:
             res["flag"] = f"a generator started {res['late']:.2f} s late"
         return res
 
