@@ -956,7 +956,8 @@ def plot(results, path, micro=None):
     axes[0].set_ylim(bottom=0)
     fig.suptitle("Live forwarding over veth, gen -> router -> sink, UDP "
                  "60-byte frames (IPv6 80): kernel, XDP + bpf_fib_lookup "
-                 "(ref), fpmd", fontsize=10)
+                 "(ref), fpmd, redirect floor (MACs + devmap redirect only)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
