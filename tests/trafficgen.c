@@ -324,9 +324,9 @@ static int cmd_send(int argc, char **argv)
 	/* Together with the other generators; a late start shows in "start". */
 	while (opt.start_at > 0 && !stop && (t = now()) < opt.start_at) {
 		double w = opt.start_at - t;
-		struct timespec ts = { .tv_sec = (time_t)w,
-				       .tv_nsec = (long)((w - (time_t)w) * 1e9) };
+		struct timespec ts = { .tv_sec = (time_t)w };
 
+		ts.tv_nsec = (long)((w - (time_t)w) * 1e9);
 		nanosleep(&ts, NULL);
 	}
 	t0 = now();
@@ -452,7 +452,8 @@ static void print_sink(void *arg)
 			memset(v, 0, sizeof(v));
 		printf("%s\"%s\": [", i ? ", " : "", ifs[i].name);
 		for (int c = 0; c < ncpus; c++)
-			printf("%s%llu", c ? ", " : "", (unsigned long long)v[c]);
+			printf("%s%llu", c ? ", " : "",
+			       (unsigned long long)v[c]);
 		printf("]");
 	}
 	printf("}}\n");
@@ -604,8 +605,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  trafficgen %s\n", commands[i].help);
-	fprintf(out, "sink, ref and floor print a JSON line of counters per line read "
-		     "on stdin and\ndetach when stdin closes.\n");
+	fprintf(out, "sink, ref and floor print a JSON line of counters per "
+		     "line read on stdin\nand detach when stdin closes.\n");
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
