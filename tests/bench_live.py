@@ -863,8 +863,8 @@ def report_scaling(scale):
                                                           many))
         print(f"| ipv{af} | {fmt_count(n)} | {pat} | {r} | "
               f"{a:.2f} | {b:.2f} | {b / a:.2f} | {ca:.2f} | {cb:.2f} | "
-              f"{cb / ca:.2f} | {share} |"
-              + (f" [{flagged} flagged]" if flagged else "")
+              f"{cb / ca:.2f} | {share}"
+              + (f" [{flagged} flagged]" if flagged else "") + " |"
               if a and b and ca and cb else
               f"| ipv{af} | {fmt_count(n)} | {pat} | {r} "
               "| - | - | - | - | - | - | - |")
