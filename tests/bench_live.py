@@ -600,6 +600,7 @@ class Bench(BenchBase):
         res = {"router": r, "af": af, "pattern": pattern,
                "generators": len(cpus), "sent": sent, "wall": t1 - t0,
                "late": max(g["start"] for g in outs) - start_at,
+               "load_late": max(g["ready"] for g in outs) - start_at,
                "delivered": delivered, "kernel_forwarded": k1 - k0,
                "sink_percpu": [y - x for x, y in zip(a0["percpu"][sif],
                                                      a1["percpu"][sif])]}
@@ -624,7 +625,9 @@ class Bench(BenchBase):
         # Alone, a late start only shifts the window; together, one
         # generator would run part of it alone.
         if len(cpus) > 1 and res["late"] > 0.1:
-            res["flag"] = f"a generator started {res['late']:.2f} s late"
+            res["flag"] = (f"a generator started {res['late']:.2f} s late ("
+                           + ("still loading" if res["load_late"] > 0 else
+                              "loaded in time, woke up late") + ")")
         return res
 
     def scaling(self, af, n, dsts, hot):

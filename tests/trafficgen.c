@@ -19,9 +19,10 @@
  *   IPv4 and UDP checksums computed, and returns XDP_TX, which the kernel
  *   carries out: the frame leaves by the ingress_ifindex interface. Prints
  *   {"sent": N, "seconds": T, "calls": C, "loop_seconds": L, "start": A,
- *   "end": B}: T is wall time from the first call to the end of the last
- *   (A to B, CLOCK_MONOTONIC), L the time the kernel spent in the frame
- *   loop. --cpu pins it (veth picks the receive queue by the sending CPU);
+ *   "end": B, "ready": R}: T is wall time from the first call to the end
+ *   of the last (A to B, CLOCK_MONOTONIC), L the time the kernel spent in
+ *   the frame loop, R when it was loaded and ready to send. --cpu pins it
+ *   (veth picks the receive queue by the sending CPU);
  *   --start-at waits, loaded, until CLOCK_MONOTONIC T, so that generators
  *   on several CPUs send over the same window.
  * sink: sink_xdp on each IF (XDP_DROP, counting the benchmark's UDP frames).
@@ -262,7 +263,7 @@ static int cmd_send(int argc, char **argv)
 	struct dst *d;
 	void *mem;
 	uint64_t sent = 0, calls = 0;
-	double loop_ns = 0, t0, t;
+	double loop_ns = 0, t0, t, ready;
 	__u32 repeat = 1 << 16;
 
 	if (optind != argc || !opt.dev || !opt.dmac || !opt.src ||
@@ -321,7 +322,9 @@ static int cmd_send(int argc, char **argv)
 		return 0;
 	}
 
-	/* Together with the other generators; a late start shows in "start". */
+	/* Together with the other generators; a late start shows in "start",
+	 * and "ready" says whether loading or waking up made it late. */
+	ready = now();
 	while (opt.start_at > 0 && !stop && (t = now()) < opt.start_at) {
 		double w = opt.start_at - t;
 		struct timespec ts = { .tv_sec = (time_t)w };
@@ -359,9 +362,10 @@ static int cmd_send(int argc, char **argv)
 		}
 	}
 	printf("{\"sent\": %llu, \"seconds\": %.6f, \"calls\": %llu, "
-	       "\"loop_seconds\": %.6f, \"start\": %.6f, \"end\": %.6f}\n",
+	       "\"loop_seconds\": %.6f, \"start\": %.6f, \"end\": %.6f, "
+	       "\"ready\": %.6f}\n",
 	       (unsigned long long)sent, t - t0, (unsigned long long)calls,
-	       loop_ns / 1e9, t0, t);
+	       loop_ns / 1e9, t0, t, ready);
 	trafficgen_bpf__destroy(skel);
 	return 0;
 }
