@@ -47,7 +47,7 @@ CPU); gen's and sink's veths have tx checksumming off, as lab hosts
   GRO), and counting in XDP keeps the sink's IP stack out of the result.
 - the routers' ingress veths have GRO on: without XDP or GRO a veth drops
   the XDP_TX frames of the generator (rk has no XDP; a real NIC always
-  delivers). rp_filter is off on all three (the kernel would do a second
+  delivers). rp_filter is off on all routers (the kernel would do a second
   lookup per packet), forwarding on.
 
 Within one step every (router, family, destinations) run is repeated
@@ -86,8 +86,8 @@ import ctypes
 import json
 import os
 import random
-import socket
 import re
+import socket
 import statistics
 import struct
 import subprocess
