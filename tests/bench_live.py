@@ -1,20 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd.
+"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd,
+redirect floor; and scaling over two cores.
 
 Run by hand as root (not collected by pytest: no test_ name):
 
     /usr/bin/python3 tests/bench_live.py            # IPv4 10..1M, IPv6 10..100k
     /usr/bin/python3 tests/bench_live.py --quick    # IPv4 10, 100k; IPv6 10, 10k
+    /usr/bin/python3 tests/bench_live.py --scale-rounds 0   # no scaling runs
     FPMD_BUILDDIR=build-x /usr/bin/python3 tests/bench_live.py
 
 Topology (namespaces of its own, named from the pid), one router per
-configuration so that all three hold the same tables at once and the runs
-can be interleaved:
+configuration so that all hold the same tables at once and the runs can
+be interleaved:
 
     gen ──veth── rk  (a) kernel forwarding, no XDP ──veth── sink
         ──veth── rr  (b) bpf/fpmd_ref.bpf.o: fpmd's XDP program with
                          bpf_fib_lookup() over the kernel FIB ──veth──
         ──veth── rf  (c) fpmd --netns rf -i r-in -i r-out ──veth──
+        ──veth── rx  (d) the redirect floor, tests/xdp_floor.bpf.c
+                         (trafficgen floor): both MACs rewritten, one
+                         devmap redirect to r-out; no parsing beyond
+                         Ethernet, no lookup, no routes ──veth──
+
+Every veth has 2 queues (veth picks the receive queue by the sending
+CPU); gen's and sink's veths have tx checksumming off, as lab hosts
+(with it on, fpmd would serve r-in by its tc path, not XDP).
 
 - gen: tests/trafficgen send, BPF_PROG_TEST_RUN live frames (XDP_TX out of
   gen's veth to the router's MAC), routable UDP with correct checksums,
@@ -37,7 +47,7 @@ can be interleaved:
   GRO), and counting in XDP keeps the sink's IP stack out of the result.
 - the routers' ingress veths have GRO on: without XDP or GRO a veth drops
   the XDP_TX frames of the generator (rk has no XDP; a real NIC always
-  delivers). rp_filter is off on all three (the kernel would do a second
+  delivers). rp_filter is off on all routers (the kernel would do a second
   lookup per packet), forwarding on.
 
 Within one step every (router, family, destinations) run is repeated
@@ -51,9 +61,20 @@ share one core (the generator's softirq runs the veth NAPI of the router
 and of the sink inline), so Mpps is what one core does with all three;
 ns/packet = 1000 / Mpps.
 
-Prints a table (medians over the rounds), the ratios fpmd/kernel and
-fpmd/reference, the targets, and writes a PNG of ns/packet against table
-size (--plot, default bench_live.png) and the raw runs (--json).
+Scaling (after the last step, at the largest IPv4 table, spread and
+hot, --scale-rounds rounds, interleaved): every router with one
+generator pinned to CPU 0, and with one generator pinned to each of two
+CPUs, loaded first and started at one instant (trafficgen --start-at).
+Total delivered / wall time of the window (first start to last end), and
+by CPU time (per CPU: what the sink counted on it / the loop time of that
+CPU's generator, summed), ratios two/one; the sink's and fpmd's
+forwarded counters per CPU (fpmd's per-CPU stats map, read with bpftool)
+show who forwarded where.
+
+Prints a table (medians over the rounds), the ratios fpmd/kernel,
+fpmd/reference and fpmd/floor, the targets, the scaling table, and writes
+a PNG of ns/packet against table size (--plot, default bench_live.png)
+and the raw runs (--json: {"runs": [...], "scaling": [...]}).
 
 Everything it creates (namespaces, fpmd, the sink and reference
 processes, pins, temporary files) is removed on every exit path, Ctrl-C and
@@ -65,9 +86,11 @@ import ctypes
 import json
 import os
 import random
+import re
 import socket
 import statistics
 import struct
+import subprocess
 import sys
 import time
 
@@ -80,9 +103,11 @@ FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
 FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
 TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
 
-ROUTERS = ("kernel", "ref", "fpmd")
-NS_OF = {"kernel": "rk", "ref": "rr", "fpmd": "rf"}
-NET_OF = {"kernel": 1, "ref": 2, "fpmd": 3}  # 10.N.x.x, fd00:N:x::
+ROUTERS = ("kernel", "ref", "fpmd", "floor")
+NS_OF = {"kernel": "rk", "ref": "rr", "fpmd": "rf", "floor": "rx"}
+NET_OF = {"kernel": 1, "ref": 2, "fpmd": 3, "floor": 4}  # 10.N.x.x, fd00:N:x::
+FIB_ROUTERS = ("kernel", "ref", "fpmd")  # hold the routes (floor: none)
+QUEUES = 2  # veth queues: veth picks the receive queue by the sending CPU
 FPM_PORT = 2620
 
 RTM_NEWROUTE = 24
@@ -92,6 +117,17 @@ NLMSG_ERROR = 2
 RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
 RTPROT_STATIC, RT_TABLE_MAIN, RTN_UNICAST = 4, 254, 1
 CLONE_NEWNET = 0x40000000
+
+
+def fpmd_reasons():
+    """FPMD_R_MAX, from bpf/fpmd_maps.h (a stats key is slot * it +
+    reason; FORWARDED is 0)."""
+    with open(os.path.join(REPO, "bpf", "fpmd_maps.h")) as f:
+        text = f.read()
+    body = text[text.index("enum fpmd_reason {"):]
+    body = body[:body.index("FPMD_R_MAX")]
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    return len(re.findall(r"\bFPMD_R_\w+", body))
 
 
 def nsrun(ns, *cmd, check=True):
@@ -313,6 +349,7 @@ class Bench(BenchBase):
     def __init__(self, args):
         super().__init__(args)
         self.rtnl = {}
+        self.scale = []  # the scaling runs
 
     # -- topology ------------------------------------------------------------
     def nsname(self, short):
@@ -328,10 +365,13 @@ class Bench(BenchBase):
         for r in ROUTERS:
             rns, k = self.ns[NS_OF[r]], NET_OF[r]
             gif, sif = f"to-{NS_OF[r]}", f"from-{NS_OF[r]}"
-            run(["ip", "link", "add", gif, "netns", gen, "type", "veth",
-                 "peer", "name", "r-in", "netns", rns])
-            run(["ip", "link", "add", "r-out", "netns", rns, "type", "veth",
-                 "peer", "name", sif, "netns", sink])
+            # Multi-queue: a generator on each CPU gets its own queue
+            # (and NAPI) on the router and the sink.
+            mq = ["numtxqueues", str(QUEUES), "numrxqueues", str(QUEUES)]
+            run(["ip", "link", "add", gif, "netns", gen] + mq +
+                ["type", "veth", "peer", "name", "r-in", "netns", rns] + mq)
+            run(["ip", "link", "add", "r-out", "netns", rns] + mq +
+                ["type", "veth", "peer", "name", sif, "netns", sink] + mq)
             # sysctls first: "all" is copied to devices that exist later.
             for key, v in (("net.ipv4.ip_forward", 1),
                            ("net.ipv6.conf.all.forwarding", 1),
@@ -348,9 +388,13 @@ class Bench(BenchBase):
                 f"ip -6 addr add fd00:{k}:1::1/64 dev r-out nodad && "
                 f"ethtool -K r-in gro on >/dev/null")
             nsrun(rns, "sh", "-c", script)
+            # gen and sink are lab hosts: tx checksumming off (DESIGN.md;
+            # a real NIC computes the checksum). On, fpmd would serve r-in
+            # and r-out by its tc path (doc/containers.md), not XDP.
             nsrun(gen, "sh", "-c", f"ip link set {gif} up && "
-                  f"ethtool -K {gif} gro on >/dev/null")
-            nsrun(sink, "ip", "link", "set", sif, "up")
+                  f"ethtool -K {gif} gro on tx off >/dev/null")
+            nsrun(sink, "sh", "-c", f"ip link set {sif} up && "
+                  f"ethtool -K {sif} tx off >/dev/null")
             smac = nsrun(sink, "cat", f"/sys/class/net/{sif}/address"
                          ).stdout.strip()
             nsrun(rns, "sh", "-c",
@@ -361,6 +405,7 @@ class Bench(BenchBase):
                 "ns": rns, "gen_if": gif, "sink_if": sif,
                 "mac_in": nsrun(rns, "cat", "/sys/class/net/r-in/address"
                                 ).stdout.strip(),
+                "sink_mac": smac,
                 "oif": int(nsrun(rns, "cat", "/sys/class/net/r-out/ifindex"
                                  ).stdout),
                 "gw": {4: socket.inet_pton(socket.AF_INET, f"10.{k}.1.2"),
@@ -368,7 +413,8 @@ class Bench(BenchBase):
                                            f"fd00:{k}:1::2")},
                 "src": {4: f"10.{k}.0.2", 6: f"fd00:{k}:0::2"},
             }
-            self.rtnl[r] = Rtnl(rns)
+            if r in FIB_ROUTERS:
+                self.rtnl[r] = Rtnl(rns)
 
     def start_helpers(self):
         self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
@@ -378,6 +424,11 @@ class Bench(BenchBase):
         self.ref = Child("ref", [TRAFFICGEN, "ref", "--netns",
                                  self.ns["rr"], "r-in", "r-out"],
                          f"{self.tmp}/ref.log", self.children, lines=True)
+        fl = self.info["floor"]
+        self.floor = Child("floor", [TRAFFICGEN, "floor", "--netns",
+                                     self.ns["rx"], "--dmac", fl["sink_mac"],
+                                     "r-in", "r-out"],
+                           f"{self.tmp}/floor.log", self.children, lines=True)
         # fpmd after the sink: its veth-peer guard sees r-out's peer receive.
         self.sock = f"{self.tmp}/fpmd.sock"
         self.fpmd_log = f"{self.tmp}/fpmd.log"
@@ -399,7 +450,7 @@ class Bench(BenchBase):
         """Routes [have, n) into the three kernels and fpmd."""
         part = routes[have:n]
         t0 = time.time()
-        for r in ROUTERS:
+        for r in FIB_ROUTERS:
             self.rtnl[r].add_routes(af, part, self.info[r]["gw"][af],
                                     self.info[r]["oif"])
         t1 = time.time()
@@ -482,6 +533,131 @@ class Bench(BenchBase):
             res["flag"] = f"{res['loss'] * 100:.0f}% lost"
         return res
 
+    # -- scaling over cores -------------------------------------------------------
+    def fpmd_fwd_percpu(self):
+        """fpmd's forwarded packets per CPU, summed over its interfaces,
+        read from its pinned per-CPU stats map."""
+        out = []
+        for slot in range(4):  # r-in and r-out hold the first slots
+            key = (slot * fpmd_reasons()).to_bytes(4, "little")
+            r = run(["bpftool", "-j", "map", "lookup", "pinned",
+                     f"{self.pin}/stats", "key", "hex"] +
+                    [f"{b:02x}" for b in key], check=False)
+            if r.returncode:
+                continue
+            j = json.loads(r.stdout)
+            vals = j.get("formatted", j).get("values", [])
+            for v in vals:
+                val = v["value"]
+                n = val["packets"] if isinstance(val, dict) else \
+                    int.from_bytes(bytes(int(b, 16) for b in val[:8]),
+                                   "little")
+                while len(out) <= v["cpu"]:
+                    out.append(0)
+                out[v["cpu"]] += n
+        return out
+
+    def run_scale(self, r, af, pattern, dst_arg, cpus):
+        """One generator pinned to each of cpus, started together (loaded
+        first, then --start-at one instant); delivered / wall time of the
+        window from the first start to the last end."""
+        i = self.info[r]
+        a0 = self.sink.ask()
+        k0 = self.kernel_fwd(r, af)
+        f0 = self.fpmd_fwd_percpu() if r == "fpmd" else None
+        # Time to load 2^20 destinations on a busy machine.
+        start_at = time.clock_gettime(time.CLOCK_MONOTONIC) + 1.5
+        cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
+               i["gen_if"], "--dmac", i["mac_in"], "--src", i["src"][af],
+               "--seconds", str(self.args.seconds), "--start-at",
+               f"{start_at:.6f}"] + dst_arg
+        procs = []
+        try:
+            for c in cpus:
+                procs.append(subprocess.Popen(
+                    cmd + ["--cpu", str(c)], stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, text=True,
+                    start_new_session=True))
+            outs = []
+            for p in procs:
+                o, e = p.communicate(timeout=self.args.seconds + 60)
+                if p.returncode:
+                    raise RuntimeError(f"trafficgen send: {e.strip()}")
+                outs.append(json.loads(o))
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+        time.sleep(0.05)  # frames still in a veth ring
+        a1 = self.sink.ask()
+        k1 = self.kernel_fwd(r, af)
+        sif = i["sink_if"]
+        t0 = min(g["start"] for g in outs)
+        t1 = max(g["end"] for g in outs)
+        sent = sum(g["sent"] for g in outs)
+        delivered = a1[sif] - a0[sif]
+        res = {"router": r, "af": af, "pattern": pattern,
+               "generators": len(cpus), "sent": sent, "wall": t1 - t0,
+               "late": max(g["start"] for g in outs) - start_at,
+               "load_late": max(g["ready"] for g in outs) - start_at,
+               "delivered": delivered, "kernel_forwarded": k1 - k0,
+               "sink_percpu": [y - x for x, y in zip(a0["percpu"][sif],
+                                                     a1["percpu"][sif])]}
+        res["mpps"] = delivered / res["wall"] / 1e6
+        # Each CPU's frames stay on it (veth queue by sending CPU, NAPI
+        # inline), so the sink's count on CPU c / the loop time of the
+        # generator on c is that core's rate; summed: the rate by CPU time,
+        # blind to other processes taking the cores.
+        res["loop_seconds"] = [g["loop_seconds"] for g in outs]
+        res["mpps_cpu"] = sum(res["sink_percpu"][c] / g["loop_seconds"]
+                              for c, g in zip(cpus, outs)
+                              if g["loop_seconds"] > 0) / 1e6
+        res["loss"] = 1 - delivered / sent if sent else 0
+        if r == "fpmd":
+            f1 = self.fpmd_fwd_percpu()
+            res["fpmd_percpu"] = [y - x for x, y in zip(f0, f1)]
+            if sum(res["fpmd_percpu"]) < 0.99 * delivered:
+                res["flag"] = "fpmd forwarded less than delivered"
+        if r != "kernel" and res["kernel_forwarded"] > 0.01 * max(1,
+                                                                 delivered):
+            res["flag"] = "kernel forwarded part of it"
+        # Alone, a late start only shifts the window; together, one
+        # generator would run part of it alone.
+        if len(cpus) > 1 and res["late"] > 0.1:
+            res["flag"] = (f"a generator started {res['late']:.2f} s late ("
+                           + ("still loading" if res["load_late"] > 0 else
+                              "loaded in time, woke up late") + ")")
+        return res
+
+    def scaling(self, af, n, dsts, hot):
+        """Every router with one generator (first CPU) and with one per
+        CPU, interleaved, at the largest IPv4 table, spread and hot."""
+        cpus = sorted(os.sched_getaffinity(0))[:QUEUES]
+        if len(cpus) < 2:
+            log("scaling: fewer than 2 CPUs, skipped")
+            return
+        runs = [(r, pat, arg, k) for r in ROUTERS
+                for pat, arg in (("spread", ["--dsts", dsts]),
+                                 ("hot", ["--dst", hot]))
+                for k in (1, len(cpus))]
+        rng = random.Random(99)
+        for rnd in range(self.args.scale_rounds):
+            order = runs[:]
+            rng.shuffle(order)
+            for r, pat, arg, k in order:
+                res = self.run_scale(r, af, pat, arg, cpus[:k])
+                res.update(routes=n, round=rnd)
+                self.scale.append(res)
+                log(f"  scaling {rnd + 1}/{self.args.scale_rounds} {r:6} "
+                    f"IPv{af} {n:>7} {pat:6} {k} generator(s): "
+                    f"{res['mpps']:.3f} Mpps by the clock, loss "
+                    f"{res['loss'] * 100:.1f}%, sink per CPU "
+                    f"{res['sink_percpu']}"
+                    + (f", fpmd forwarded per CPU {res['fpmd_percpu']}"
+                       if "fpmd_percpu" in res else "")
+                    + (f"  !! {res['flag']}" if res.get("flag") else ""))
+
     # -- the whole benchmark -----------------------------------------------------
     def steps(self):
         if self.args.quick:
@@ -533,6 +709,10 @@ class Bench(BenchBase):
                         f"({res['mpps_wall']:.3f} by the clock), loss "
                         f"{res['loss'] * 100:.1f}%"
                         + (f"  !! {res['flag']}" if res.get("flag") else ""))
+        if self.args.scale_rounds:
+            n = have[4]
+            path = f"{self.tmp}/dsts-v4-{n}.bin"
+            self.scaling(4, n, path, hot[4])
         return results
 
     def cleanup(self):
@@ -580,11 +760,13 @@ def report(results, args):
           f"inline (median of {rounds} runs of {secs:.1f} s, interleaved); "
           "loss in parentheses.")
     print("kernel: Linux forwarding; ref: XDP + bpf_fib_lookup "
-          "(bpf/fpmd_ref.bpf.o); fpmd: the daemon, routes over FPM.")
+          "(bpf/fpmd_ref.bpf.o); fpmd: the daemon, routes over FPM; floor: "
+          "XDP that only rewrites the MACs and redirects (tests/"
+          "xdp_floor.bpf.c), the redirect floor of this path.")
     print()
     print("| family | routes | destinations | kernel Mpps | ref Mpps "
-          "| fpmd Mpps | fpmd/kernel | fpmd/ref |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|")
+          "| fpmd Mpps | floor Mpps | fpmd/kernel | fpmd/ref | fpmd/floor |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for af, n, pat in keys:
         cells = []
         for r in ROUTERS:
@@ -595,11 +777,13 @@ def report(results, args):
             mpps, loss, flagged, cnt = v
             cells.append(f"{mpps:.2f} ({loss * 100:.0f}%)" +
                          (f" [{flagged}/{cnt} flagged]" if flagged else ""))
-        k, rf, f = (s.get((af, n, pat, r), (None,))[0] for r in ROUTERS)
+        k, rf, f, fl = (s.get((af, n, pat, r), (None,))[0]
+                        for r in ROUTERS)
         rk = f"{f / k:.2f}" if k and f else "-"
         rr = f"{f / rf:.2f}" if rf and f else "-"
+        rl = f"{f / fl:.2f}" if fl and f else "-"
         print(f"| ipv{af} | {fmt_count(n)} | {pat} | {' | '.join(cells)} | "
-              f"{rk} | {rr} |")
+              f"{rk} | {rr} | {rl} |")
     print()
     for af in (4, 6):
         ns = [k[1] for k in keys if k[0] == af]
@@ -607,22 +791,27 @@ def report(results, args):
             continue
         n = max(ns)
         for pat in ("spread", "hot"):
-            k, rf, f = (s.get((af, n, pat, r), (None,))[0] for r in ROUTERS)
+            k, rf, f, fl = (s.get((af, n, pat, r), (None,))[0]
+                            for r in ROUTERS)
             if not (k and rf and f):
                 continue
             line = (f"IPv{af} {fmt_count(n)} routes, {pat}: fpmd/kernel "
                     f"{f / k:.2f}, fpmd/ref {f / rf:.2f}")
+            if fl:
+                line += f", fpmd/floor {f / fl:.2f}"
             if af == 4 and pat == "spread":
-                line += (f"  (targets >= 3 and >= 1.5: "
+                line += (f"  (targets >= 3, >= 1.5 and floor >= 0.8: "
                          f"{'met' if f / k >= 3 else 'NOT met'}, "
-                         f"{'met' if f / rf >= 1.5 else 'NOT met'})")
+                         f"{'met' if f / rf >= 1.5 else 'NOT met'}, " +
+                         ("-" if not fl else
+                          "met" if f / fl >= 0.8 else "NOT met") + ")")
             print(line)
     w = summarize(results, wall=True)
     print("\nThe same by the clock (delivered / wall time of the run: also "
           "counts the time other\nprocesses on this shared machine took "
           "the generator's core), Mpps:\n")
-    print("| family | routes | destinations | kernel | ref | fpmd |")
-    print("|---|---:|---|---:|---:|---:|")
+    print("| family | routes | destinations | kernel | ref | fpmd | floor |")
+    print("|---|---:|---|---:|---:|---:|---:|")
     for af, n, pat in keys:
         print(f"| ipv{af} | {fmt_count(n)} | {pat} | " + " | ".join(
             f"{w[(af, n, pat, r)][0]:.2f}" if (af, n, pat, r) in w else "-"
@@ -635,6 +824,75 @@ def report(results, args):
             print(f"  {r['router']} IPv{r['af']} {r['routes']} {r['pattern']}"
                   f": {r['flag']} (delivered {r['delivered']}, kernel "
                   f"forwarded {r['kernel_forwarded']})")
+
+
+def report_scaling(scale):
+    """Total delivered / wall time with one generator and with one per
+    CPU: medians, the ratios, who forwarded on which CPU."""
+    if not scale:
+        return
+    groups = {}
+    for r in scale:
+        groups.setdefault((r["af"], r["routes"], r["pattern"], r["router"],
+                           r["generators"]), []).append(r)
+    med = {k: statistics.median(x["mpps"] for x in v)
+           for k, v in groups.items()}
+    medc = {k: statistics.median(x["mpps_cpu"] for x in v)
+            for k, v in groups.items()}
+    gens = sorted({k[4] for k in groups})
+    one, many = gens[0], gens[-1]
+    rounds = max(r["round"] for r in scale) + 1
+    print(f"\nScaling over cores: total packets delivered at the sink / "
+          f"wall time of the window, one generator (CPU 0) against "
+          f"{many} (one pinned to each CPU, each with its own veth queue), "
+          f"Mpps, median of {rounds} runs, interleaved. By CPU time: the "
+          f"sum over the CPUs of what the sink counted there / the loop "
+          f"time of that CPU's generator (Mpps per core, summed).\n")
+    print(f"| family | routes | destinations | router | {one} gen. "
+          f"| {many} gen. | {many}/{one} | by CPU time {one} gen. "
+          f"| {many} gen. | {many}/{one} | share of CPU 0 ({many} gen.) |")
+    print("|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    keys = sorted({k[:4] for k in groups},
+                  key=lambda k: (k[0], k[1], k[2], ROUTERS.index(k[3])))
+    for af, n, pat, r in keys:
+        a, b = med.get((af, n, pat, r, one)), med.get((af, n, pat, r, many))
+        runs = groups.get((af, n, pat, r, many), [])
+        pc = [sum(x["sink_percpu"][c] for x in runs)
+              for c in range(len(runs[0]["sink_percpu"]))] if runs else []
+        share = f"{pc[0] / sum(pc) * 100:.0f}%" if pc and sum(pc) else "-"
+        flagged = sum(1 for x in groups.get((af, n, pat, r, one), []) + runs
+                      if x.get("flag"))
+        ca, cb = medc.get((af, n, pat, r, one)), medc.get((af, n, pat, r,
+                                                          many))
+        print(f"| ipv{af} | {fmt_count(n)} | {pat} | {r} | "
+              f"{a:.2f} | {b:.2f} | {b / a:.2f} | {ca:.2f} | {cb:.2f} | "
+              f"{cb / ca:.2f} | {share}"
+              + (f" [{flagged} flagged]" if flagged else "") + " |"
+              if a and b and ca and cb else
+              f"| ipv{af} | {fmt_count(n)} | {pat} | {r} "
+              "| - | - | - | - | - | - | - |")
+    print()
+    for af, n, pat, r in keys:
+        if r != "fpmd":
+            continue
+        a, b = med.get((af, n, pat, r, one)), med.get((af, n, pat, r, many))
+        runs = groups.get((af, n, pat, r, many), [])
+        pc = [sum(x.get("fpmd_percpu", [0] * (c + 1))[c] for x in runs)
+              for c in range(max((len(x.get("fpmd_percpu", []))
+                                  for x in runs), default=0))]
+        ca, cb = medc.get((af, n, pat, r, one)), medc.get((af, n, pat, r,
+                                                          many))
+        if a and b:
+            print(f"IPv{af} {fmt_count(n)} routes, {pat}: fpmd {many} "
+                  f"generators / {one} = {b / a:.2f} by the clock (target "
+                  f">= 1.8: {'met' if b / a >= 1.8 else 'NOT met'}), "
+                  f"{cb / ca:.2f} by CPU time; fpmd's forwarded counter per "
+                  f"CPU over those runs: "
+                  + ", ".join(f"CPU {c} {v}" for c, v in enumerate(pc)))
+    flagged = [r for r in scale if r.get("flag")]
+    for r in flagged[:10]:
+        print(f"  flagged: {r['router']} IPv{r['af']} {r['routes']} "
+              f"{r['pattern']} {r['generators']} gen.: {r['flag']}")
 
 
 def read_micro(path):
@@ -666,7 +924,8 @@ def plot(results, path, micro=None):
         log("matplotlib missing (apt-get install python3-matplotlib): no plot")
         return False
     s = summarize(results)
-    colors = {"kernel": "tab:red", "ref": "tab:blue", "fpmd": "tab:green"}
+    colors = {"kernel": "tab:red", "ref": "tab:blue", "fpmd": "tab:green",
+              "floor": "tab:gray"}
     styles = {"spread": "-", "hot": "--"}
     markers = {4: "o", 6: "s"}
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharey=True)
@@ -700,7 +959,8 @@ def plot(results, path, micro=None):
     axes[0].set_ylim(bottom=0)
     fig.suptitle("Live forwarding over veth, gen -> router -> sink, UDP "
                  "60-byte frames (IPv6 80): kernel, XDP + bpf_fib_lookup "
-                 "(ref), fpmd", fontsize=10)
+                 "(ref), fpmd, redirect floor (MACs + devmap redirect only)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
@@ -714,6 +974,9 @@ def main():
     ap.add_argument("--rounds", type=int, help="runs per configuration "
                     "(default 5)")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
+    ap.add_argument("--scale-rounds", type=int,
+                    help="scaling runs per configuration, at the largest "
+                    "IPv4 table (default 3; 0: no scaling runs)")
     ap.add_argument("--plot", default="bench_live.png", help="PNG to write")
     ap.add_argument("--json", help="write the raw runs here")
     ap.add_argument("--micro", metavar="FILE",
@@ -728,10 +991,16 @@ def main():
         args.seconds = 1.0 if args.quick else 2.0
     if args.rounds is None:
         args.rounds = 3 if args.quick else 5
+    if args.scale_rounds is None:
+        args.scale_rounds = 2 if args.quick else 3
     if args.replot:
         with open(args.replot) as f:
             results = json.load(f)
+        scale = []
+        if isinstance(results, dict):
+            results, scale = results["runs"], results.get("scaling", [])
         report(results, args)
+        report_scaling(scale)
         if plot(results, args.plot, args.micro and read_micro(args.micro)):
             print(f"\nplot: {os.path.abspath(args.plot)}")
         return 0
@@ -752,9 +1021,11 @@ def main():
     results = b.results
     if results:
         report(results, args)
+        report_scaling(b.scale)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
+                json.dump({"runs": results, "scaling": b.scale}, f,
+                          indent=1)
         if plot(results, args.plot, args.micro and read_micro(args.micro)):
             print(f"\nplot: {os.path.abspath(args.plot)}")
     print(f"\ntotal {time.time() - t0:.0f} s; fpmd: {FPMD}; command: "

@@ -5,8 +5,10 @@
  *
  *   trafficgen send --netns NS --dev IF --dmac MAC --src ADDR
  *                   (--dst ADDR | --dsts FILE) --seconds S
+ *                   [--cpu N] [--start-at T]
  *   trafficgen sink --netns NS IF...
  *   trafficgen ref  --netns NS IF...
+ *   trafficgen floor --netns NS --dmac MAC IN OUT
  *
  * send: routable UDP (IPv4 or IPv6, by --src) out of IF to the router's MAC
  *   at full speed on one core for S seconds, with BPF_PROG_TEST_RUN and
@@ -16,15 +18,22 @@
  *   a power of two of them; IPv4 in the first 4 bytes) or the one --dst, the
  *   IPv4 and UDP checksums computed, and returns XDP_TX, which the kernel
  *   carries out: the frame leaves by the ingress_ifindex interface. Prints
- *   {"sent": N, "seconds": T, "calls": C, "loop_seconds": L}: T is wall time
- *   from the first call to the end of the last, L the time the kernel spent
- *   in the frame loop.
+ *   {"sent": N, "seconds": T, "calls": C, "loop_seconds": L, "start": A,
+ *   "end": B, "ready": R}: T is wall time from the first call to the end
+ *   of the last (A to B, CLOCK_MONOTONIC), L the time the kernel spent in
+ *   the frame loop, R when it was loaded and ready to send. --cpu pins it
+ *   (veth picks the receive queue by the sending CPU);
+ *   --start-at waits, loaded, until CLOCK_MONOTONIC T, so that generators
+ *   on several CPUs send over the same window.
  * sink: sink_xdp on each IF (XDP_DROP, counting the benchmark's UDP frames).
  * ref: bpf/fpmd_ref.bpf.o, fpmd's program with bpf_fib_lookup() in place of
  *   fpmd's tables, on each IF, with the ifaces and tx_ports maps set up as
  *   fpmd sets them (every IF enabled, forwarding v4 and v6, a tx port).
+ * floor: tests/xdp_floor.bpf.c on IN, the redirect floor: each frame gets
+ *   destination MAC (--dmac) and OUT's MAC as source and is redirected out
+ *   of OUT through a devmap; nothing parsed beyond Ethernet, no lookup.
  *
- * sink and ref print one JSON line of counters per line read on standard
+ * sink, ref and floor print one JSON line of counters per line read on standard
  * input and detach when it closes (or on SIGTERM / SIGINT), so a harness
  * that dies takes its programs with it.
  *
@@ -63,6 +72,7 @@
 #include "tool.h"
 #include "fpmd_ref.skel.h"
 #include "trafficgen.skel.h"
+#include "xdp_floor.skel.h"
 
 #define UDP_PORT 9	 /* discard; sink_xdp counts frames to it */
 #define PAYLOAD 18	 /* 60-byte IPv4 frames, 80-byte IPv6 */
@@ -75,7 +85,7 @@ struct dst {
 
 static struct {
 	const char *netns, *dev, *dmac, *src, *dst, *dsts;
-	double seconds;
+	double seconds, start_at;
 	int cpu, dump;
 } opt = { .seconds = 1, .cpu = -1 };
 
@@ -253,7 +263,7 @@ static int cmd_send(int argc, char **argv)
 	struct dst *d;
 	void *mem;
 	uint64_t sent = 0, calls = 0;
-	double loop_ns = 0, t0, t;
+	double loop_ns = 0, t0, t, ready;
 	__u32 repeat = 1 << 16;
 
 	if (optind != argc || !opt.dev || !opt.dmac || !opt.src ||
@@ -312,6 +322,16 @@ static int cmd_send(int argc, char **argv)
 		return 0;
 	}
 
+	/* Together with the other generators; a late start shows in "start",
+	 * and "ready" says whether loading or waking up made it late. */
+	ready = now();
+	while (opt.start_at > 0 && !stop && (t = now()) < opt.start_at) {
+		double w = opt.start_at - t;
+		struct timespec ts = { .tv_sec = (time_t)w };
+
+		ts.tv_nsec = (long)((w - (time_t)w) * 1e9);
+		nanosleep(&ts, NULL);
+	}
 	t0 = now();
 	for (t = t0; t - t0 < opt.seconds && !stop;) {
 		struct xdp_md ctx = { .data_end = len,
@@ -342,9 +362,10 @@ static int cmd_send(int argc, char **argv)
 		}
 	}
 	printf("{\"sent\": %llu, \"seconds\": %.6f, \"calls\": %llu, "
-	       "\"loop_seconds\": %.6f}\n",
+	       "\"loop_seconds\": %.6f, \"start\": %.6f, \"end\": %.6f, "
+	       "\"ready\": %.6f}\n",
 	       (unsigned long long)sent, t - t0, (unsigned long long)calls,
-	       loop_ns / 1e9);
+	       loop_ns / 1e9, t0, t, ready);
 	trafficgen_bpf__destroy(skel);
 	return 0;
 }
@@ -412,10 +433,13 @@ static __u64 percpu_sum(int fd, const void *key, size_t size_each)
 	return sum;
 }
 
+/* {"IF": total, ..., "percpu": {"IF": [cpu0, cpu1, ...], ...}} */
 static void print_sink(void *arg)
 {
 	struct trafficgen_bpf *skel = arg;
 	int fd = bpf_map__fd(skel->maps.sink_count);
+	int ncpus = libbpf_num_possible_cpus();
+	__u64 v[ncpus];
 
 	printf("{");
 	for (int i = 0; i < nifs; i++) {
@@ -424,7 +448,19 @@ static void print_sink(void *arg)
 		printf("%s\"%s\": %llu", i ? ", " : "", ifs[i].name,
 		       (unsigned long long)percpu_sum(fd, &k, sizeof(__u64)));
 	}
-	printf("}\n");
+	printf(", \"percpu\": {");
+	for (int i = 0; i < nifs; i++) {
+		__u32 k = ifs[i].ifindex;
+
+		if (bpf_map_lookup_elem(fd, &k, v))
+			memset(v, 0, sizeof(v));
+		printf("%s\"%s\": [", i ? ", " : "", ifs[i].name);
+		for (int c = 0; c < ncpus; c++)
+			printf("%s%llu", c ? ", " : "",
+			       (unsigned long long)v[c]);
+		printf("]");
+	}
+	printf("}}\n");
 }
 
 static int cmd_sink(int argc, char **argv)
@@ -513,6 +549,40 @@ static int cmd_ref(int argc, char **argv)
 	return 0;
 }
 
+static void print_floor(void *arg)
+{
+	printf("{}\n"); /* no counters: the floor does nothing it need not */
+}
+
+static int cmd_floor(int argc, char **argv)
+{
+	struct bpf_devmap_val tx = { 0 };
+	struct xdp_floor_bpf *skel;
+	uint8_t macs[2 * ETH_ALEN];
+	__u32 k = 0;
+
+	if (argc - optind != 2 || !opt.dmac)
+		die("floor needs --dmac and two interfaces, IN and OUT");
+	parse_mac(opt.dmac, macs);
+	get_ifs(argc, argv);
+	memcpy(macs + ETH_ALEN, ifs[1].mac, ETH_ALEN);
+	skel = xdp_floor_bpf__open();
+	if (!skel)
+		die("open xdp_floor.bpf.o: %s", strerror(errno));
+	memcpy((void *)skel->rodata->floor_macs, macs, sizeof(macs));
+	if (xdp_floor_bpf__load(skel))
+		die("load xdp_floor.bpf.o: %s", strerror(errno));
+	tx.ifindex = ifs[1].ifindex;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.floor_tx), &k, &tx,
+				BPF_ANY))
+		die("floor_tx: egress %s: %s", ifs[1].name, strerror(errno));
+	nifs = 1; /* attached to IN only; OUT just transmits */
+	attach_all(bpf_program__fd(skel->progs.floor_xdp));
+	serve(print_floor, NULL);
+	xdp_floor_bpf__destroy(skel);
+	return 0;
+}
+
 /* --- command line --- */
 
 static const struct command {
@@ -522,11 +592,16 @@ static const struct command {
 } commands[] = {
 	{ "send", cmd_send,
 	  "send --netns NS --dev IF --dmac MAC --src ADDR (--dst ADDR | --dsts "
-	  "FILE)\n       --seconds S [--cpu N] [--dump]   live-frame UDP out of IF\n"
-	  "       (--dump: print one frame, sent nowhere)" },
+	  "FILE)\n       --seconds S [--cpu N] [--start-at T] [--dump]   "
+	  "live-frame UDP out of IF\n"
+	  "       (--dump: print one frame, sent nowhere; --start-at: wait "
+	  "until\n       CLOCK_MONOTONIC T)" },
 	{ "sink", cmd_sink, "sink --netns NS IF...   count and drop (XDP)" },
 	{ "ref", cmd_ref,
 	  "ref --netns NS IF...    bpf_fib_lookup reference router (XDP)" },
+	{ "floor", cmd_floor,
+	  "floor --netns NS --dmac MAC IN OUT   redirect floor: MACs, devmap "
+	  "redirect\n       from IN to OUT (XDP), no parsing, no lookup" },
 };
 
 static void usage(FILE *out)
@@ -534,8 +609,8 @@ static void usage(FILE *out)
 	fprintf(out, "usage:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  trafficgen %s\n", commands[i].help);
-	fprintf(out, "sink and ref print a JSON line of counters per line read "
-		     "on stdin and\ndetach when stdin closes.\n");
+	fprintf(out, "sink, ref and floor print a JSON line of counters per "
+		     "line read on stdin\nand detach when stdin closes.\n");
 }
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
@@ -556,6 +631,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, 0, 't' },
 		{ "cpu", required_argument, 0, 'c' },
 		{ "dump", no_argument, 0, 'D' },
+		{ "start-at", required_argument, 0, 'S' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 },
 	};
@@ -585,6 +661,7 @@ int main(int argc, char **argv)
 		case 't': opt.seconds = atof(optarg); break;
 		case 'c': opt.cpu = atoi(optarg); break;
 		case 'D': opt.dump = 1; break;
+		case 'S': opt.start_at = atof(optarg); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
