@@ -895,21 +895,30 @@ def report_scaling(scale):
               f"{r['pattern']} {r['generators']} gen.: {r['flag']}")
 
 
-def read_micro(path):
+def read_micro(path, fpmd_col="fast"):
     """Rows of tests/bench_lookup's table: (af, routes, pattern, fpmd ns,
-    ref ns), for the plot."""
+    ref ns), for the plot. The columns are found by their header names
+    ("fast ns": fpmd's default tables, "ref ns")."""
     mult = {"": 1, "k": 1000, "M": 1000000}
-    rows = []
+    rows, cols = [], None
     with open(path) as f:
         for line in f:
             c = [x.strip() for x in line.strip().strip("|").split("|")]
-            if len(c) >= 5 and c[0] in ("ipv4", "ipv6") and \
-                    c[2] in ("spread", "hot"):
+            if c[:3] == ["family", "routes", "destinations"]:
+                cols = (c.index(f"{fpmd_col} ns") if f"{fpmd_col} ns" in c
+                        else None, c.index("ref ns") if "ref ns" in c
+                        else None)
+                if None in cols:
+                    cols = None
+                continue
+            if cols and len(c) > max(cols) and \
+                    c[0] in ("ipv4", "ipv6") and c[2] in ("spread", "hot"):
                 n = c[1]
                 try:
                     rows.append((int(c[0][3]), int(n.rstrip("kM")) *
                                  mult[n[-1] if n[-1] in "kM" else ""],
-                                 c[2], float(c[3]), float(c[4])))
+                                 c[2], float(c[cols[0]]),
+                                 float(c[cols[1]])))
                 except ValueError:
                     continue
     return rows
