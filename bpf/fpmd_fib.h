@@ -94,6 +94,103 @@ struct {
 	__array(values, struct rules_chunk);
 } rules_v4 SEC(".maps");
 
+/* IPv4 DXR (fpmd_maps.h). Set by the loader: dxr_dir and dxr_val get
+ * their full size and dxr_rng its chunks only with that algorithm. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_DIR);
+	__type(key, __u32);
+	__type(value, __u64);
+} dxr_dir SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_VAL_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} dxr_val SEC(".maps");
+
+struct dxr_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_CHUNK_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct dxr_chunk);
+} dxr_rng SEC(".maps");
+
+/* Range i of a chunk (two per word). */
+static __always_inline __u32 dxr_range(void *chunk, __u32 i)
+{
+	__u32 k = i >> 1;
+	__u64 *w = bpf_map_lookup_elem(chunk, &k);
+
+	return w ? (__u32)(*w >> (32 * (i & 1))) : 0;
+}
+
+struct dxr_search {
+	void *chunk;
+	__u32 base, lo, hi, key;
+};
+
+/* One step of the binary search (bpf_loop: the verifier checks it once,
+ * where an unrolled 16-step search with data-dependent bounds explodes
+ * its state count). */
+static int dxr_step(__u32 i, void *arg)
+{
+	struct dxr_search *s = arg;
+	__u32 mid;
+
+	if (s->hi - s->lo <= 1)
+		return 1;
+	mid = (s->lo + s->hi) >> 1;
+	if (dxr_range(s->chunk, s->base + mid) >> 16 <= s->key)
+		s->lo = mid;
+	else
+		s->hi = mid;
+	return 0;
+}
+
+/* The value index of the range holding key among the n >= 2 ranges from
+ * base (never across a chunk). */
+static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
+{
+	__u32 c = base >> 16;
+	struct dxr_search s = { .base = base & 0xffff, .hi = n, .key = key };
+
+	s.chunk = bpf_map_lookup_elem(&dxr_rng, &c);
+	if (!s.chunk)
+		return 0;
+	bpf_loop(17, dxr_step, &s, 0);
+	return dxr_range(s.chunk, s.base + s.lo) & 0xffff;
+}
+
+/* addr in network order. */
+static __always_inline __u32 dxr_lookup(__u32 addr)
+{
+	__u32 a = bpf_ntohl(addr), j = a >> 16, vi;
+	__u64 *d = bpf_map_lookup_elem(&dxr_dir, &j), e;
+
+	if (!d)
+		return 0;
+	e = *d; /* one load: the entry and its ranges belong together */
+	if (e & FPMD_DXR_U)
+		vi = e & 0xffff;
+	else
+		vi = dxr_find((__u32)e, (e >> 32) & 0x7fffffff, a & 0xffff);
+	j = vi >> 1;
+	d = bpf_map_lookup_elem(&dxr_val, &j);
+	return d ? (__u32)(*d >> (32 * (vi & 1))) : 0;
+}
+
 /* A chunk of slots_v6; fpmd creates them and fills the outer map. Sizes,
  * not types: clang leaves a struct reached only through the outer map's
  * pointer a forward declaration in BTF. */
