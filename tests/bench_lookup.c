@@ -2,10 +2,13 @@
 /*
  * Lookup micro-benchmark, run by hand as root (not part of make check):
  *
- *   tests/bench_lookup [--quick] [--dxr]
+ *   tests/bench_lookup [--quick] [--dxr] [--nexthops N]
  *
  * --dxr: the fast program's IPv4 table is DXR (fpmd/fib/fib4c.c) instead
- * of DIR-24-8; only the lookup results are printed.
+ * of DIR-24-8; only the lookup results are printed. --nexthops N: the
+ * fast tables' routes point at N nexthops (identical ones, so every
+ * program's verdicts stay the same) instead of one, which a compressed
+ * table would collapse.
  *
  * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program built
  * for the LPM tries and built for the fast tables (DIR-24-8 for IPv4,
@@ -145,6 +148,7 @@ static double floor_spread[NPROG], floor_hot[NPROG];
 static struct fib4 fib4;
 static struct fib4c fib4c; /* --dxr */
 static int dxr_opt;
+static unsigned nexthops_opt = 1;
 static struct fib6 fib6;
 
 static void progress(const char *fmt, ...)
@@ -635,7 +639,7 @@ static void setup_nexthop(int fd, int groups_fd, const struct family *v4)
 	memcpy(nh.smac, mac_out, ETH_ALEN);
 	inet_pton(AF_INET, v4->gw, nh.gw);
 	ret = nhtab_open(&t, fd, groups_fd, false);
-	if (!ret)
+	for (; !ret && idx < nexthops_opt; idx++)
 		ret = nhtab_nexthop_write(&t, idx, &nh);
 	if (ret)
 		die("nexthops: %s", strerror(-ret));
@@ -905,7 +909,11 @@ static double fast_put(const struct family *f, size_t from, size_t to)
 	double t = now();
 
 	for (size_t i = from; i < to; i++) {
-		int ret = f->af == AF_INET && dxr_opt ?
+		int ret;
+
+		/* route i's nexthop: spread at random (the routes are) */
+		val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i % nexthops_opt);
+		ret = f->af == AF_INET && dxr_opt ?
 				  fib4c_add(&fib4c, f->r[i].addr, f->r[i].len,
 					    val) :
 			  f->af == AF_INET ?
@@ -1004,7 +1012,8 @@ static void usage(FILE *out)
 		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
 		"  and LPM trie insertion rates; needs root.\n"
 		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
-		"  --dxr    IPv4 fast table DXR (fib4c.c); lookup results only\n");
+		"  --dxr    IPv4 fast table DXR (fib4c.c); lookup results only\n"
+		"  --nexthops N  fast tables' routes over N nexthops (1)\n");
 }
 
 /* fpmd's program, built for the LPM tries or for the fast tables. */
@@ -1221,6 +1230,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "quick", no_argument, 0, 'q' },
 		{ "dxr", no_argument, 0, 'x' },
+		{ "nexthops", required_argument, 0, 'n' },
 		{ "help", no_argument, 0, 'h' },
 		{ 0 },
 	};
@@ -1271,6 +1281,11 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			dxr_opt = 1;
+			break;
+		case 'n':
+			nexthops_opt = (unsigned)atoi(optarg);
+			if (nexthops_opt < 1 || nexthops_opt > 4096)
+				die("--nexthops: 1 to 4096");
 			break;
 		case 'h':
 			usage(stdout);
@@ -1437,10 +1452,27 @@ report:
 	       OUTLIER_NS, outliers, samples);
 	print_targets(res, nres);
 	if (dxr_opt) {
+		uint64_t nr = fib4c.nrules;
+
 		printf("fast = DXR for IPv4 (fpmd/fib/fib4c.c): %llu ranges, "
-		       "%.2f MiB of lookup maps.\n",
+		       "%.2f MiB of lookup maps, %.2f MiB of rules_v4.\n",
 		       (unsigned long long)fib4c.ranges,
-		       fib4c_map_bytes(&fib4c) / 1048576.0);
+		       fib4c_map_bytes(&fib4c) / 1048576.0,
+		       fib4c_rules_bytes(&fib4c) / 1048576.0);
+		/* A restart: adopt, rebuild what differs (nothing). */
+		t = now();
+		fib4c_close(&fib4c);
+		ret = fib4_open_on(ff, v4.n, true);
+		if (!ret)
+			ret = fib4c_commit(&fib4c);
+		if (ret || fib4c.nrules != nr || fib4c.entry_writes)
+			die("DXR adoption: %s, %u of %llu prefixes, %llu writes",
+			    strerror(-ret), fib4c.nrules,
+			    (unsigned long long)nr,
+			    (unsigned long long)fib4c.entry_writes);
+		printf("DXR adoption of %llu prefixes (restart): %.2f s, no "
+		       "entry rewritten.\n",
+		       (unsigned long long)nr, now() - t);
 		return 0;
 	}
 

@@ -1334,14 +1334,18 @@ static void case_dxr_bulk(void)
 		fail("adoption rewrote %llu entries",
 		     (unsigned long long)f4c.entry_writes);
 	check("after adoption");
-	printf("dxr-bulk: %zu prefixes loaded in %.3f s (%.0f/s, commit "
-	       "every 256), %zu deleted in %.3f s (%.0f/s); %llu ranges, "
-	       "%.2f MiB of lookup maps\n",
-	       n, tload, n / tload, n / 2, tdel, n / 2 / tdel,
-	       (unsigned long long)f4c.ranges,
-	       fib4c_map_bytes(&f4c) / 1048576.0);
-	free(r);
-	finish();
+	{
+		uint64_t ranges = f4c.ranges;
+		double mib = fib4c_map_bytes(&f4c) / 1048576.0;
+
+		free(r);
+		finish();
+		printf("  %zu prefixes loaded in %.3f s (%.0f/s, commit every "
+		       "256), %zu deleted in %.3f s (%.0f/s); %llu ranges, "
+		       "%.2f MiB of lookup maps\n",
+		       n, tload, n / tload, n / 2, tdel, n / 2 / tdel,
+		       (unsigned long long)ranges, mib);
+	}
 }
 
 static const struct fcase {
