@@ -1348,6 +1348,77 @@ static void case_dxr_bulk(void)
 	}
 }
 
+/*
+ * Range space comes back: 250k BGP-like prefixes loaded in batches leave
+ * blocks behind; deleting two thirds leaves more. Chunks must be emptied
+ * and dropped (fib4c.c compact()) while every lookup stays right.
+ */
+static void case_dxr_compact(void)
+{
+	const size_t n = 250000; /* rules_v4 holds 1 << 18 here */
+	struct fg_route *r = calloc(n, sizeof(*r));
+	uint64_t peak, allowed;
+	uint8_t a[16];
+	char step[64];
+
+	dxr = true;
+	if (!r || !fg_gen(r, n, 64, 11))
+		fail("out of memory");
+	start(4, 64);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = htonl(r[i].addr);
+
+		memset(a, 0, 16);
+		memcpy(a, &h, 4);
+		if (add_new(a, (int)r[i].len,
+			    FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, r[i].nh + 1)))
+			fail("add %zu failed", i);
+		if (i % 1000 == 999)
+			fib4c_commit(&f4c);
+	}
+	check("250k loaded in batches");
+	peak = fib4c_map_bytes(&f4c);
+	for (size_t i = 0; i < 2 * n / 3; i++) {
+		size_t k = rnd() % nlive;
+
+		oracle_del(live[k].addr, live[k].len);
+		if (fib4c_del(&f4c, live[k].addr, live[k].len))
+			fail("delete failed");
+		live[k] = live[--nlive];
+		if (i % 1000 == 999) {
+			fib4c_commit(&f4c);
+			if (i % 50000 == 49999) {
+				snprintf(step, sizeof(step),
+					 "%zu deleted, %llu chunks emptied",
+					 i + 1,
+					 (unsigned long long)f4c.evacuated);
+				check_step(step);
+			}
+		}
+	}
+	for (int i = 0; i < 64; i++)
+		fib4c_commit(&f4c); /* settle: one chunk at a time */
+	check("two thirds deleted, settled");
+	/* At most two chunks' worth free (plus the one being filled). */
+	allowed = (uint64_t)FPMD_DXR_DIR * 8 + (uint64_t)FPMD_DXR_VAL_WORDS * 8 +
+		  ((f4c.ranges + FPMD_DXR_CHUNK_RANGES - 1) /
+			   FPMD_DXR_CHUNK_RANGES +
+		   3) * FPMD_DXR_CHUNK_RANGES * 4;
+	if (!f4c.evacuated || fib4c_map_bytes(&f4c) > allowed ||
+	    fib4c_map_bytes(&f4c) >= peak)
+		fail("range space not given back: %.2f MiB at the peak, %.2f "
+		     "MiB now for %llu ranges (at most %.2f), %llu chunks "
+		     "emptied",
+		     peak / 1048576.0, fib4c_map_bytes(&f4c) / 1048576.0,
+		     (unsigned long long)f4c.ranges, allowed / 1048576.0,
+		     (unsigned long long)f4c.evacuated);
+	close_tables();
+	open_tables(64, true);
+	check("after adoption");
+	free(r);
+	finish();
+}
+
 static const struct fcase {
 	const char *name;
 	void (*run)(void);
@@ -1367,6 +1438,7 @@ static const struct fcase {
 	{ "dxr-adopt", case_dxr_adopt },
 	{ "dxr-values-full", case_dxr_values_full },
 	{ "dxr-bulk", case_dxr_bulk },
+	{ "dxr-compact", case_dxr_compact },
 	{ "ipv6-random", case_v6_random },
 	{ "ipv6-covering", case_v6_covering },
 	{ "ipv6-markers", case_v6_markers },

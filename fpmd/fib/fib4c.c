@@ -398,6 +398,8 @@ static void fl_push(struct fib4c *f, uint32_t k, uint32_t base)
 {
 	struct fib4c_flist *l = &f->fl[k];
 
+	f->clive[base / FPMD_DXR_CHUNK_RANGES] -= cls_size(k);
+
 	if (l->n == l->cap) {
 		uint32_t cap = l->cap ? l->cap * 2 : 16;
 		uint32_t *v = realloc(l->v, cap * 4);
@@ -442,16 +444,23 @@ static int64_t rng_alloc(struct fib4c *f, uint32_t n)
 	uint32_t k = cls(n), sz = cls_size(k);
 	int ret;
 
-	if (f->fl[k].n) {
+	while (f->fl[k].n) {
+		uint32_t b = f->fl[k].v[--f->fl[k].n];
+
+		if (b / FPMD_DXR_CHUNK_RANGES + 1 == f->evac)
+			continue; /* that chunk is being emptied */
 		f->ranges += n;
-		return f->fl[k].v[--f->fl[k].n];
+		f->clive[b / FPMD_DXR_CHUNK_RANGES] += sz;
+		return b;
 	}
 	while (f->cur < f->rc.max_chunks) {
-		if (f->top[f->cur] + sz <= FPMD_DXR_CHUNK_RANGES) {
+		if (f->cur + 1 != f->evac &&
+		    f->top[f->cur] + sz <= FPMD_DXR_CHUNK_RANGES) {
 			ret = chunks_get(&f->rc, f->cur, true);
 			if (ret)
 				return ret;
 			f->top[f->cur] += sz;
+			f->clive[f->cur] += sz;
 			f->ranges += n;
 			return (int64_t)f->cur * FPMD_DXR_CHUNK_RANGES +
 			       f->top[f->cur] - sz;
@@ -550,6 +559,7 @@ static int rebuild(struct fib4c *f, uint32_t j, uint32_t *tmp)
 	if (n == 1)
 		e = FPMD_DXR_U | (tmp[0] & 0xffff);
 	else if (is_block(old) && blk_n(old) == n &&
+		 (uint32_t)old / FPMD_DXR_CHUNK_RANGES + 1 != f->evac &&
 		 !memcmp(rng_mem(f, (uint32_t)old), tmp, n * 4))
 		e = old;
 	else {
@@ -573,6 +583,66 @@ static int rebuild(struct fib4c *f, uint32_t j, uint32_t *tmp)
 		publish(f, j);
 	else
 		f->dflag[j] |= DF_DEFER;
+	return 0;
+}
+
+/*
+ * Range space comes back by emptying chunks: when more than two chunks'
+ * worth is free (blocks left behind by /16s that grew or shrank), the
+ * chunk with the fewest live ranges is emptied: its /16s are rebuilt
+ * elsewhere, and once its last block is past its grace the chunk is
+ * dropped (one RCU grace period). One chunk at a time.
+ */
+static int compact(struct fib4c *f)
+{
+	uint64_t free_r = 0;
+	uint32_t best = UINT32_MAX, e;
+
+	if (f->evac) {
+		e = f->evac - 1;
+		if (f->clive[e])
+			return 0;
+		/* Empty: forget its free blocks, then drop it. */
+		for (uint32_t k = 0; k < FIB4C_NCLASS; k++) {
+			struct fib4c_flist *l = &f->fl[k];
+			uint32_t w = 0;
+
+			for (uint32_t i = 0; i < l->n; i++)
+				if (l->v[i] / FPMD_DXR_CHUNK_RANGES != e)
+					l->v[w++] = l->v[i];
+			l->n = w;
+		}
+		f->top[e] = 0;
+		f->clive[e] = 0;
+		chunks_drop(&f->rc, e);
+		if (e < f->cur)
+			f->cur = e;
+		f->evac = 0;
+		f->evacuated++;
+		return chunks_commit(&f->rc, 1);
+	}
+	for (uint32_t c = 0; c < f->rc.max_chunks; c++) {
+		if (!chunks_present(&f->rc, c) || c == f->cur)
+			continue;
+		free_r += FPMD_DXR_CHUNK_RANGES - f->clive[c];
+		if (best == UINT32_MAX || f->clive[c] < f->clive[best])
+			best = c;
+	}
+	if (best == UINT32_MAX || free_r <= 2 * FPMD_DXR_CHUNK_RANGES)
+		return 0;
+	f->evac = best + 1;
+	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++) {
+		uint64_t d = f->dir[j];
+
+		if (is_block(d) && blk_n(d) &&
+		    (uint32_t)d / FPMD_DXR_CHUNK_RANGES == best) {
+			if (!(f->dflag[j] & DF_LISTED)) {
+				f->dflag[j] |= DF_LISTED;
+				f->dlist[f->ndlist++] = j;
+			}
+			f->dflag[j] |= DF_STALE;
+		}
+	}
 	return 0;
 }
 
@@ -608,6 +678,8 @@ int fib4c_commit(struct fib4c *f)
 		for (uint32_t i = 0; i < f->nvdead; i++)
 			later(f, f->vdead[i], 0);
 		f->nvdead = 0;
+		if (!ret && !f->adopting)
+			ret = compact(f);
 	}
 	return ret;
 }

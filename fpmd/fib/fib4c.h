@@ -75,7 +75,9 @@ struct fib4c {
 	uint32_t *dlist, ndlist; /* /16s with a flag set */
 	/* range space */
 	uint32_t *top;  /* per chunk: ranges handed out from the bottom */
+	uint32_t *clive; /* per chunk: ranges not in a free list */
 	uint32_t cur;   /* chunk being filled */
+	uint32_t evac;  /* chunk being emptied + 1, 0: none */
 	struct fib4c_flist *fl; /* free blocks per size class */
 	struct fib4c_later *later;
 	uint32_t nlater, later_head, later_cap;
@@ -88,12 +90,14 @@ struct fib4c {
 	uint64_t entry_writes; /* dxr_dir entries, ranges, values written */
 	uint64_t ranges;       /* ranges in use */
 	uint64_t rebuilds;     /* /16s rebuilt */
+	uint64_t evacuated;    /* range chunks emptied and dropped */
 };
 
 /* Per /16 flags (fib4c.dflag). */
 #define FIB4C_STALE 0x1  /* to rebuild at the commit */
 #define FIB4C_DEFER 0x2  /* built, waits for its chunk to go live */
 #define FIB4C_LISTED 0x4 /* in dlist */
+#define FIB4C_MOVE 0x8   /* rebuild into new space even if unchanged */
 
 /* Range blocks come in size classes: exact up to 64, then steps of 32. */
 #define FIB4C_NCLASS (64 + (FPMD_DXR_CHUNK_RANGES - 64) / 32 + 1)

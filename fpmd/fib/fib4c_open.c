@@ -82,6 +82,7 @@ static int take_live(struct fib4c *f)
 			used[i / 64] |= 1ull << (i % 64);
 		if (off + sz > f->top[c])
 			f->top[c] = off + sz;
+		f->clive[c] += sz;
 		f->dir[j] = e;
 		f->ranges += n;
 	}
@@ -236,7 +237,8 @@ int fib4c_open(struct fib4c *f, const struct fib4c_maps *m, uint32_t nslots,
 	}
 	nrc = f->rc.max_chunks;
 	f->top = calloc(nrc + 1, 4);
-	if (!f->top) {
+	f->clive = calloc(nrc + 1, 4);
+	if (!f->top || !f->clive) {
 		ret = -ENOMEM;
 		goto fail_chunks;
 	}
@@ -289,6 +291,6 @@ void fib4c_close(struct fib4c *f)
 	free(f->t8), free(f->l8), free(f->gfree), free(f->pfx);
 	free(f->vals), free(f->vref), free(f->vhash), free(f->vfree);
 	free(f->vdead), free(f->dir), free(f->dflag), free(f->dlist);
-	free(f->top), free(f->later), free(f->slot_used), free(f->chunk_rules);
+	free(f->top), free(f->clive), free(f->later), free(f->slot_used), free(f->chunk_rules);
 	memset(f, 0, sizeof(*f));
 }
