@@ -62,6 +62,9 @@ CH(xr_ch, wchunk);
  * of the one before (zero is 0, unknown to the compiler), so lookups
  * cannot overlap in the CPU: latency, as one packet per run sees it. */
 __u32 nblk, verify, dep, zero;
+/* Lookups per run: FP_BATCH, or 1 for one lookup per BPF_PROG_TEST_RUN
+ * call (as bench_lookup sends one packet per call). */
+__u32 batch = FP_BATCH;
 __u32 pos;
 __u64 sink;
 
@@ -217,7 +220,7 @@ struct run {
 		if (!r.b)                                               \
 			return XDP_ABORTED;                             \
 		r.o = p * FP_BATCH;                                     \
-		bpf_loop(FP_BATCH, name##_one, &r, 0);                  \
+		bpf_loop(batch, name##_one, &r, 0);                     \
 		sink += r.sum;                                          \
 		return XDP_DROP;                                        \
 	}
