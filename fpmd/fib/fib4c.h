@@ -134,9 +134,13 @@ int fib4c_del(struct fib4c *f, const uint8_t addr[4], uint8_t len);
  * -errno (what failed stays pending for the next commit). */
 int fib4c_commit(struct fib4c *f);
 
+/* Work for fib4c_commit(): stale /16s, new chunks, and space or value
+ * indexes waiting for their grace (a chunk being emptied drops only once
+ * they are reaped). */
 static inline bool fib4c_pending(const struct fib4c *f)
 {
-	return f->ndlist || chunks_dirty(&f->rulec) || chunks_dirty(&f->rc);
+	return f->ndlist || chunks_dirty(&f->rulec) || chunks_dirty(&f->rc) ||
+	       f->nlater || f->nvdead || f->evac;
 }
 
 /* What the fast path finds for addr now (route value, 0: none). */
