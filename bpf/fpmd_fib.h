@@ -136,41 +136,34 @@ static __always_inline __u32 dxr_range(void *chunk, __u32 i)
 	return w ? (__u32)(*w >> (32 * (i & 1))) : 0;
 }
 
-struct dxr_search {
-	void *chunk;
-	__u32 base, lo, hi, key;
-};
-
-/* One step of the binary search (bpf_loop: the verifier checks it once,
- * where an unrolled 16-step search with data-dependent bounds explodes
- * its state count). */
-static int dxr_step(__u32 i, void *arg)
-{
-	struct dxr_search *s = arg;
-	__u32 mid;
-
-	if (s->hi - s->lo <= 1)
-		return 1;
-	mid = (s->lo + s->hi) >> 1;
-	if (dxr_range(s->chunk, s->base + mid) >> 16 <= s->key)
-		s->lo = mid;
-	else
-		s->hi = mid;
-	return 0;
-}
-
-/* The value index of the range holding key among the n >= 2 ranges from
- * base (never across a chunk). */
+/*
+ * The value index of the range holding key among the n >= 2 ranges from
+ * base (never across a chunk): the last range whose start <= key, by
+ * descending powers of two. Branch-free steps (0/1 from sign bits, no
+ * data-dependent jumps), so the verifier walks one path, not 2^16: six
+ * steps when n <= 64 (nearly every /16), sixteen otherwise.
+ */
 static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
 {
-	__u32 c = base >> 16;
-	struct dxr_search s = { .base = base & 0xffff, .hi = n, .key = key };
+	__u32 c = base >> 16, lo = 0;
+	void *chunk = bpf_map_lookup_elem(&dxr_rng, &c);
 
-	s.chunk = bpf_map_lookup_elem(&dxr_rng, &c);
-	if (!s.chunk)
+	if (!chunk)
 		return 0;
-	bpf_loop(17, dxr_step, &s, 0);
-	return dxr_range(s.chunk, s.base + s.lo) & 0xffff;
+	base &= 0xffff;
+#pragma unroll
+	for (int b = 15; b >= 0; b--) {
+		__u32 s = 1u << b, i, ok, le;
+
+		if (b >= 6 && n <= 64)
+			continue;
+		i = lo + s;
+		ok = (i - n) >> 31;	   /* i < n (both < 2^31) */
+		i *= ok;		   /* else read range 0, unused */
+		le = ((key - (dxr_range(chunk, base + i) >> 16)) >> 31) ^ 1;
+		lo += s * (ok & le);	   /* start <= key: go right */
+	}
+	return dxr_range(chunk, base + lo) & 0xffff;
 }
 
 /* addr in network order. */
