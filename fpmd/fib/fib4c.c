@@ -50,10 +50,10 @@ void fib4c_size(struct bpf_object *obj, uint32_t nslots)
 	bpf_map__set_max_entries(dir, FPMD_DXR_DIR);
 	bpf_map__set_max_entries(val, FPMD_DXR_VAL_WORDS);
 	/* ~1.8 ranges per prefix in a full table, room to build aside */
-	bpf_map__set_max_entries(rng, (uint32_t)((uint64_t)nslots * 3 /
-						 FPMD_DXR_CHUNK_RANGES) + 4);
+	bpf_map__set_max_entries(
+	    rng, (uint32_t)((uint64_t)nslots * 3 / FPMD_DXR_CHUNK_RANGES) + 4);
 	bpf_map__set_max_entries(rl, (nslots + FPMD_RULES_CHUNK - 1) /
-					     FPMD_RULES_CHUNK);
+					 FPMD_RULES_CHUNK);
 }
 
 void fib4c_maps_of(struct bpf_object *obj, struct fib4c_maps *m)
@@ -125,7 +125,8 @@ static int paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
 				for (int k = 0; k < 256; k++)
 					if (own(f->l8[g * 256 + k], l1, only)) {
 						f->t8[g * 256 + k] = vi;
-						f->l8[g * 256 + k] = (uint8_t)l1;
+						f->l8[g * 256 + k] =
+						    (uint8_t)l1;
 					}
 				if (own(f->l24[i], l1, only))
 					f->l24[i] = (uint8_t)l1;
@@ -318,7 +319,7 @@ static void later(struct fib4c *f, uint32_t base, uint32_t n)
 		f->later_cap = cap;
 	}
 	f->later[(f->later_head + f->nlater++) % f->later_cap] =
-		(struct fib4c_later){ base, n, mono_ns() };
+	    (struct fib4c_later){ base, n, mono_ns() };
 }
 
 /* ---- the value table ---- */

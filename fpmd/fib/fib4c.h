@@ -43,8 +43,8 @@ struct fib4c_flist {
 };
 
 struct fib4c_pfx {
-	uint64_t key; /* (addr << 8 | len) + 1; 0: empty */
-	uint32_t vi;  /* value index */
+	uint64_t key;  /* (addr << 8 | len) + 1; 0: empty */
+	uint32_t vi;   /* value index */
 	uint32_t slot; /* in rules_v4 */
 };
 
@@ -64,8 +64,8 @@ struct fib4c {
 	uint32_t *vdead, nvdead; /* unreferenced: their grace starts once
 				  * no /16 is left to rebuild */
 	/* the maps */
-	uint64_t *dmap;  /* dxr_dir, mapped */
-	uint32_t *vmap;  /* dxr_val, mapped */
+	uint64_t *dmap;	     /* dxr_dir, mapped */
+	uint32_t *vmap;	     /* dxr_val, mapped */
 	struct chunks rc;    /* dxr_rng's chunks (mapped) */
 	struct chunks rulec; /* rules_v4's chunks (mapped) */
 	/* per /16: the entry as built (dmap may still hold the previous one
@@ -74,10 +74,10 @@ struct fib4c {
 	uint8_t *dflag;
 	uint32_t *dlist, ndlist; /* /16s with a flag set */
 	/* range space */
-	uint32_t *top;  /* per chunk: ranges handed out from the bottom */
+	uint32_t *top;	 /* per chunk: ranges handed out from the bottom */
 	uint32_t *clive; /* per chunk: ranges not in a free list */
-	uint32_t cur;   /* chunk being filled */
-	uint32_t evac;  /* chunk being emptied + 1, 0: none */
+	uint32_t cur;	 /* chunk being filled */
+	uint32_t evac;	 /* chunk being emptied + 1, 0: none */
 	struct fib4c_flist *fl; /* free blocks per size class */
 	struct fib4c_later *later;
 	uint32_t nlater, later_head, later_cap;
@@ -94,10 +94,10 @@ struct fib4c {
 };
 
 /* Per /16 flags (fib4c.dflag). */
-#define FIB4C_STALE 0x1  /* to rebuild at the commit */
-#define FIB4C_DEFER 0x2  /* built, waits for its chunk to go live */
+#define FIB4C_STALE 0x1	 /* to rebuild at the commit */
+#define FIB4C_DEFER 0x2	 /* built, waits for its chunk to go live */
 #define FIB4C_LISTED 0x4 /* in dlist */
-#define FIB4C_MOVE 0x8   /* rebuild into new space even if unchanged */
+#define FIB4C_MOVE 0x8	 /* rebuild into new space even if unchanged */
 
 /* Range blocks come in size classes: exact up to 64, then steps of 32. */
 #define FIB4C_NCLASS (64 + (FPMD_DXR_CHUNK_RANGES - 64) / 32 + 1)

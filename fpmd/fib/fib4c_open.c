@@ -60,7 +60,8 @@ static int take_live(struct fib4c *f)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++) {
 		uint64_t e = f->dmap[j];
-		uint32_t n = (uint32_t)(e >> 32) & 0x7fffffff, base = (uint32_t)e;
+		uint32_t n = (uint32_t)(e >> 32) & 0x7fffffff,
+			 base = (uint32_t)e;
 		uint32_t c = base / FPMD_DXR_CHUNK_RANGES;
 		uint32_t off = base % FPMD_DXR_CHUNK_RANGES, sz;
 
@@ -96,8 +97,9 @@ static int take_live(struct fib4c *f)
 				i++;
 				continue;
 			}
-			while (i + g < f->top[c] &&
-			       !(used[(at + g) / 64] & (1ull << ((at + g) % 64))))
+			while (
+			    i + g < f->top[c] &&
+			    !(used[(at + g) / 64] & (1ull << ((at + g) % 64))))
 				g++;
 			i += g;
 			while (g) {
@@ -291,6 +293,7 @@ void fib4c_close(struct fib4c *f)
 	free(f->t8), free(f->l8), free(f->gfree), free(f->pfx);
 	free(f->vals), free(f->vref), free(f->vhash), free(f->vfree);
 	free(f->vdead), free(f->dir), free(f->dflag), free(f->dlist);
-	free(f->top), free(f->clive), free(f->later), free(f->slot_used), free(f->chunk_rules);
+	free(f->top), free(f->clive), free(f->later), free(f->slot_used),
+	    free(f->chunk_rules);
 	memset(f, 0, sizeof(*f));
 }

@@ -20,7 +20,7 @@
 struct fg_route {
 	uint32_t addr; /* host order, masked to len */
 	uint32_t len;
-	uint32_t nh;   /* 0 .. nnh - 1 */
+	uint32_t nh; /* 0 .. nnh - 1 */
 };
 
 /* Prefix length mix in 1/10000 (bench_lookup's v4_mix, /24 lowered by

@@ -97,7 +97,8 @@ static void h_del(uint32_t a, int len)
 			break;
 		size_t h = h_slot(hk[j]);
 
-		if ((j > i && (h <= i || h > j)) || (j < i && h <= i && h > j)) {
+		if ((j > i && (h <= i || h > j)) ||
+		    (j < i && h <= i && h > j)) {
 			hk[i] = hk[j];
 			hv[i] = hv[j];
 			i = j;
@@ -109,7 +110,7 @@ static void h_del(uint32_t a, int len)
 static void shadow_reset(size_t nroutes)
 {
 	free(t24), free(l24), free(t8), free(l8), free(gfree), free(hk),
-		free(hv);
+	    free(hv);
 	t24 = calloc(1u << 24, 4);
 	l24 = calloc(1u << 24, 1);
 	gcap = 1024;
@@ -262,8 +263,8 @@ static uint32_t vec_alloc(struct vec *v, size_t n)
 
 /* --- Poptrie, s = 18 --- */
 
-static uint32_t *pd;          /* 2^18 direct entries */
-static uint32_t *pd_size;     /* nodes + leaves behind each, for garbage */
+static uint32_t *pd;	  /* 2^18 direct entries */
+static uint32_t *pd_size; /* nodes + leaves behind each, for garbage */
 static struct vec pn = { .esz = sizeof(struct fp_node) };
 static struct vec pl = { .esz = 2 };
 
@@ -300,7 +301,7 @@ static size_t pop_node(uint32_t idx, int lvl, uint32_t x, uint32_t off)
 		if (pop_child(lvl, x, off, c, &v)) {
 			vec |= 1ull << c;
 			xs[__builtin_popcountll(vec) - 1] =
-				lvl == 0 ? v & ~FP_T8 : x;
+			    lvl == 0 ? v & ~FP_T8 : x;
 			offs[__builtin_popcountll(vec) - 1] = c * 4;
 			prev_leaf = 0;
 			continue;
@@ -362,8 +363,9 @@ static uint32_t pop_lookup_c(uint32_t a)
 		return d & 0xffff;
 	for (int lvl = 0; lvl < 3; lvl++) {
 		struct fp_node *n = &PN(idx);
-		int v = lvl == 0 ? (a >> 8) & 63 : lvl == 1 ? (a >> 2) & 63 :
-							       a & 3;
+		int v = lvl == 0   ? (a >> 8) & 63
+			: lvl == 1 ? (a >> 2) & 63
+				   : a & 3;
 		uint64_t m = ~0ull >> (63 - v);
 
 		if ((n->vec >> v) & 1) {
@@ -447,9 +449,8 @@ static uint32_t dxr_lookup_c(uint32_t a)
 /* --- BPF --- */
 
 static const char *prog_names[FP_NPROG] = {
-	"floor (no lookup)", "DIR-24-8 big",  "DIR-24-8 chunks",
-	"Poptrie big",	      "Poptrie chunks", "DXR big",
-	"DXR chunks",
+	"floor (no lookup)", "DIR-24-8 big", "DIR-24-8 chunks", "Poptrie big",
+	"Poptrie chunks",    "DXR big",	     "DXR chunks",
 };
 
 struct table {
@@ -498,8 +499,8 @@ static void ch_fill(struct bpf_map *outer, const void *src, size_t bytes,
 			nb = per * esz;
 		memset(buf, 0, per * esz);
 		memcpy(buf, (const char *)src + off, nb);
-		fds[c] = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, esz, per,
-					NULL);
+		fds[c] =
+		    bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, esz, per, NULL);
 		if (fds[c] < 0)
 			die("chunk: %s", strerror(errno));
 		if (bpf_map_update_batch(fds[c], keys, buf, &cnt, NULL))
@@ -508,8 +509,8 @@ static void ch_fill(struct bpf_map *outer, const void *src, size_t bytes,
 	}
 	__u32 cnt = nch;
 
-	if (nch && bpf_map_update_batch(bpf_map__fd(outer), okeys, fds, &cnt,
-					NULL))
+	if (nch &&
+	    bpf_map_update_batch(bpf_map__fd(outer), okeys, fds, &cnt, NULL))
 		die("outer %s: %s", bpf_map__name(outer), strerror(errno));
 	for (size_t c = 0; c < nch; c++)
 		close(fds[c]);
@@ -532,7 +533,8 @@ static void size_maps(struct fibproto_bpf *s)
 	bpf_map__set_max_entries(s->maps.vals, 65536);
 	bpf_map__set_max_entries(s->maps.t24, 1u << 23);
 	bpf_map__set_max_entries(s->maps.t8, max1(words_of(t8b)));
-	bpf_map__set_max_entries(s->maps.t24_ch, (64u << 20) / (FP_CH_WORDS * 8));
+	bpf_map__set_max_entries(s->maps.t24_ch,
+				 (64u << 20) / (FP_CH_WORDS * 8));
 	bpf_map__set_max_entries(s->maps.t8_ch,
 				 max1(words_of(t8b) / FP_CH_WORDS + 1));
 	bpf_map__set_max_entries(s->maps.pd, 1u << (FP_POP_S - 1));
@@ -586,7 +588,7 @@ static double fill_maps(struct fibproto_bpf *s)
 static int prog_fd(struct fibproto_bpf *s, int p)
 {
 	struct bpf_program *progs[FP_NPROG] = {
-		s->progs.fp_null,   s->progs.fp_d248, s->progs.fp_d248_ch,
+		s->progs.fp_null,   s->progs.fp_d248,	s->progs.fp_d248_ch,
 		s->progs.fp_pop,    s->progs.fp_pop_ch, s->progs.fp_dxr,
 		s->progs.fp_dxr_ch,
 	};
@@ -703,7 +705,8 @@ static void measure(size_t nroutes, struct result *res, int updates)
 	struct fg_route *r = calloc(nroutes, sizeof(*r));
 	size_t nd = (size_t)NDST_BLK * FP_BATCH;
 	uint32_t *spread = malloc(nd * 4), *hot = malloc(nd * 4);
-	double t0, tsh, tpop, tdxr, tfill, sp[2][FP_NPROG][32], ho[2][FP_NPROG][32];
+	double t0, tsh, tpop, tdxr, tfill, sp[2][FP_NPROG][32],
+	    ho[2][FP_NPROG][32];
 	uint64_t st = 42;
 	struct fibproto_bpf *s;
 
@@ -738,7 +741,7 @@ static void measure(size_t nroutes, struct result *res, int updates)
 
 	res->mem[FP_D248] = res->mem[FP_D248_CH] = (64u << 20) + ng * 1024;
 	res->mem[FP_POP] = res->mem[FP_POP_CH] =
-		(4u << FP_POP_S) + pn.n * sizeof(struct fp_node) + pl.n * 2;
+	    (4u << FP_POP_S) + pn.n * sizeof(struct fp_node) + pl.n * 2;
 	res->mem[FP_DXR] = res->mem[FP_DXR_CH] = (8u << FP_DXR_BITS) + xr.n * 4;
 	fprintf(stderr,
 		"%zu routes: %u tbl8 groups, poptrie %zu nodes %zu leaves, "
@@ -818,33 +821,39 @@ static void measure(size_t nroutes, struct result *res, int updates)
 				t[0] += now() - tt;
 				tt = now();
 				for (uint32_t j = 0;
-				     j < (len >= FP_POP_S ? 1u :
-							    1u << (FP_POP_S - len));
+				     j < (len >= FP_POP_S
+					      ? 1u
+					      : 1u << (FP_POP_S - len));
 				     j++)
 					pop_chunk((a >> (32 - FP_POP_S)) + j);
 				t[1] += now() - tt;
 				tt = now();
 				for (uint32_t j = 0;
-				     j < (len >= 16 ? 1u : 1u << (16 - len)); j++)
+				     j < (len >= 16 ? 1u : 1u << (16 - len));
+				     j++)
 					dxr_chunk((a >> 16) + j);
 				t[2] += now() - tt;
 			}
 		}
 		/* Still right after every update. */
 		for (size_t i = 0; i < nd; i++)
-			if (pop_lookup_c(spread[i]) != shadow_lookup(spread[i]) ||
+			if (pop_lookup_c(spread[i]) !=
+				shadow_lookup(spread[i]) ||
 			    dxr_lookup_c(spread[i]) != shadow_lookup(spread[i]))
 				die("lookup of %08x wrong after updates",
 				    spread[i]);
 		printf("\nIncremental updates at %zu routes: %zu adds then "
 		       "the same %zu deletes (new prefixes of the same mix); "
-		       "us per update, each chunk rebuilt aside then switched:\n\n",
+		       "us per update, each chunk rebuilt aside then "
+		       "switched:\n\n",
 		       nroutes, nu, nu);
 		printf("| step | add us | delete us |\n|---|---:|---:|\n");
-		printf("| shadow DIR-24-8 (prefix store, painting) | %.2f | %.2f |\n",
+		printf("| shadow DIR-24-8 (prefix store, painting) | %.2f | "
+		       "%.2f |\n",
 		       tadd[0] / nu * 1e6, tdel[0] / nu * 1e6);
-		printf("| Poptrie: rebuild the changed /18(s) | %.2f | %.2f |\n",
-		       tadd[1] / nu * 1e6, tdel[1] / nu * 1e6);
+		printf(
+		    "| Poptrie: rebuild the changed /18(s) | %.2f | %.2f |\n",
+		    tadd[1] / nu * 1e6, tdel[1] / nu * 1e6);
 		printf("| DXR: rebuild the changed /16(s) | %.2f | %.2f |\n",
 		       tadd[2] / nu * 1e6, tdel[2] / nu * 1e6);
 		printf("\nSpace left behind by %zu updates (to free after a "
@@ -857,19 +866,18 @@ static void measure(size_t nroutes, struct result *res, int updates)
 	free(r), free(spread), free(hot);
 }
 
-static void print_table(const struct result *res, const size_t *sizes,
-			int d)
+static void print_table(const struct result *res, const size_t *sizes, int d)
 {
 	printf("\n%s: ns per lookup inside BPF, median of %d interleaved "
 	       "rounds, net of the floor (the same program, no lookup); %d "
 	       "nexthops; spread = %d destinations over the table, hot = "
 	       "one:\n\n",
 	       d == 2 ? "One lookup per BPF_PROG_TEST_RUN call (4096 calls, "
-			"as bench_lookup sends packets)" :
-	       d      ? "Latency (each lookup's address depends on the result "
-			"before: one packet at a time)" :
-			"Throughput (independent lookups: the CPU overlaps their "
-			"misses)",
+			"as bench_lookup sends packets)"
+	       : d    ? "Latency (each lookup's address depends on the result "
+			"before: one packet at a time)"
+		   : "Throughput (independent lookups: the CPU overlaps their "
+		     "misses)",
 	       rounds, NNH, d == 2 ? 4096 : NDST_BLK * FP_BATCH);
 	printf("| program |");
 	for (int i = 0; i < 4; i++)
@@ -884,9 +892,10 @@ static void print_table(const struct result *res, const size_t *sizes,
 		for (int i = 0; i < 4; i++) {
 			double f = p == FP_NULL ? 0 : 1;
 
-			const double *sp = d == 2 ? res[i].pc_spread :
-						    res[i].spread[d];
-			const double *ho = d == 2 ? res[i].pc_hot : res[i].hot[d];
+			const double *sp =
+			    d == 2 ? res[i].pc_spread : res[i].spread[d];
+			const double *ho =
+			    d == 2 ? res[i].pc_hot : res[i].hot[d];
 
 			printf(" %.1f | %.1f |", sp[p] - f * sp[FP_NULL],
 			       ho[p] - f * ho[FP_NULL]);
@@ -911,7 +920,8 @@ int main(int argc, char **argv)
 	if (quick)
 		rounds = 3;
 	for (int i = 0; i < 4; i++)
-		measure(sizes[i], &res[i], i == 3 ? (quick ? 20000 : 100000) : 0);
+		measure(sizes[i], &res[i],
+			i == 3 ? (quick ? 20000 : 100000) : 0);
 
 	for (int d = 1; d >= 0; d--)
 		print_table(res, sizes, d);
