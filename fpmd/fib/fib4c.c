@@ -701,7 +701,8 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 	p = fib4c_pfind(f, a, len);
 	if (p && f->vals[p->vi] == val)
 		return 0;
-	reap(f, mono_ns());
+	if (!f->adopting)
+		reap(f, mono_ns());
 	vi = val_get(f, val);
 	if (vi < 0)
 		return (int)vi;

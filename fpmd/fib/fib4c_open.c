@@ -115,6 +115,20 @@ static int take_live(struct fib4c *f)
 	return 0;
 }
 
+struct arule {
+	uint32_t a, val, slot;
+	uint8_t len;
+};
+
+static int arule_cmp(const void *x, const void *y)
+{
+	const struct arule *p = x, *q = y;
+
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return (int)p->len - (int)q->len;
+}
+
 static int adopt(struct fib4c *f)
 {
 	int ret = 0;
@@ -147,8 +161,13 @@ static int adopt(struct fib4c *f)
 		}
 		f->vref[vi] = 0;
 	}
-	/* The prefixes. */
-	for (uint32_t s = 0; s < f->nslots && !ret; s++) {
+	/* The prefixes, replayed in address order: the private table is
+	 * then painted front to back (1M in random order: mostly cache
+	 * misses). */
+	struct arule *rs = NULL;
+	size_t nr = 0, cap = 0;
+
+	for (uint32_t s = 0; s < f->nslots; s++) {
 		struct fpmd_rule_v4 *rec;
 		uint32_t c = s / FPMD_RULES_CHUNK, a;
 
@@ -161,20 +180,46 @@ static int adopt(struct fib4c *f)
 		if (!(__atomic_load_n(&rec->flags, __ATOMIC_ACQUIRE) &
 		      FPMD_RULE_F_USED))
 			continue;
-		ret = fib4c_add(f, rec->addr, rec->len, rec->val);
-		if (!ret) {
-			struct fib4c_pfx *p;
+		if (nr == cap) {
+			struct arule *n;
 
-			memcpy(&a, rec->addr, 4);
-			a = __builtin_bswap32(a) &
-			    (rec->len ? ~0u << (32 - rec->len) : 0);
-			p = fib4c_pfind(f, a, rec->len);
+			cap = cap ? cap * 2 : 4096;
+			n = realloc(rs, cap * sizeof(*rs));
+			if (!n) {
+				free(rs);
+				return -ENOMEM;
+			}
+			rs = n;
+		}
+		memcpy(&a, rec->addr, 4);
+		a = __builtin_bswap32(a) &
+		    (rec->len ? ~0u << (32 - rec->len) : 0);
+		rs[nr++] = (struct arule){ a, rec->val, s, rec->len };
+	}
+	qsort(rs, nr, sizeof(*rs), arule_cmp);
+	while ((f->pmask + 1) / 2 < nr) /* no rehash while replaying */
+		f->pmask = f->pmask * 2 + 1;
+	free(f->pfx);
+	f->pfx = calloc((size_t)f->pmask + 1, sizeof(*f->pfx));
+	if (!f->pfx) {
+		free(rs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nr && !ret; i++) {
+		uint32_t n = __builtin_bswap32(rs[i].a), s = rs[i].slot;
+
+		ret = fib4c_add(f, (const uint8_t *)&n, rs[i].len, rs[i].val);
+		if (!ret) {
+			struct fib4c_pfx *p =
+			    fib4c_pfind(f, rs[i].a, rs[i].len);
+
 			if (p)
 				p->slot = s;
 			f->slot_used[s / 64] |= 1ull << (s % 64);
-			f->chunk_rules[c]++;
+			f->chunk_rules[s / FPMD_RULES_CHUNK]++;
 		}
 	}
+	free(rs);
 	/* Indexes no prefix uses: free once the tables no longer name
 	 * them (after the commit below). */
 	for (uint32_t vi = 1; vi < f->vtop; vi++) {
