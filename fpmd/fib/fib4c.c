@@ -1,305 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * IPv4 compact table (DXR D16R) writer: see fib4c.h. Here: the private
- * DIR-24-8 and prefix store, the value table, the range space, the /16
- * rebuilds and their switch, commit, adoption.
+ * IPv4 compact table (DXR D16R) writer: see fib4c.h. Here: the value
+ * table, the range space and its compaction, the /16 rebuilds and their
+ * switch, commit, add / delete, lookups. The private DIR-24-8, prefix
+ * store and rules_v4 slots: fib4c_tbl.c; opening, adoption: fib4c_open.c.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 
-#include "fib/fib4c.h"
+#include "fib/fib4c_priv.h"
 
-#define FIB4C_T8 0x80000000u
 #define DF_STALE FIB4C_STALE
 #define DF_DEFER FIB4C_DEFER
 #define DF_LISTED FIB4C_LISTED
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint32_t mask_of(int len)
-{
-	return len ? ~0u << (32 - len) : 0;
-}
-
-/* ---- sizing ---- */
-
-void fib4c_size(struct bpf_object *obj, uint32_t nslots)
-{
-	struct bpf_map *dir = bpf_object__find_map_by_name(obj, "dxr_dir");
-	struct bpf_map *val = bpf_object__find_map_by_name(obj, "dxr_val");
-	struct bpf_map *rng = bpf_object__find_map_by_name(obj, "dxr_rng");
-	struct bpf_map *rl = bpf_object__find_map_by_name(obj, "rules_v4");
-
-	if (!nslots) {
-		bpf_map__set_max_entries(dir, 1);
-		bpf_map__set_max_entries(val, 1);
-		bpf_map__set_max_entries(rng, 1);
-		return;
-	}
-	bpf_map__set_max_entries(dir, FPMD_DXR_DIR);
-	bpf_map__set_max_entries(val, FPMD_DXR_VAL_WORDS);
-	/* ~1.8 ranges per prefix in a full table, room to build aside */
-	bpf_map__set_max_entries(
-	    rng, (uint32_t)((uint64_t)nslots * 3 / FPMD_DXR_CHUNK_RANGES) + 4);
-	bpf_map__set_max_entries(rl, (nslots + FPMD_RULES_CHUNK - 1) /
-					 FPMD_RULES_CHUNK);
-}
-
-void fib4c_maps_of(struct bpf_object *obj, struct fib4c_maps *m)
-{
-	m->dxr_dir = bpf_object__find_map_fd_by_name(obj, "dxr_dir");
-	m->dxr_val = bpf_object__find_map_fd_by_name(obj, "dxr_val");
-	m->dxr_rng = bpf_object__find_map_fd_by_name(obj, "dxr_rng");
-	m->rules_v4 = bpf_object__find_map_fd_by_name(obj, "rules_v4");
-}
-
-/* ---- the private DIR-24-8 ---- */
-
-static int group_new(struct fib4c *f, uint32_t i24)
-{
-	uint32_t g;
-
-	if (f->ngfree) {
-		g = f->gfree[--f->ngfree];
-	} else {
-		if (f->ngroups == f->gcap) {
-			uint32_t cap = f->gcap ? f->gcap * 2 : 64;
-			uint32_t *t8 = realloc(f->t8, (size_t)cap * 256 * 4);
-			uint8_t *l8;
-			uint32_t *gf;
-
-			if (!t8)
-				return -ENOMEM;
-			f->t8 = t8;
-			l8 = realloc(f->l8, (size_t)cap * 256);
-			if (!l8)
-				return -ENOMEM;
-			f->l8 = l8;
-			gf = realloc(f->gfree, (size_t)cap * 4);
-			if (!gf)
-				return -ENOMEM;
-			f->gfree = gf;
-			f->gcap = cap;
-		}
-		g = f->ngroups++;
-	}
-	for (int k = 0; k < 256; k++) {
-		f->t8[g * 256 + k] = f->t24[i24];
-		f->l8[g * 256 + k] = f->l24[i24];
-	}
-	f->t24[i24] = FIB4C_T8 | g;
-	return (int)g;
-}
-
-static bool own(uint8_t l, int l1, int only)
-{
-	return only ? l == only : l <= l1;
-}
-
-/*
- * Give [a, a + 2^(32-len)) value index vi with length l1 where the owner
- * is not longer (add, only 0) or is exactly "only" (a delete: vi, l1
- * are the covering prefix's). Fails only for want of memory for a group.
- */
-static int paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
-		 int only)
-{
-	if (len <= 24) {
-		uint32_t i0 = a >> 8, n = 1u << (24 - len);
-
-		for (uint32_t i = i0; i < i0 + n; i++) {
-			if (f->t24[i] & FIB4C_T8) {
-				uint32_t g = f->t24[i] & ~FIB4C_T8;
-
-				for (int k = 0; k < 256; k++)
-					if (own(f->l8[g * 256 + k], l1, only)) {
-						f->t8[g * 256 + k] = vi;
-						f->l8[g * 256 + k] =
-						    (uint8_t)l1;
-					}
-				if (own(f->l24[i], l1, only))
-					f->l24[i] = (uint8_t)l1;
-			} else if (own(f->l24[i], l1, only)) {
-				f->t24[i] = vi;
-				f->l24[i] = (uint8_t)l1;
-			}
-		}
-		return 0;
-	}
-	uint32_t i24 = a >> 8, g, k0 = a & 0xff, n = 1u << (32 - len);
-
-	if (f->t24[i24] & FIB4C_T8) {
-		g = f->t24[i24] & ~FIB4C_T8;
-	} else {
-		int r = group_new(f, i24);
-
-		if (r < 0)
-			return r;
-		g = (uint32_t)r;
-	}
-	for (uint32_t k = k0; k < k0 + n; k++)
-		if (own(f->l8[g * 256 + k], l1, only)) {
-			f->t8[g * 256 + k] = vi;
-			f->l8[g * 256 + k] = (uint8_t)l1;
-		}
-	if (only) {
-		/* One value again when no /25+ is left in the /24. */
-		for (int k = 0; k < 256; k++)
-			if (f->l8[g * 256 + k] > 25)
-				return 0;
-		f->t24[i24] = f->t8[g * 256];
-		f->gfree[f->ngfree++] = g;
-	}
-	return 0;
-}
-
-/* ---- the prefix store ---- */
-
-static uint64_t pkey(uint32_t a, int len)
-{
-	return ((uint64_t)a << 8 | (uint64_t)len) + 1;
-}
-
-static uint32_t pslot(const struct fib4c *f, uint64_t k)
-{
-	return (uint32_t)((k * 0x9e3779b97f4a7c15ull) >> 24) & f->pmask;
-}
-
-struct fib4c_pfx *fib4c_pfind(const struct fib4c *f, uint32_t a, int len)
-{
-	uint64_t k = pkey(a, len);
-
-	for (uint32_t i = pslot(f, k);; i = (i + 1) & f->pmask) {
-		if (f->pfx[i].key == k)
-			return &f->pfx[i];
-		if (!f->pfx[i].key)
-			return NULL;
-	}
-}
-
-static struct fib4c_pfx *pinsert(struct fib4c *f, uint64_t k)
-{
-	uint32_t i = pslot(f, k);
-
-	while (f->pfx[i].key)
-		i = (i + 1) & f->pmask;
-	f->pfx[i].key = k;
-	return &f->pfx[i];
-}
-
-static int pgrow(struct fib4c *f)
-{
-	struct fib4c_pfx *old = f->pfx;
-	uint32_t n = f->pmask + 1;
-
-	if (f->pfx && (uint64_t)f->nrules * 2 < n)
-		return 0;
-	f->pfx = calloc((size_t)n * 2, sizeof(*f->pfx));
-	if (!f->pfx) {
-		f->pfx = old;
-		return -ENOMEM;
-	}
-	f->pmask = n * 2 - 1;
-	for (uint32_t i = 0; old && i < n; i++)
-		if (old[i].key)
-			*pinsert(f, old[i].key) = old[i];
-	free(old);
-	return 0;
-}
-
-static void pdelete(struct fib4c *f, struct fib4c_pfx *p)
-{
-	uint32_t i = (uint32_t)(p - f->pfx), j = i;
-
-	/* Backward-shift deletion: no tombstones. */
-	for (;;) {
-		uint32_t h;
-
-		j = (j + 1) & f->pmask;
-		if (!f->pfx[j].key)
-			break;
-		h = pslot(f, f->pfx[j].key);
-		if ((j > i && (h <= i || h > j)) ||
-		    (j < i && h <= i && h > j)) {
-			f->pfx[i] = f->pfx[j];
-			i = j;
-		}
-	}
-	f->pfx[i].key = 0;
-}
-
-/* ---- rules_v4 slots (as fib4.c: lowest free first) ---- */
-
-static struct fpmd_rule_v4 *rec_of(const struct fib4c *f, uint32_t s)
-{
-	return (struct fpmd_rule_v4 *)chunks_mem(&f->rulec,
-						 s / FPMD_RULES_CHUNK) +
-	       s % FPMD_RULES_CHUNK;
-}
-
-static void slot_mark(struct fib4c *f, uint32_t s)
-{
-	f->slot_used[s / 64] |= 1ull << (s % 64);
-	f->chunk_rules[s / FPMD_RULES_CHUNK]++;
-}
-
-static void slot_put(struct fib4c *f, uint32_t s)
-{
-	struct fpmd_rule_v4 *rec = rec_of(f, s);
-
-	__atomic_store_n(&rec->flags, 0, __ATOMIC_RELEASE);
-	f->slot_used[s / 64] &= ~(1ull << (s % 64));
-	f->chunk_rules[s / FPMD_RULES_CHUNK]--;
-	if (s < f->slot_lo)
-		f->slot_lo = s;
-}
-
-static int64_t slot_get(struct fib4c *f)
-{
-	uint32_t w = f->slot_lo / 64, nw = (f->nslots + 63) / 64, s;
-	int ret;
-
-	while (w < nw && f->slot_used[w] == ~0ull)
-		w++;
-	if (w >= nw)
-		return -ENOSPC;
-	s = w * 64 + (uint32_t)__builtin_ctzll(~f->slot_used[w]);
-	if (s >= f->nslots)
-		return -ENOSPC;
-	f->slot_lo = s;
-	ret = chunks_get(&f->rulec, s / FPMD_RULES_CHUNK, true);
-	if (ret)
-		return ret;
-	slot_mark(f, s);
-	return s;
-}
-
-static void record_write(struct fib4c *f, uint32_t s, uint32_t a, int len,
-			 uint32_t val)
-{
-	struct fpmd_rule_v4 *rec = rec_of(f, s);
-	uint32_t n = __builtin_bswap32(a);
-
-	if (rec->flags & FPMD_RULE_F_USED) {
-		__atomic_store_n(&rec->val, val, __ATOMIC_RELEASE);
-		return;
-	}
-	memcpy(rec->addr, &n, 4);
-	rec->val = val;
-	rec->len = (uint8_t)len;
-	__atomic_store_n(&rec->flags, FPMD_RULE_F_USED, __ATOMIC_RELEASE);
-}
 
 /* ---- deferred frees ---- */
 
@@ -319,7 +33,7 @@ static void later(struct fib4c *f, uint32_t base, uint32_t n)
 		f->later_cap = cap;
 	}
 	f->later[(f->later_head + f->nlater++) % f->later_cap] =
-	    (struct fib4c_later){ base, n, mono_ns() };
+	    (struct fib4c_later){ base, n, fib4c_mono_ns() };
 }
 
 /* ---- the value table ---- */
@@ -653,7 +367,7 @@ int fib4c_commit(struct fib4c *f)
 	uint32_t keep = 0;
 	int ret = 0, r;
 
-	reap(f, mono_ns());
+	reap(f, fib4c_mono_ns());
 	for (uint32_t i = 0; i < f->ndlist; i++) {
 		uint32_t j = f->dlist[i];
 
@@ -697,12 +411,12 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 	if (len > 32 || FPMD_RT_TYPE(val) == FPMD_RT_NONE)
 		return -EINVAL;
 	memcpy(&a, a4, 4);
-	a = __builtin_bswap32(a) & mask_of(len);
+	a = __builtin_bswap32(a) & fib4c_mask_of(len);
 	p = fib4c_pfind(f, a, len);
 	if (p && f->vals[p->vi] == val)
 		return 0;
 	if (!f->adopting)
-		reap(f, mono_ns());
+		reap(f, fib4c_mono_ns());
 	vi = val_get(f, val);
 	if (vi < 0)
 		return (int)vi;
@@ -711,40 +425,40 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 
 		p->vi = (uint32_t)vi;
 		if (!f->adopting)
-			record_write(f, p->slot, a, len, val);
+			fib4c_record_write(f, p->slot, a, len, val);
 		/* Entries this prefix owns carry its new value index. */
-		ret = paint(f, a, len, (uint32_t)vi, len + 1, len + 1);
+		ret = fib4c_paint(f, a, len, (uint32_t)vi, len + 1, len + 1);
 		val_put(f, ovi);
 		mark_range(f, a, len);
 		return ret;
 	}
-	if (pgrow(f) || (f->nrules >= f->nslots)) {
+	if (fib4c_pgrow(f) || (f->nrules >= f->nslots)) {
 		val_put(f, (uint32_t)vi);
 		return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
 	}
 	if (f->adopting) {
 		slot = -1;
 	} else {
-		slot = slot_get(f);
+		slot = fib4c_slot_get(f);
 		if (slot < 0) {
 			val_put(f, (uint32_t)vi);
 			return (int)slot;
 		}
 	}
-	ret = paint(f, a, len, (uint32_t)vi, len + 1, 0);
+	ret = fib4c_paint(f, a, len, (uint32_t)vi, len + 1, 0);
 	if (ret) {
 		if (slot >= 0)
-			slot_put(f, (uint32_t)slot);
+			fib4c_slot_put(f, (uint32_t)slot);
 		val_put(f, (uint32_t)vi);
 		return ret;
 	}
-	p = pinsert(f, pkey(a, len));
+	p = fib4c_pinsert(f, fib4c_pkey(a, len));
 	p->vi = (uint32_t)vi;
 	p->slot = (uint32_t)slot;
 	f->nrules++;
 	f->len_count[len]++;
 	if (slot >= 0)
-		record_write(f, (uint32_t)slot, a, len, val);
+		fib4c_record_write(f, (uint32_t)slot, a, len, val);
 	mark_range(f, a, len);
 	return 0;
 }
@@ -758,13 +472,13 @@ int fib4c_del(struct fib4c *f, const uint8_t a4[4], uint8_t len)
 	if (len > 32)
 		return -EINVAL;
 	memcpy(&a, a4, 4);
-	a = __builtin_bswap32(a) & mask_of(len);
+	a = __builtin_bswap32(a) & fib4c_mask_of(len);
 	p = fib4c_pfind(f, a, len);
 	if (!p)
 		return -ENOENT;
 	vi = p->vi;
-	slot_put(f, p->slot);
-	pdelete(f, p);
+	fib4c_slot_put(f, p->slot);
+	fib4c_pdelete(f, p);
 	f->nrules--;
 	f->len_count[len]--;
 	for (int l = len - 1; l >= 0; l--) {
@@ -772,14 +486,14 @@ int fib4c_del(struct fib4c *f, const uint8_t a4[4], uint8_t len)
 
 		if (!f->len_count[l])
 			continue;
-		c = fib4c_pfind(f, a & mask_of(l), l);
+		c = fib4c_pfind(f, a & fib4c_mask_of(l), l);
 		if (c) {
 			cvi = c->vi;
 			cl = l + 1;
 			break;
 		}
 	}
-	paint(f, a, len, cvi, cl, len + 1);
+	fib4c_paint(f, a, len, cvi, cl, len + 1);
 	val_put(f, vi);
 	mark_range(f, a, len);
 	return 0;

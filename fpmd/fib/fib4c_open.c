@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "fib/fib4c.h"
+#include <bpf/libbpf.h>
+
+#include "fib/fib4c_priv.h"
 
 static void *anon(size_t len)
 {
@@ -341,4 +343,36 @@ void fib4c_close(struct fib4c *f)
 	free(f->top), free(f->clive), free(f->later), free(f->slot_used),
 	    free(f->chunk_rules);
 	memset(f, 0, sizeof(*f));
+}
+
+/* ---- sizing ---- */
+
+void fib4c_size(struct bpf_object *obj, uint32_t nslots)
+{
+	struct bpf_map *dir = bpf_object__find_map_by_name(obj, "dxr_dir");
+	struct bpf_map *val = bpf_object__find_map_by_name(obj, "dxr_val");
+	struct bpf_map *rng = bpf_object__find_map_by_name(obj, "dxr_rng");
+	struct bpf_map *rl = bpf_object__find_map_by_name(obj, "rules_v4");
+
+	if (!nslots) {
+		bpf_map__set_max_entries(dir, 1);
+		bpf_map__set_max_entries(val, 1);
+		bpf_map__set_max_entries(rng, 1);
+		return;
+	}
+	bpf_map__set_max_entries(dir, FPMD_DXR_DIR);
+	bpf_map__set_max_entries(val, FPMD_DXR_VAL_WORDS);
+	/* ~1.8 ranges per prefix in a full table, room to build aside */
+	bpf_map__set_max_entries(
+	    rng, (uint32_t)((uint64_t)nslots * 3 / FPMD_DXR_CHUNK_RANGES) + 4);
+	bpf_map__set_max_entries(rl, (nslots + FPMD_RULES_CHUNK - 1) /
+					 FPMD_RULES_CHUNK);
+}
+
+void fib4c_maps_of(struct bpf_object *obj, struct fib4c_maps *m)
+{
+	m->dxr_dir = bpf_object__find_map_fd_by_name(obj, "dxr_dir");
+	m->dxr_val = bpf_object__find_map_fd_by_name(obj, "dxr_val");
+	m->dxr_rng = bpf_object__find_map_fd_by_name(obj, "dxr_rng");
+	m->rules_v4 = bpf_object__find_map_fd_by_name(obj, "rules_v4");
 }
