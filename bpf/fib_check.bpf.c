@@ -2,7 +2,7 @@
 /*
  * Differential test of the fast lookups (tests/fib_check.c): in one
  * BPF_PROG_TEST_RUN, draw "count" addresses around the prefixes listed in
- * "bases" and compare what DIR-24-8 (IPv4) or the binary search on
+ * "bases" and compare what DIR-24-8 or DXR (IPv4) or the binary search on
  * prefix lengths (IPv6) returns with what the kernel's LPM trie holding
  * the same routes returns. The lookups are the XDP router's own code
  * (fpmd_fib.h). Counts mismatches and keeps the first few.
@@ -40,6 +40,7 @@ struct {
 
 /* Inputs. */
 __u32 family;  /* 4 or 6 */
+__u32 v4algo;  /* enum fpmd_fib4_algo: DIR24 or DXR */
 __u32 nbases;
 __u32 count;
 __u64 seed;
@@ -145,7 +146,8 @@ static int check_one(__u32 i, void *ctx)
 		__builtin_memcpy(k4.addr, &n[0], 4);
 		rv = bpf_map_lookup_elem(&routes_v4, &k4);
 		want = rv ? rv->val : 0;
-		got = dir24_lookup(n[0]);
+		got = v4algo == FPMD_FIB4_DXR ? dxr_lookup(n[0]) :
+						dir24_lookup(n[0]);
 		n[1] = n[2] = n[3] = 0;
 	} else {
 		draw(s, b, w, 4);

@@ -733,6 +733,8 @@ static __always_inline __u32 route_v4(__u32 addr)
 
 	if (fib4_algo == FPMD_FIB4_DIR24)
 		return dir24_lookup(addr);
+	if (fib4_algo == FPMD_FIB4_DXR)
+		return dxr_lookup(addr);
 	__builtin_memcpy(key.addr, &addr, 4);
 	rt = bpf_map_lookup_elem(&routes_v4, &key);
 	return rt ? rt->val : 0;

@@ -94,6 +94,96 @@ struct {
 	__array(values, struct rules_chunk);
 } rules_v4 SEC(".maps");
 
+/* IPv4 DXR (fpmd_maps.h). Set by the loader: dxr_dir and dxr_val get
+ * their full size and dxr_rng its chunks only with that algorithm. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_DIR);
+	__type(key, __u32);
+	__type(value, __u64);
+} dxr_dir SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_VAL_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+} dxr_val SEC(".maps");
+
+struct dxr_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, FPMD_DXR_CHUNK_WORDS);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct dxr_chunk);
+} dxr_rng SEC(".maps");
+
+/* Range i of a chunk (two per word). */
+static __always_inline __u32 dxr_range(void *chunk, __u32 i)
+{
+	__u32 k = i >> 1;
+	__u64 *w = bpf_map_lookup_elem(chunk, &k);
+
+	return w ? (__u32)(*w >> (32 * (i & 1))) : 0;
+}
+
+/*
+ * The value index of the range holding key among the n >= 2 ranges from
+ * base (never across a chunk): the last range whose start <= key, by
+ * descending powers of two. Branch-free steps (0/1 from sign bits, no
+ * data-dependent jumps), so the verifier walks one path, not 2^16: six
+ * steps when n <= 64 (nearly every /16), sixteen otherwise.
+ */
+static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
+{
+	__u32 c = base >> 16, lo = 0;
+	void *chunk = bpf_map_lookup_elem(&dxr_rng, &c);
+
+	if (!chunk)
+		return 0;
+	base &= 0xffff;
+#pragma unroll
+	for (int b = 15; b >= 0; b--) {
+		__u32 s = 1u << b, i, ok, le;
+
+		if (b >= 6 && n <= 64)
+			continue;
+		i = lo + s;
+		ok = (i - n) >> 31;	   /* i < n (both < 2^31) */
+		i *= ok;		   /* else read range 0, unused */
+		le = ((key - (dxr_range(chunk, base + i) >> 16)) >> 31) ^ 1;
+		lo += s * (ok & le);	   /* start <= key: go right */
+	}
+	return dxr_range(chunk, base + lo) & 0xffff;
+}
+
+/* addr in network order. */
+static __always_inline __u32 dxr_lookup(__u32 addr)
+{
+	__u32 a = bpf_ntohl(addr), j = a >> 16, vi;
+	__u64 *d = bpf_map_lookup_elem(&dxr_dir, &j), e;
+
+	if (!d)
+		return 0;
+	e = *d; /* one load: the entry and its ranges belong together */
+	if (e & FPMD_DXR_U)
+		vi = e & 0xffff;
+	else
+		vi = dxr_find((__u32)e, (e >> 32) & 0x7fffffff, a & 0xffff);
+	j = vi >> 1;
+	d = bpf_map_lookup_elem(&dxr_val, &j);
+	return d ? (__u32)(*d >> (32 * (vi & 1))) : 0;
+}
+
 /* A chunk of slots_v6; fpmd creates them and fills the outer map. Sizes,
  * not types: clang leaves a struct reached only through the outer map's
  * pointer a forward declaration in BTF. */

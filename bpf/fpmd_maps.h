@@ -75,6 +75,7 @@ enum fpmd_route_type {
 enum fpmd_fib4_algo {
 	FPMD_FIB4_LPM = 0,   /* routes_v4 LPM trie: small tables, low memory */
 	FPMD_FIB4_DIR24 = 1, /* tbl24 + tbl8 arrays (DPDK rte_lpm's DIR-24-8) */
+	FPMD_FIB4_DXR = 2,   /* compact: DXR D16R ranges (doc/fib-compact.md) */
 };
 
 enum fpmd_fib6_algo {
@@ -175,6 +176,33 @@ struct fpmd_rule_v4 {
 	__u8 flags;   /* FPMD_RULE_F_*, written last */
 	__u8 pad[6];
 };
+
+/*
+ * IPv4 DXR (Zec's D16R; the choice: doc/fib-compact.md). dxr_dir has one
+ * 64-bit entry per /16: FPMD_DXR_U | value index when the whole /16 has
+ * one value, else n << 32 | base: the /16's n >= 2 ranges are ranges
+ * [base, base + n) of dxr_rng, sorted by start. A range is a 32-bit
+ * start << 16 | value index (start: the low 16 address bits where it
+ * begins; the first starts at 0), two per 64-bit word as for tbl24. A
+ * lookup finds the last range whose start is <= the address's low 16
+ * bits by a binary search (at most 16 steps). Value indexes point into
+ * dxr_val (route values, __u32, two per word; index 0 is the miss,
+ * value 0).
+ *
+ * dxr_rng is an ARRAY_OF_MAPS of BPF_F_MMAPABLE chunks of
+ * FPMD_DXR_CHUNK_RANGES ranges (the most one /16 can have), made as
+ * needed; a /16's ranges never cross a chunk (base >> 16 is the chunk).
+ * fpmd writes a changed /16's ranges into free space, then switches its
+ * dxr_dir entry with one 8-byte store, and reuses the old ranges only
+ * after a grace period: a reader sees the old /16 or the new one, both
+ * whole. The prefixes are kept in rules_v4 as for DIR-24-8 (adoption).
+ */
+#define FPMD_DXR_DIR (1u << 16)
+#define FPMD_DXR_U (1ull << 63)
+#define FPMD_DXR_CHUNK_RANGES 65536u /* 256 KiB per chunk */
+#define FPMD_DXR_CHUNK_WORDS (FPMD_DXR_CHUNK_RANGES / 2)
+#define FPMD_DXR_VALS 65536u /* distinct route values at most */
+#define FPMD_DXR_VAL_WORDS (FPMD_DXR_VALS / 2)
 
 /*
  * IPv6 binary search on prefix lengths (Waldvogel et al., "Scalable

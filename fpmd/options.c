@@ -108,7 +108,7 @@ static const struct opt_doc opts[] = {
 	  "nexthop group table size",
 	  .path = "tables/max-groups" },
 	{ { "ipv4-lookup", required_argument, NULL, OPT_FIB4 }, 0,
-	  "dir-24-8|lpm-trie", "IPv4 lookup structure (dir-24-8)",
+	  "dir-24-8|dxr|lpm-trie", "IPv4 lookup structure (dir-24-8)",
 	  .path = "tables/ipv4-lookup" },
 	{ { "ipv6-lookup", required_argument, NULL, OPT_FIB6 }, 0,
 	  "binary-search|lpm-trie", "IPv6 lookup structure (binary-search)",

@@ -2,7 +2,11 @@
 /*
  * Lookup micro-benchmark, run by hand as root (not part of make check):
  *
- *   tests/bench_lookup [--quick]
+ *   tests/bench_lookup [--quick] [--dxr] [--dump ipv4|ipv6:N]
+ *
+ * --dxr: the fast program's IPv4 table is DXR (fpmd/fib/fib4c.c) instead
+ * of DIR-24-8 (its column is called "dxr"); only the lookup results and
+ * DXR's memory and adoption are printed.
  *
  * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program built
  * for the LPM tries and built for the fast tables (DIR-24-8 for IPv4,
@@ -54,6 +58,7 @@
 #include <libmnl/libmnl.h>
 
 #include "fib/fib4.h"
+#include "fib/fib4c.h"
 #include "fib/fib6.h"
 #include "fib/nhtab.h"
 #include "fpmd_maps.h"
@@ -153,6 +158,8 @@ static int ncpus;
 static size_t outliers, samples;
 static double floor_spread[NPROG], floor_hot[NPROG];
 static struct fib4 fib4;
+static struct fib4c fib4c; /* --dxr */
+static int dxr_opt;
 static struct fib6 fib6;
 
 static void progress(const char *fmt, ...)
@@ -908,7 +915,7 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 
 static void fast_commit(void)
 {
-	int ret = fib4_commit(&fib4, 0);
+	int ret = dxr_opt ? fib4c_commit(&fib4c) : fib4_commit(&fib4, 0);
 
 	if (ret)
 		die("fib4_commit: %s", strerror(-ret));
@@ -918,6 +925,12 @@ static int fib4_open_on(struct fpmd_bpf *fp, size_t v4_routes, bool adopt)
 {
 	struct fib4_maps m;
 
+	if (dxr_opt) {
+		struct fib4c_maps mc;
+
+		fib4c_maps_of(fp->obj, &mc);
+		return fib4c_open(&fib4c, &mc, (uint32_t)v4_routes, adopt);
+	}
 	fib4_maps_of(fp->obj, &m);
 	return fib4_open(&fib4, &m, FPMD_TBL8_GROUPS, (uint32_t)v4_routes,
 			 adopt);
@@ -944,7 +957,10 @@ static double fast_put(const struct family *f, size_t from, size_t to)
 
 	for (size_t i = from; i < to; i++) {
 		__u32 val = route_val(f, i);
-		int ret = f->af == AF_INET ?
+		int ret = f->af == AF_INET && dxr_opt ?
+				  fib4c_add(&fib4c, f->r[i].addr, f->r[i].len,
+					    val) :
+			  f->af == AF_INET ?
 				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val) :
 				  fib6_add(&fib6, f->r[i].addr, f->r[i].len, val);
 
@@ -1040,10 +1056,12 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick] [--dump ipv4|ipv6:N]\n"
+		"usage: bench_lookup [--quick] [--dxr] [--dump ipv4|ipv6:N]\n"
 		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
 		"  and LPM trie insertion rates; needs root.\n"
 		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
+		"  --dxr    the fast program's IPv4 table is DXR (fib4c.c)\n"
+		"           instead of DIR-24-8; lookup results only\n"
 		"  --dump   print the first N routes of the family's table\n"
 		"           (\"prefix/len gateway[,gateway...]\", several for\n"
 		"           an ECMP group), measure nothing\n");
@@ -1080,6 +1098,11 @@ static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
 		fib4_size(fp->obj, FPMD_TBL8_GROUPS, (uint32_t)v4_routes);
+		if (dxr_opt) {
+			fp->rodata->fib4_algo = FPMD_FIB4_DXR;
+			fib4_size(fp->obj, 0, 0);
+			fib4c_size(fp->obj, (uint32_t)v4_routes);
+		}
 		bpf_map__set_max_entries(
 			fp->maps.slots_v6,
 			FPMD_V6_OUTER(fib6_slots_for((uint32_t)v6_routes)));
@@ -1330,6 +1353,7 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "quick", no_argument, 0, 'q' },
+		{ "dxr", no_argument, 0, 'x' },
 		{ "help", no_argument, 0, 'h' },
 		{ "dump", required_argument, 0, 'd' },
 		{ 0 },
@@ -1370,10 +1394,10 @@ int main(int argc, char **argv)
 	struct prog progs[NPROG], ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
-	double ins[2][2], wrate[2][2], adopt_s[2];
-	unsigned long long mem[7], writes[4];
-	uint32_t mem_slots, mem_in_map, mem_groups, mem_parts, mem_t8c,
-		mem_rulec, fresh_parts = 0, small_parts = 0;
+	double ins[2][2] = { 0 }, wrate[2][2] = { 0 }, adopt_s[2] = { 0 };
+	unsigned long long mem[7] = { 0 }, writes[4] = { 0 }; /* --dxr */
+	uint32_t mem_slots = 0, mem_in_map = 0, mem_groups = 0, mem_parts = 0,
+		 mem_t8c = 0, mem_rulec = 0, fresh_parts = 0, small_parts = 0;
 	double small_mib = 0, small_adopt = 0, fast_mib = 0;
 	struct frames fr = { 0 };
 	struct utsname u;
@@ -1383,6 +1407,9 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'q':
 			opt.quick = 1;
+			break;
+		case 'x':
+			dxr_opt = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1463,7 +1490,7 @@ int main(int argc, char **argv)
 				      bpf_program__fd(fl->progs.fpmd_xdp),
 				      bpf_map__fd(fl->maps.stats),
 				      XDP_REDIRECT };
-	progs[P_FAST] = (struct prog){ "fpmd-fast", "fast", 1,
+	progs[P_FAST] = (struct prog){ "fpmd-fast", dxr_opt ? "dxr" : "fast", 1,
 				       bpf_program__fd(ff->progs.fpmd_xdp),
 				       bpf_map__fd(ff->maps.stats),
 				       XDP_REDIRECT };
@@ -1491,6 +1518,8 @@ int main(int argc, char **argv)
 		     &nres, &fib4_t, &fast4_t);
 	bench_family(&v6, s6, n6, pp, bpf_map__fd(fl->maps.routes_v6), res,
 		     &nres, &fib6_t, &fast6_t);
+	if (dxr_opt)
+		goto report; /* the rest measures DIR-24-8 */
 
 	/* Memory at the full v4 table and V6_MEMORY_ROUTES IPv6 routes (not
 	 * in the kernel FIB: only the maps are measured). */
@@ -1536,9 +1565,11 @@ int main(int argc, char **argv)
 	ins[1][1] = lpm_insert_rate(&v6, s6[n6 - 1], 1);
 	progress("insertion rates measured");
 
+report:
 	uname(&u);
-	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
-	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
+	printf("fpmd lookup benchmark%s%s: %s %s, %d CPUs\n",
+	       opt.quick ? " (--quick)" : "", dxr_opt ? " (--dxr)" : "",
+	       u.sysname, u.release, ncpus);
 	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, the "
 	       "%d programs interleaved;\n",
 	       opt.rounds, NPROG);
@@ -1561,6 +1592,30 @@ int main(int argc, char **argv)
 	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
 	       OUTLIER_NS, outliers, samples);
 	print_targets(pp, res, nres);
+	if (dxr_opt) {
+		uint64_t nr = fib4c.nrules;
+
+		printf("fast = DXR for IPv4 (fpmd/fib/fib4c.c): %llu ranges, "
+		       "%.2f MiB of lookup maps, %.2f MiB of rules_v4.\n",
+		       (unsigned long long)fib4c.ranges,
+		       fib4c_map_bytes(&fib4c) / 1048576.0,
+		       fib4c_rules_bytes(&fib4c) / 1048576.0);
+		/* A restart: adopt, rebuild what differs (nothing). */
+		t = now();
+		fib4c_close(&fib4c);
+		ret = fib4_open_on(ff, v4.n, true);
+		if (!ret)
+			ret = fib4c_commit(&fib4c);
+		if (ret || fib4c.nrules != nr || fib4c.entry_writes)
+			die("DXR adoption: %s, %u of %llu prefixes, %llu writes",
+			    strerror(-ret), fib4c.nrules,
+			    (unsigned long long)nr,
+			    (unsigned long long)fib4c.entry_writes);
+		printf("DXR adoption of %llu prefixes (restart): %.2f s, no "
+		       "entry rewritten.\n",
+		       (unsigned long long)nr, now() - t);
+		return 0;
+	}
 
 	printf("\n| family | routes | fast tables (fpmd's writer) | LPM one by "
 	       "one | LPM batched (%d/call) | kernel FIB, rtnetlink "

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Differential tests of fpmd's fast route tables against the kernel's LPM
- * trie. Each case drives fib4.c (DIR-24-8) or fib6.c (binary search on
- * prefix lengths) through insert / replace / delete sequences and mirrors
+ * trie. Each case drives fib4.c (DIR-24-8), fib4c.c (DXR, the dxr-*
+ * cases) or fib6.c (binary search on prefix lengths) through insert / replace / delete sequences and mirrors
  * every change into an LPM trie, the oracle. After each batch of changes
  * bpf/fib_check.bpf.o compares both over a million addresses drawn
  * around the current prefixes (ends, one past the ends, siblings) in one
@@ -29,6 +29,8 @@
 
 #include "fib/chunks.h"
 #include "fib/fib4.h"
+#include "fib/fib4c.h"
+#include "fibproto/fibgen.h"
 #include "fib/fib6.h"
 #include "fib_check.h"
 #include "fib_check.skel.h"
@@ -45,6 +47,8 @@ struct pfx {
 
 static struct fib_check_bpf *skel;
 static struct fib4 f4;
+static struct fib4c f4c;
+static bool dxr; /* IPv4 cases run on fib4c (DXR), not DIR-24-8 */
 static struct fib6 f6;
 static int family; /* 4 or 6 */
 static const char *case_name;
@@ -180,8 +184,9 @@ static int add(const uint8_t *addr, int len, uint32_t val)
 	memcpy(a, addr, alen());
 	mask(a, len);
 	snprintf(last_op, sizeof(last_op), "add %s", fmt_pfx(a, len, b));
-	ret = family == 4 ? fib4_add(&f4, a, (uint8_t)len, val) :
-			    fib6_add(&f6, a, (uint8_t)len, val);
+	ret = family == 6 ? fib6_add(&f6, a, (uint8_t)len, val) :
+	      dxr	  ? fib4c_add(&f4c, a, (uint8_t)len, val) :
+			    fib4_add(&f4, a, (uint8_t)len, val);
 	if (ret == -ENOSPC)
 		return ret;
 	if (ret)
@@ -204,6 +209,29 @@ static int add(const uint8_t *addr, int len, uint32_t val)
 	return 0;
 }
 
+/* A prefix known to be new, without the linear search (bulk cases). */
+static int add_new(const uint8_t *addr, int len, uint32_t val)
+{
+	int ret = family == 6 ? fib6_add(&f6, addr, (uint8_t)len, val) :
+		  dxr	      ? fib4c_add(&f4c, addr, (uint8_t)len, val) :
+				fib4_add(&f4, addr, (uint8_t)len, val);
+
+	if (ret)
+		return ret;
+	oracle_put(addr, len, val);
+	if (nlive == cap_live) {
+		cap_live = cap_live ? cap_live * 2 : 1024;
+		live = realloc(live, cap_live * sizeof(*live));
+		if (!live)
+			fail("out of memory");
+	}
+	memset(live[nlive].addr, 0, 16);
+	memcpy(live[nlive].addr, addr, alen());
+	live[nlive].len = (uint8_t)len;
+	live[nlive++].val = val;
+	return 0;
+}
+
 static void del_at(size_t i)
 {
 	struct pfx p = live[i];
@@ -215,8 +243,9 @@ static void del_at(size_t i)
 	/* The oracle first: a table shrinks at the end of a delete, and
 	 * checks it (resize_hook) against the oracle. */
 	oracle_del(p.addr, p.len);
-	ret = family == 4 ? fib4_del(&f4, p.addr, p.len) :
-			    fib6_del(&f6, p.addr, p.len);
+	ret = family == 6 ? fib6_del(&f6, p.addr, p.len) :
+	      dxr	  ? fib4c_del(&f4c, p.addr, p.len) :
+			    fib4_del(&f4, p.addr, p.len);
 	if (ret)
 		fail("%s: %s", last_op, strerror(-ret));
 	live[i] = live[--nlive];
@@ -249,7 +278,8 @@ static void check_n(const char *step, uint32_t lookups)
 	 * few uniform ones out (the others stay until a later commit and
 	 * must be right meanwhile). */
 	if (family == 4) {
-		int ret = fib4_commit(&f4, hold_drops ? 0 : rnd() % 2 * 4);
+		int ret = dxr ? fib4c_commit(&f4c) :
+				fib4_commit(&f4, hold_drops ? 0 : rnd() % 2 * 4);
 
 		if (ret)
 			fail("%s: fib4_commit: %s", step, strerror(-ret));
@@ -273,6 +303,7 @@ static void check_n(const char *step, uint32_t lookups)
 		n++;
 	}
 	skel->bss->family = (uint32_t)family;
+	skel->bss->v4algo = dxr ? FPMD_FIB4_DXR : FPMD_FIB4_DIR24;
 	skel->bss->nbases = n;
 	skel->bss->count = lookups;
 	skel->bss->seed = rnd();
@@ -298,8 +329,9 @@ static void check_n(const char *step, uint32_t lookups)
 			printf("  %s: expected %s, got %s (%s)\n", a,
 			       fmt_val(skel->bss->miss[k].want, w),
 			       fmt_val(skel->bss->miss[k].got, g),
-			       family == 4 ? "DIR-24-8" :
-					     "binary search on lengths");
+			       family == 6 ? "binary search on lengths" :
+			       dxr	   ? "DXR" :
+					     "DIR-24-8");
 		}
 		exit(1);
 	}
@@ -324,7 +356,9 @@ static void load(uint32_t ngroups)
 	skel = fib_check_bpf__open();
 	if (!skel)
 		fail("open bpf/fib_check.bpf.o: %s", strerror(errno));
-	fib4_size(skel->obj, ngroups, 1 << 18);
+	/* One IPv4 table at a time; they share rules_v4. */
+	fib4_size(skel->obj, dxr ? 0 : ngroups, dxr ? 0 : 1 << 18);
+	fib4c_size(skel->obj, dxr ? 1 << 18 : 0);
 	bpf_map__set_max_entries(skel->maps.slots_v6, FPMD_V6_OUTER(1 << 17));
 	if (fib_check_bpf__load(skel))
 		fail("load bpf/fib_check.bpf.o: %s", strerror(errno));
@@ -334,7 +368,15 @@ static void open_tables(uint32_t ngroups, bool adopt)
 {
 	int ret;
 
-	if (family == 4) {
+	if (family == 4 && dxr) {
+		struct fib4c_maps m;
+
+		fib4c_maps_of(skel->obj, &m);
+		ret = fib4c_open(&f4c, &m, 1 << 18, adopt);
+		f4c.grace_ns = 0;
+		if (!ret && adopt)
+			ret = fib4c_commit(&f4c);
+	} else if (family == 4) {
 		struct fib4_maps m;
 
 		fib4_maps_of(skel->obj, &m);
@@ -354,7 +396,9 @@ static void open_tables(uint32_t ngroups, bool adopt)
 
 static void close_tables(void)
 {
-	if (family == 4)
+	if (family == 4 && dxr)
+		fib4c_close(&f4c);
+	else if (family == 4)
 		fib4_close(&f4);
 	else
 		fib6_close(&f6);
@@ -579,7 +623,7 @@ static void case_adopt(int fam)
 	churn(6000, 6000);
 	close_tables();
 	open_tables(1024, true);
-	writes = fam == 4 ? f4.entry_writes : 0;
+	writes = fam == 4 ? (dxr ? f4c.entry_writes : f4.entry_writes) : 0;
 	if (writes)
 		fail("adoption rewrote %llu table entries",
 		     (unsigned long long)writes);
@@ -1140,6 +1184,241 @@ static void case_chunks(void)
 	       case_name, one_ns / 1e6, batch_ns / 1e6);
 }
 
+/* ---- DXR (fib4c.c): the same sequences, and its own ---- */
+
+static void case_dxr_random(void)
+{
+	dxr = true;
+	case_v4_random();
+}
+
+static void case_dxr_covering(void)
+{
+	static const int lens[] = { 0, 8, 15, 16, 17, 24, 25, 28, 31, 32 };
+	static const int parents_first[] = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9 };
+	static const int children_first[] = { 9, 8, 7, 6, 5, 4, 3, 2, 1, 0 };
+	static const int middle[] = { 4, 5, 3, 0, 9, 2, 6, 1, 7, 8 };
+	const int n = ARRAY_SIZE(lens);
+
+	dxr = true;
+	start(4, 64);
+	nest_chain(lens, n, 0x0a0102ff, parents_first);
+	nest_chain(lens, n, 0x0a010200, children_first);
+	nest_chain(lens, n, 0xc0a80180, middle);
+	/* The last address of a /16 and the first of the next. */
+	{
+		uint8_t a[16];
+
+		v4(a, 0x0b01ffff);
+		add(a, 32, random_val());
+		v4(a, 0x0b020000);
+		add(a, 32, random_val());
+		check_step("/32 at both sides of a /16 boundary");
+		v4(a, 0x0b01ffff);
+		del(a, 32);
+		check_step("one deleted");
+	}
+	finish();
+}
+
+static void case_dxr_adopt(void)
+{
+	dxr = true;
+	case_adopt(4);
+}
+
+/* Every value index in use, then one more value: refused, the table
+ * intact; values freed by deletes come back after the commit. */
+static void case_dxr_values_full(void)
+{
+	uint8_t a[16];
+	uint32_t base = 0x0c000000;
+	int refused = 0;
+
+	dxr = true;
+	start(4, 64);
+	for (uint32_t i = 0; i < FPMD_DXR_VALS; i++) {
+		int ret;
+
+		v4(a, base + (i << 8));
+		ret = add_new(a, 24, FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, i + 1));
+		if (ret == -ENOSPC)
+			refused++;
+		else if (ret)
+			fail("add: %s", strerror(-ret));
+	}
+	/* index 0 is the miss: FPMD_DXR_VALS - 1 values fit */
+	if (refused != 1)
+		fail("%d of %u distinct values refused, expected 1", refused,
+		     FPMD_DXR_VALS);
+	check("value table full");
+	for (int i = 0; i < 100; i++)
+		del_at(rnd() % nlive);
+	check("100 deleted");
+	f4c.grace_ns = 0;
+	fib4c_commit(&f4c);
+	for (uint32_t i = 0; i < 100; i++) {
+		v4(a, 0x0d000000 + (i << 8));
+		if (add_new(a, 24, FPMD_RT_ENCODE(FPMD_RT_GROUP, i + 1)))
+			fail("value %u refused after deletes freed 100", i);
+	}
+	check("freed values reused");
+	finish();
+}
+
+/*
+ * A BGP-like table (tests/fibproto/fibgen.h: 100k prefixes, 64 nexthops,
+ * /25-/32 included) loaded in batches as fpmd gets them, checked, half
+ * deleted and replaced, checked again, then adopted. Prints the rates.
+ */
+static void case_dxr_bulk(void)
+{
+	const size_t n = 100000;
+	struct fg_route *r = calloc(n, sizeof(*r));
+	double t0, tload, tdel;
+	uint8_t a[16];
+
+	dxr = true;
+	if (!r || !fg_gen(r, n, 64, 7))
+		fail("out of memory");
+	start(4, 64);
+	t0 = (double)clock() / CLOCKS_PER_SEC;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = htonl(r[i].addr), ret;
+
+		memset(a, 0, 16);
+		memcpy(a, &h, 4);
+		ret = (uint32_t)fib4c_add(
+			&f4c, a, (uint8_t)r[i].len,
+			FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, r[i].nh + 1));
+		if (ret)
+			fail("add %zu: %s", i, strerror(-(int)ret));
+		if (i % 256 == 255)
+			fib4c_commit(&f4c);
+	}
+	fib4c_commit(&f4c);
+	tload = (double)clock() / CLOCKS_PER_SEC - t0;
+	/* The oracle and the bases, in bulk (live_find is linear). */
+	live = realloc(live, n * sizeof(*live));
+	if (!live)
+		fail("out of memory");
+	cap_live = n;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = htonl(r[i].addr);
+
+		memset(live[i].addr, 0, 16);
+		memcpy(live[i].addr, &h, 4);
+		live[i].len = (uint8_t)r[i].len;
+		live[i].val = FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, r[i].nh + 1);
+		oracle_put(live[i].addr, live[i].len, live[i].val);
+	}
+	nlive = n;
+	check("100k BGP-like prefixes");
+	t0 = (double)clock() / CLOCKS_PER_SEC;
+	for (size_t i = 0; i < n / 2; i++) {
+		size_t k = rnd() % nlive;
+
+		oracle_del(live[k].addr, live[k].len);
+		if (fib4c_del(&f4c, live[k].addr, live[k].len))
+			fail("delete failed");
+		live[k] = live[--nlive];
+		if (i % 256 == 255)
+			fib4c_commit(&f4c);
+	}
+	fib4c_commit(&f4c);
+	tdel = (double)clock() / CLOCKS_PER_SEC - t0;
+	check("half deleted");
+	close_tables();
+	open_tables(64, true);
+	if (f4c.entry_writes)
+		fail("adoption rewrote %llu entries",
+		     (unsigned long long)f4c.entry_writes);
+	check("after adoption");
+	{
+		uint64_t ranges = f4c.ranges;
+		double mib = fib4c_map_bytes(&f4c) / 1048576.0;
+
+		free(r);
+		finish();
+		printf("  %zu prefixes loaded in %.3f s (%.0f/s, commit every "
+		       "256), %zu deleted in %.3f s (%.0f/s); %llu ranges, "
+		       "%.2f MiB of lookup maps\n",
+		       n, tload, n / tload, n / 2, tdel, n / 2 / tdel,
+		       (unsigned long long)ranges, mib);
+	}
+}
+
+/*
+ * Range space comes back: 250k BGP-like prefixes loaded in batches leave
+ * blocks behind; deleting two thirds leaves more. Chunks must be emptied
+ * and dropped (fib4c.c compact()) while every lookup stays right.
+ */
+static void case_dxr_compact(void)
+{
+	const size_t n = 250000; /* rules_v4 holds 1 << 18 here */
+	struct fg_route *r = calloc(n, sizeof(*r));
+	uint64_t peak, allowed;
+	uint8_t a[16];
+	char step[64];
+
+	dxr = true;
+	if (!r || !fg_gen(r, n, 64, 11))
+		fail("out of memory");
+	start(4, 64);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t h = htonl(r[i].addr);
+
+		memset(a, 0, 16);
+		memcpy(a, &h, 4);
+		if (add_new(a, (int)r[i].len,
+			    FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, r[i].nh + 1)))
+			fail("add %zu failed", i);
+		if (i % 1000 == 999)
+			fib4c_commit(&f4c);
+	}
+	check("250k loaded in batches");
+	peak = fib4c_map_bytes(&f4c);
+	for (size_t i = 0; i < 2 * n / 3; i++) {
+		size_t k = rnd() % nlive;
+
+		oracle_del(live[k].addr, live[k].len);
+		if (fib4c_del(&f4c, live[k].addr, live[k].len))
+			fail("delete failed");
+		live[k] = live[--nlive];
+		if (i % 1000 == 999) {
+			fib4c_commit(&f4c);
+			if (i % 50000 == 49999) {
+				snprintf(step, sizeof(step),
+					 "%zu deleted, %llu chunks emptied",
+					 i + 1,
+					 (unsigned long long)f4c.evacuated);
+				check_step(step);
+			}
+		}
+	}
+	for (int i = 0; i < 64; i++)
+		fib4c_commit(&f4c); /* settle: one chunk at a time */
+	check("two thirds deleted, settled");
+	/* At most two chunks' worth free (plus the one being filled). */
+	allowed = (uint64_t)FPMD_DXR_DIR * 8 + (uint64_t)FPMD_DXR_VAL_WORDS * 8 +
+		  ((f4c.ranges + FPMD_DXR_CHUNK_RANGES - 1) /
+			   FPMD_DXR_CHUNK_RANGES +
+		   3) * FPMD_DXR_CHUNK_RANGES * 4;
+	if (!f4c.evacuated || fib4c_map_bytes(&f4c) > allowed ||
+	    fib4c_map_bytes(&f4c) >= peak)
+		fail("range space not given back: %.2f MiB at the peak, %.2f "
+		     "MiB now for %llu ranges (at most %.2f), %llu chunks "
+		     "emptied",
+		     peak / 1048576.0, fib4c_map_bytes(&f4c) / 1048576.0,
+		     (unsigned long long)f4c.ranges, allowed / 1048576.0,
+		     (unsigned long long)f4c.evacuated);
+	close_tables();
+	open_tables(64, true);
+	check("after adoption");
+	free(r);
+	finish();
+}
+
 static const struct fcase {
 	const char *name;
 	void (*run)(void);
@@ -1159,6 +1438,13 @@ static const struct fcase {
 	{ "ipv6-markers", case_v6_markers },
 	{ "ipv6-adopt", case_v6_adopt },
 	{ "ipv6-grow", case_v6_grow },
+	/* Last: a case's seed is its index, keep the others' sequences. */
+	{ "dxr-random", case_dxr_random },
+	{ "dxr-covering", case_dxr_covering },
+	{ "dxr-adopt", case_dxr_adopt },
+	{ "dxr-values-full", case_dxr_values_full },
+	{ "dxr-bulk", case_dxr_bulk },
+	{ "dxr-compact", case_dxr_compact },
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -1186,6 +1472,7 @@ int main(int argc, char **argv)
 			continue;
 		case_name = cases[i].name;
 		hold_drops = false;
+		dxr = false;
 		rng = 0x66706d64u + i;
 		total_lookups = 0;
 		cases[i].run();

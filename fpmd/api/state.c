@@ -109,7 +109,9 @@ static void routes(struct doc *d, const struct rib_counts *c)
 	put_u64(d, c->programmed, ST "/routes/programmed%s%s", "", "");
 	put_u64(d, c->not_programmed, ST "/routes/not-programmed%s%s", "", "");
 	put_u64(d, c->other_table, ST "/routes/other-table%s%s", "", "");
-	put(d, cfg.fib4_algo == FPMD_FIB4_DIR24 ? "dir-24-8" : "lpm-trie",
+	put(d, cfg.fib4_algo == FPMD_FIB4_DIR24 ? "dir-24-8" :
+	       cfg.fib4_algo == FPMD_FIB4_DXR	? "dxr" :
+						  "lpm-trie",
 	    ST "/routes/ipv4-lookup");
 	put(d, cfg.fib6_algo == FPMD_FIB6_BSPL ? "binary-search" : "lpm-trie",
 	    ST "/routes/ipv6-lookup");

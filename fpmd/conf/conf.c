@@ -370,7 +370,10 @@ static void extract(struct fpmd_config *c)
 	c->max_groups = get_u32(t, "tables/max-groups");
 	c->max_neigh = get_u32(t, "tables/max-neighbors");
 	c->fib4_algo = !strcmp(get(t, "tables/ipv4-lookup"), "lpm-trie") ?
-			       FPMD_FIB4_LPM : FPMD_FIB4_DIR24;
+			       FPMD_FIB4_LPM :
+		       !strcmp(get(t, "tables/ipv4-lookup"), "dxr") ?
+			       FPMD_FIB4_DXR :
+			       FPMD_FIB4_DIR24;
 	c->fib6_algo = !strcmp(get(t, "tables/ipv6-lookup"), "lpm-trie") ?
 			       FPMD_FIB6_LPM : FPMD_FIB6_BSPL;
 	c->tbl8_groups = get_u32(t, "tables/ipv4-tbl8-groups");

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "fib/fib4.h"
+#include "fib/fib4c.h"
 #include "fib/fib6.h"
 #include "fib/maps.h"
 #include "fib/nhtab.h"
@@ -19,7 +20,7 @@ struct fpmd_map_fds mapfd = {
 	.meta = -1, .tbl24 = -1, .tbl8 = -1,
 	.rules_v4 = -1, .slots_v6 = -1, .lens_v6 = -1, .tbl24_stage = -1,
 	.tbl24_dflt = -1, .tbl24_fill = -1,
-	.tbl24_commit = -1,
+	.tbl24_commit = -1, .dxr_dir = -1, .dxr_rng = -1, .dxr_val = -1,
 };
 
 int fpmd_fib4_algo = FPMD_FIB4_DIR24;
@@ -28,6 +29,7 @@ uint32_t fpmd_tbl8_groups = FPMD_TBL8_GROUPS;
 
 /* Open when the fast algorithms are in use; NULL with the LPM tries. */
 static struct fib4 fib4_store, *fib4;
+static struct fib4c fib4c_store, *fib4c; /* DXR */
 static struct fib6 fib6_store, *fib6;
 static struct nhtab nhtab;
 
@@ -56,6 +58,23 @@ int maps_fib_open(bool adopt, uint32_t max_routes_v4, uint32_t slots_v6)
 			return ret;
 		fib4 = &fib4_store;
 	}
+	if (fpmd_fib4_algo == FPMD_FIB4_DXR) {
+		struct fib4c_maps m = {
+			.dxr_dir = mapfd.dxr_dir, .dxr_rng = mapfd.dxr_rng,
+			.dxr_val = mapfd.dxr_val, .rules_v4 = mapfd.rules_v4,
+		};
+
+		ret = fib4c_open(&fib4c_store, &m, max_routes_v4, adopt);
+		if (ret)
+			return ret;
+		fib4c = &fib4c_store;
+		/* Adoption rebuilt the /16s where they differ: now. */
+		ret = adopt ? fib4c_commit(fib4c) : 0;
+		if (ret) {
+			maps_fib_close();
+			return ret;
+		}
+	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
 		ret = fib6_open(&fib6_store, mapfd.slots_v6, mapfd.lens_v6,
 				slots_v6, adopt);
@@ -72,6 +91,9 @@ void maps_fib_close(void)
 {
 	if (fib4)
 		fib4_close(fib4);
+	if (fib4c)
+		fib4c_close(fib4c);
+	fib4c = NULL;
 	if (fib6)
 		fib6_close(fib6);
 	fib4 = NULL;
@@ -94,6 +116,8 @@ static uint64_t fib4_drops(void)
 
 int maps_commit(uint32_t max_drops)
 {
+	if (fib4c)
+		return fib4c_pending(fib4c) ? fib4c_commit(fib4c) : 0;
 	if (!fib4 || (!fib4_pending(fib4) && !max_drops))
 		return 0;
 	return fib4_commit(fib4, max_drops);
@@ -143,6 +167,8 @@ int maps_routes_foreach(int family,
 
 	if (family == AF_INET && fib4)
 		return fib4_foreach(fib4, foreach_one, &c);
+	if (family == AF_INET && fib4c)
+		return fib4c_foreach(fib4c, foreach_one, &c);
 	if (family == AF_INET6 && fib6)
 		return fib6_foreach(fib6, foreach_one, &c);
 	if (family == AF_INET) {
@@ -174,6 +200,8 @@ int maps_route_write(const struct prefix *p, uint32_t val)
 
 	if (p->family == AF_INET && fib4)
 		return fib4_add(fib4, p->addr, p->len, val);
+	if (p->family == AF_INET && fib4c)
+		return fib4c_add(fib4c, p->addr, p->len, val);
 	if (p->family == AF_INET6 && fib6)
 		return fib6_add(fib6, p->addr, p->len, val);
 	if (p->family == AF_INET) {
@@ -195,6 +223,10 @@ int maps_route_delete(const struct prefix *p)
 
 	if (p->family == AF_INET && fib4) {
 		ret = fib4_del(fib4, p->addr, p->len);
+		return ret == -ENOENT ? 0 : ret;
+	}
+	if (p->family == AF_INET && fib4c) {
+		ret = fib4c_del(fib4c, p->addr, p->len);
 		return ret == -ENOENT ? 0 : ret;
 	}
 	if (p->family == AF_INET6 && fib6) {

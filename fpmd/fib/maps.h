@@ -19,6 +19,7 @@ struct fpmd_map_fds {
 	int tbl24, tbl8, rules_v4, slots_v6, lens_v6, tbl24_stage, tbl24_dflt,
 	    tbl24_fill;
 	int tbl24_commit; /* the program fpmd_tbl24_commit */
+	int dxr_dir, dxr_rng, dxr_val;
 };
 
 extern struct fpmd_map_fds mapfd;

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "common/phase.h"
 #include "fib/fib4.h"
+#include "fib/fib4c.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
 
@@ -101,10 +102,17 @@ static int open_and_size(void)
 	if (fpmd_fib4_algo == FPMD_FIB4_DIR24) {
 		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
 		fib4_size(skel->obj, fpmd_tbl8_groups, cfg.max_routes_v4);
+		fib4c_size(skel->obj, 0);
+	} else if (fpmd_fib4_algo == FPMD_FIB4_DXR) {
+		/* rules_v4 sized by fib4c_size, after fib4_size */
+		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
+		fib4_size(skel->obj, 0, 0);
+		fib4c_size(skel->obj, cfg.max_routes_v4);
 	} else {
 		bpf_map__set_max_entries(skel->maps.routes_v4,
 					 cfg.max_routes_v4);
 		fib4_size(skel->obj, 0, 0);
+		fib4c_size(skel->obj, 0);
 	}
 	if (fpmd_fib6_algo == FPMD_FIB6_BSPL) {
 		/* Chunks come as routes do; the outer map has room for
@@ -328,6 +336,9 @@ int xdp_load(bool *adopted)
 	mapfd.tbl24_dflt = bpf_map__fd(skel->maps.tbl24_dflt);
 	mapfd.tbl24_fill = bpf_map__fd(skel->maps.tbl24_fill);
 	mapfd.tbl24_commit = bpf_program__fd(skel->progs.fpmd_tbl24_commit);
+	mapfd.dxr_dir = bpf_map__fd(skel->maps.dxr_dir);
+	mapfd.dxr_rng = bpf_map__fd(skel->maps.dxr_rng);
+	mapfd.dxr_val = bpf_map__fd(skel->maps.dxr_val);
 	mapfd.lens_v6 = bpf_map__fd(skel->maps.lens_v6);
 	/* Adopted maps, before any attach: the caches from local_v4 and
 	 * ifaces (an older fpmd pinned none; new maps start empty anyway). */
@@ -360,7 +371,9 @@ int xdp_load(bool *adopted)
 	attach_tx_tracepoints();
 	phase_end("tracepoints");
 	log_info("bpf: route lookup: IPv4 %s, IPv6 %s",
-		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" : "LPM trie",
+		 fpmd_fib4_algo == FPMD_FIB4_DIR24 ? "DIR-24-8" :
+		 fpmd_fib4_algo == FPMD_FIB4_DXR   ? "DXR (compact)" :
+						     "LPM trie",
 		 fpmd_fib6_algo == FPMD_FIB6_BSPL ?
 			 "binary search on prefix lengths" :
 			 "LPM trie");

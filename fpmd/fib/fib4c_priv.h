@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Shared by fib4c.c, fib4c_tbl.c and fib4c_open.c only. */
+#ifndef FPMD_FIB4C_PRIV_H
+#define FPMD_FIB4C_PRIV_H
+
+#include <time.h>
+
+#include "fib/fib4c.h"
+
+/* A private t24 entry that points at a group of 256 (/25-/32 inside). */
+#define FIB4C_T8 0x80000000u
+
+static inline uint64_t fib4c_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint32_t fib4c_mask_of(int len)
+{
+	return len ? ~0u << (32 - len) : 0;
+}
+
+/* fib4c_tbl.c */
+int fib4c_paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
+		int only);
+uint64_t fib4c_pkey(uint32_t a, int len);
+struct fib4c_pfx *fib4c_pinsert(struct fib4c *f, uint64_t k);
+int fib4c_pgrow(struct fib4c *f);
+void fib4c_pdelete(struct fib4c *f, struct fib4c_pfx *p);
+void fib4c_slot_put(struct fib4c *f, uint32_t s);
+int64_t fib4c_slot_get(struct fib4c *f);
+void fib4c_record_write(struct fib4c *f, uint32_t s, uint32_t a, int len,
+			uint32_t val);
+
+#endif
