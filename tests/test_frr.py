@@ -573,6 +573,11 @@ def test_g_malformed_fpm_input(lab):
     d = lab.fpmd(extra=SETTLE)
     lab.warm_kernel_neighbors()
     oif = lab.r1.ifindex("r1-eth1")
+    # The raw client's route is in the kernel too, as zebra's would be:
+    # while no FPM peer is connected, fpmd drops held routes the kernel
+    # does not have (a second after each disconnect), and on a loaded
+    # machine the cases below take longer than that.
+    lab.r1.run(f"ip route add {VALID_PREFIX} via {lab.H2_V4}")
 
     # A well-formed frame from the raw client is taken (so the broken ones
     # below are broken only where they say): two messages, h2's prefix via
@@ -619,6 +624,7 @@ def test_g_malformed_fpm_input(lab):
     # A real zebra after all that: connects, its replay lands, and the
     # raw client's route (zebra never had it) is swept.
     conns = fpm(d)["connections"]
+    lab.r1.run(f"ip route del {VALID_PREFIX}")
     f = lab.frr()
     f.configure(f"ip route {BH_NET} blackhole")
     wait_connected(d, connections=conns + 1)
