@@ -1455,6 +1455,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 
 int main(int argc, char **argv)
 {
+	/* FIB_CHECK_SEED=N: every case from seed N instead of its index
+	 * (to try other sequences; a failure names the case). */
+	const char *seed = getenv("FIB_CHECK_SEED");
 	int ran = 0;
 
 	if (argc > 1 && !strcmp(argv[1], "--list")) {
@@ -1473,7 +1476,7 @@ int main(int argc, char **argv)
 		case_name = cases[i].name;
 		hold_drops = false;
 		dxr = false;
-		rng = 0x66706d64u + i;
+		rng = 0x66706d64u + (seed ? strtoull(seed, NULL, 0) : i);
 		total_lookups = 0;
 		cases[i].run();
 		ran++;
