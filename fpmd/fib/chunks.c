@@ -22,6 +22,26 @@ static size_t elem_size(const struct chunks *c)
 	return ((size_t)c->value_size + 7) / 8 * 8;
 }
 
+int64_t chunks_slot_get(struct chunks *c, const uint64_t *used,
+			uint32_t nslots, uint32_t *lo)
+{
+	uint32_t w = *lo / 64, nw = (nslots + 63) / 64, s;
+	int ret;
+
+	while (w < nw && used[w] == ~0ull)
+		w++;
+	if (w >= nw)
+		return -ENOSPC;
+	s = w * 64 + (uint32_t)__builtin_ctzll(~used[w]);
+	if (s >= nslots)
+		return -ENOSPC;
+	*lo = s;
+	ret = chunks_get(c, s / c->per_chunk, true);
+	if (ret)
+		return ret;
+	return s;
+}
+
 uint64_t chunks_bytes(const struct chunks *c)
 {
 	uint64_t n = 0;

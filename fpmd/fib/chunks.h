@@ -101,4 +101,14 @@ static inline bool chunks_dirty(const struct chunks *c)
 /* Bytes of the chunks that exist (value_size rounded up to 8). */
 uint64_t chunks_bytes(const struct chunks *c);
 
+/*
+ * The lowest free slot of rules_v4 (used bits, nslots of them, none free
+ * below *lo), its chunk in c made (pending) if needed; *lo moves to it.
+ * Taking the lowest keeps the rules packed at the bottom, so the chunks
+ * above the highest one in use hold nothing and can go. The caller marks
+ * it used. -ENOSPC when full.
+ */
+int64_t chunks_slot_get(struct chunks *c, const uint64_t *used,
+			uint32_t nslots, uint32_t *lo);
+
 #endif

@@ -183,21 +183,11 @@ static void slot_put(struct fib4 *f, uint32_t s)
  */
 static int64_t slot_get(struct fib4 *f)
 {
-	uint32_t w = f->slot_lo / 64, nw = (f->nslots + 63) / 64, s;
-	int ret;
+	int64_t s = chunks_slot_get(&f->rulec, f->slot_used, f->nslots,
+				    &f->slot_lo);
 
-	while (w < nw && f->slot_used[w] == ~0ull)
-		w++;
-	if (w >= nw)
-		return -ENOSPC;
-	s = w * 64 + (uint32_t)__builtin_ctzll(~f->slot_used[w]);
-	if (s >= f->nslots)
-		return -ENOSPC;
-	f->slot_lo = s;
-	ret = chunks_get(&f->rulec, s / FPMD_RULES_CHUNK, true);
-	if (ret)
-		return ret;
-	fib4_slot_mark(f, s);
+	if (s >= 0)
+		fib4_slot_mark(f, (uint32_t)s);
 	return s;
 }
 
