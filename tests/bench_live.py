@@ -324,9 +324,14 @@ class FpmFeed:
 
     def add_routes(self, af, routes, gw, oif):
         flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE
+        self.send_msgs(route_msgs(af, routes, gw, oif, flags))
+
+    def send_msgs(self, msgs):
+        """Netlink messages in FPM frames of at most 64 KiB and
+        MAX_MSGS messages."""
         frames = []
         cur, size = [], 4
-        for m in route_msgs(af, routes, gw, oif, flags):
+        for m in msgs:
             if size + len(m) > 65535 or len(cur) == self.MAX_MSGS:
                 frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
                 cur, size = [], 4

@@ -152,18 +152,9 @@ def route_msg(af, net, members, gws, oif, seq):
 
 
 def feed_table(feed, af, rows, gws, oif):
-    """rows over FPM, in FPM frames of at most FpmFeed.MAX_MSGS."""
-    frames, cur, size = [], [], 4
-    for i, (net, members) in enumerate(rows):
-        m = route_msg(af, net, members, gws, oif, i + 1)
-        if size + len(m) > 65535 or len(cur) == FpmFeed.MAX_MSGS:
-            frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
-            cur, size = [], 4
-        cur.append(m)
-        size += len(m)
-    if cur:
-        frames.append(struct.pack(">BBH", 1, 1, size) + b"".join(cur))
-    feed.s.sendall(b"".join(frames))
+    """rows over FPM (FpmFeed.send_msgs frames them)."""
+    feed.send_msgs(route_msg(af, net, members, gws, oif, i + 1)
+                   for i, (net, members) in enumerate(rows))
 
 
 def ready_ms(d, timeout=10):
