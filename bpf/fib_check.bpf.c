@@ -44,6 +44,11 @@ __u32 v4algo;  /* enum fpmd_fib4_algo: DIR24 or DXR */
 __u32 nbases;
 __u32 count;
 __u64 seed;
+/* An add under way (checked from fpmd's resize hook, inside it): its
+ * value may already answer for addresses in its prefix. */
+__u32 pend_on;
+__u32 pend_val;
+struct fpmd_lpm_v6 pend; /* IPv4: the first 4 bytes of addr */
 /* Outputs. */
 __u64 checked;
 __u64 mismatches;
@@ -126,6 +131,26 @@ static __always_inline void draw(__u64 *s, const struct fpmd_lpm_v6 *b,
 	}
 }
 
+/* n (network order, 1 or 4 words) is inside the add under way. */
+static __always_inline int in_pend(const __u32 *n, int words)
+{
+	__u32 len = pend.prefixlen;
+
+	for (int j = 0; j < words; j++) {
+		__u32 p, m;
+
+		__builtin_memcpy(&p, pend.addr + 4 * j, 4);
+		if (len >= 32)
+			m = ~0u;
+		else
+			m = len ? ~0u << (32 - len) : 0;
+		if ((bpf_ntohl(n[j]) ^ bpf_ntohl(p)) & m)
+			return 0;
+		len = len >= 32 ? len - 32 : 0;
+	}
+	return 1;
+}
+
 static int check_one(__u32 i, void *ctx)
 {
 	__u64 *s = ctx;
@@ -159,6 +184,9 @@ static int check_one(__u32 i, void *ctx)
 		got = bspl_lookup((const struct in6_addr *)k6.addr);
 	}
 	checked++;
+	if (want != got && pend_on && got == pend_val &&
+	    in_pend(n, family == 4 ? 1 : 4))
+		return 0;
 	if (want != got) {
 		__u64 m = mismatches++;
 

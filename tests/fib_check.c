@@ -184,9 +184,15 @@ static int add(const uint8_t *addr, int len, uint32_t val)
 	memcpy(a, addr, alen());
 	mask(a, len);
 	snprintf(last_op, sizeof(last_op), "add %s", fmt_pfx(a, len, b));
+	/* A check from inside the add (a growth) may see it in part. */
+	skel->bss->pend_on = 1;
+	skel->bss->pend_val = val;
+	skel->bss->pend.prefixlen = (__u32)len;
+	memcpy(skel->bss->pend.addr, a, 16);
 	ret = family == 6 ? fib6_add(&f6, a, (uint8_t)len, val) :
 	      dxr	  ? fib4c_add(&f4c, a, (uint8_t)len, val) :
 			    fib4_add(&f4, a, (uint8_t)len, val);
+	skel->bss->pend_on = 0;
 	if (ret == -ENOSPC)
 		return ret;
 	if (ret)
