@@ -39,7 +39,14 @@ struct fib6 {
 	 * of dropped, this long after lens_v6 flips, so a lookup still
 	 * bisecting the old list finds what it needs. */
 	uint64_t grace_ns;
-	uint64_t map_writes, rebuilds, grows, shrinks;
+	/* The direct stage (lens_v6's direct[], fib6_direct.c), per /19 of
+	 * 2000::/3: the entry, 1 + the length of the route giving its
+	 * value (0: none), the lengths > 19 its routes have; and the routes
+	 * per (/19, length). */
+	uint64_t *dent;
+	uint8_t *dsrc, *dlens;
+	struct htable dcount;
+	uint64_t map_writes, rebuilds, grows, shrinks, direct_writes;
 	/* Tests: called while moving to a table of n slots (growing or
 	 * shrinking), with the new table built but not in use (flipped
 	 * false), then in use with the old not yet dropped. */
