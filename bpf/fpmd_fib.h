@@ -286,11 +286,23 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 	/* 2000::/3: the direct stage (fpmd_maps.h) first. */
 	top = bpf_be64_to_cpu(a0);
 	if (top >> 61 == 1) {
-		__u64 d = l->direct[(top >> (64 - FPMD_V6_DIRECT_PLEN)) &
-				    (FPMD_V6_DIRECT - 1)];
-		__u32 n = (__u32)(d >> 32) & 0xff;
+		volatile __u64 *w = l->direct[(top >> (64 - FPMD_V6_DIRECT_PLEN)) &
+					      (FPMD_V6_DIRECT - 1)];
+		__u64 d = w[0], w1, p;
+		__u32 n = (__u32)(d >> 32) & 0xff, olen;
 
-		if (n) {
+		if (n & FPMD_V6_DIRECT_ONE) {
+			olen = (__u32)(d >> 40) & 0xff;
+			w1 = w[1];
+			/* w1 goes with d only if w0 did not change. */
+			if (w[0] == d && olen > FPMD_V6_DIRECT_PLEN && olen <= 64) {
+				p = (d >> 48) << 32 | w1 >> 32;
+				if (!((top ^ p) & (~0ull << (64 - olen)) &
+				      FPMD_V6_DIRECT_BITS45))
+					return (__u32)w1;
+				return (__u32)d;
+			}
+		} else if (n) {
 #pragma unroll
 			for (int i = 0; i < FPMD_V6_DIRECT_LENS; i++) {
 				__u32 len = (__u32)(d >> (40 + 8 * i)) & 0xff;

@@ -686,14 +686,15 @@ static int random_direct(uint8_t *a)
 
 /*
  * The direct stage (one lens_v6 entry per /19 of 2000::/3): about 16
- * prefixes over four /19s, so that a /19 goes from no length to a few
- * (probed directly) to more than FPMD_V6_DIRECT_LENS (bisected) and back,
+ * prefixes over four /19s, so that a /19 goes from no route to one (no
+ * probe) to a few lengths (probed directly) to more than
+ * FPMD_V6_DIRECT_LENS (bisected) and back,
  * while covering routes (/0, /3, /16, /18, /19) come and go over them;
  * checked every 8 changes, then after adoption.
  */
 static void case_v6_direct(void)
 {
-	uint32_t direct = 0, bisect = 0;
+	uint32_t one = 0, direct = 0, bisect = 0;
 	char step[64];
 
 	start(6, 1);
@@ -714,11 +715,14 @@ static void case_v6_direct(void)
 		}
 		for (uint32_t k = 0; k < 4; k++) {
 			/* 2400::/19 is /19 number 0x400 << 3 of 2000::/3 */
-			uint64_t e = f6.lens->direct[0x400 << 3 | k];
+			uint32_t m = f6.lens->direct[0x400 << 3 | k][0] >> 32 &
+				     0xff;
 
-			if ((e >> 32 & 0xff) > 1)
+			if (m & FPMD_V6_DIRECT_ONE)
+				one++;
+			else if (m > 1)
 				direct++;
-			else if (!(e >> 32 & 0xff))
+			else if (!m)
 				bisect++;
 		}
 		if (i % 8 == 0) {
@@ -726,10 +730,10 @@ static void case_v6_direct(void)
 			check_step(step);
 		}
 	}
-	if (!direct || !bisect)
-		fail("the /19s were probed directly %u times and bisected %u "
-		     "times: both expected",
-		     direct, bisect);
+	if (!one || !direct || !bisect)
+		fail("the /19s held one route %u times, a list of lengths %u "
+		     "times and were bisected %u times: all expected",
+		     one, direct, bisect);
 	close_tables();
 	open_tables(1, true);
 	if (f6.direct_writes)

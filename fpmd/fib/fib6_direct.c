@@ -2,14 +2,14 @@
 /*
  * The direct stage in front of the IPv6 search (lens_v6's direct[],
  * layout and rules in bpf/fpmd_maps.h): per /19 of 2000::/3, the best
- * route of length <= 19 over it and, when its routes have at most
- * FPMD_V6_DIRECT_LENS other lengths, those lengths, so that a lookup
- * probes slots_v6 once or twice instead of bisecting the length list.
+ * route of length <= 19 over it and either the one route longer than /19
+ * inside it (no slots_v6 probe), or the few lengths of the routes inside
+ * it (a probe or two), or nothing (bisect the length list as before).
  *
- * fpmd keeps a copy of every entry, per /19 the length of the route that
- * gives the value and the number of lengths > 19, and the routes per
- * (/19, length). Entries are written after the slots they point at (the
- * callers change slots_v6 first), one 8-byte store each.
+ * fpmd keeps per /19 the value and the length of the route that gives
+ * it, the lengths > 19 in use and how many routes; the routes per (/19,
+ * length) in a hash. Entries are written after the slots they point at
+ * (the callers change slots_v6 first).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 
 #define DSTUCK 0xff /* dlens: counting failed (no memory): bisect for good */
 #define LOW32 0xffffffffull
+#define GEN_BITS (FPMD_V6_DIRECT_GEN << 32)
 
 struct dcount {
 	struct hnode node;
@@ -73,100 +74,15 @@ static struct dcount *count_find(const struct fib6 *f, uint32_t key)
 	return NULL;
 }
 
-/* The lengths listed in entry e, longest first; how many. */
-static int entry_lens(uint64_t e, uint8_t *l)
-{
-	int n = (int)(e >> 32 & 0xff) - 1;
-
-	for (int i = 0; i < n; i++)
-		l[i] = (uint8_t)(e >> (40 + 8 * i));
-	return n < 0 ? 0 : n;
-}
-
-static uint64_t entry_make(uint32_t val, const uint8_t *l, int n)
-{
-	uint32_t lens = 0;
-
-	for (int i = 0; i < n; i++)
-		lens |= (uint32_t)l[i] << (8 * i);
-	return FPMD_V6_DIRECT_ENCODE(val, (uint32_t)n, lens);
-}
-
-/* Entry e with one more length, in its place (longest first). */
-static uint64_t entry_insert(uint64_t e, uint8_t len)
-{
-	uint8_t l[FPMD_V6_DIRECT_LENS + 1];
-	int n = entry_lens(e, l), k = 0;
-
-	if (n >= FPMD_V6_DIRECT_LENS)
-		return e & LOW32; /* never: the caller counted */
-	while (k < n && l[k] > len)
-		k++;
-	memmove(l + k + 1, l + k, (size_t)(n - k));
-	l[k] = len;
-	return entry_make((uint32_t)e, l, n + 1);
-}
-
-/* The entry of /19 b with its lengths found again from the counts. */
-static uint64_t entry_scan(const struct fib6 *f, uint32_t b)
-{
-	uint8_t l[FPMD_V6_DIRECT_LENS];
-	int n = 0;
-
-	if (f->dlens[b] > FPMD_V6_DIRECT_LENS)
-		return f->dent[b] & LOW32; /* bisect */
-	for (int len = 128; len > FPMD_V6_DIRECT_PLEN && n < f->dlens[b]; len--)
-		if (count_find(f, b << 8 | (uint32_t)len))
-			l[n++] = (uint8_t)len;
-	return entry_make((uint32_t)f->dent[b], l, n);
-}
-
-static void entry_store(struct fib6 *f, uint32_t b, uint64_t e)
-{
-	f->dent[b] = e;
-	if (f->lens->direct[b] == e)
-		return;
-	__atomic_store_n(&f->lens->direct[b], e, __ATOMIC_RELEASE);
-	f->direct_writes++;
-}
-
-/* Length len (> 19) got its first route (delta 1) or lost its last (-1)
- * in /19 b: its list, or bisection past FPMD_V6_DIRECT_LENS lengths. */
-static void lens_change(struct fib6 *f, uint32_t b, uint8_t len, int delta)
-{
-	uint8_t l[FPMD_V6_DIRECT_LENS + 1];
-	uint64_t e = f->dent[b];
-	int n, k = 0;
-
-	f->dlens[b] = (uint8_t)(f->dlens[b] + delta);
-	if (f->dlens[b] > FPMD_V6_DIRECT_LENS) {
-		entry_store(f, b, e & LOW32);
-		return;
-	}
-	if (delta < 0 && f->dlens[b] == FPMD_V6_DIRECT_LENS) {
-		entry_store(f, b, entry_scan(f, b)); /* from bisection */
-		return;
-	}
-	if (delta > 0) {
-		entry_store(f, b, entry_insert(e, len));
-		return;
-	}
-	n = entry_lens(e, l);
-	while (k < n && l[k] != len)
-		k++;
-	if (k < n) {
-		memmove(l + k, l + k + 1, (size_t)(n - k - 1));
-		n--;
-	}
-	entry_store(f, b, entry_make((uint32_t)e, l, n));
-}
-
-/* Count a route of length len (> 19) in /19 b; false without memory. */
-static bool count_route(struct fib6 *f, uint32_t b, uint8_t len, int delta)
+/* Count a route of length len (> 19) in /19 b in or out; false without
+ * memory. *first: the first of its length there, or the last. */
+static bool count_route(struct fib6 *f, uint32_t b, uint8_t len, int delta,
+			bool *first)
 {
 	uint32_t key = b << 8 | len;
 	struct dcount *c = count_find(f, key);
 
+	*first = false;
 	if (delta > 0) {
 		if (c) {
 			c->n++;
@@ -178,34 +94,156 @@ static bool count_route(struct fib6 *f, uint32_t b, uint8_t len, int delta)
 		c->key = key;
 		c->n = 1;
 		ht_insert(&f->dcount, &c->node, dkey_hash(key));
+		*first = true;
 		return true;
 	}
-	if (c && !--c->n) {
+	if (!c)
+		return false;
+	if (!--c->n) {
 		ht_remove(&f->dcount, &c->node);
 		free(c);
-		return true;
+		*first = true;
 	}
-	return c != NULL;
+	return true;
+}
+
+/* The packed list of /19 b (longest first) with len in or out. */
+static uint32_t list_change(uint32_t list, uint8_t len, int delta)
+{
+	uint8_t l[FPMD_V6_DIRECT_LENS + 1];
+	int n = 0, k = 0;
+
+	for (; n < FPMD_V6_DIRECT_LENS && (list >> (8 * n) & 0xff); n++)
+		l[n] = (uint8_t)(list >> (8 * n));
+	if (delta > 0) {
+		while (k < n && l[k] > len)
+			k++;
+		memmove(l + k + 1, l + k, (size_t)(n - k));
+		l[k] = len;
+		n++;
+	} else {
+		while (k < n && l[k] != len)
+			k++;
+		if (k < n) {
+			memmove(l + k, l + k + 1, (size_t)(n - k - 1));
+			n--;
+		}
+	}
+	list = 0;
+	for (int i = 0; i < n && i < FPMD_V6_DIRECT_LENS; i++)
+		list |= (uint32_t)l[i] << (8 * i);
+	return list;
+}
+
+/* The lengths of /19 b from the counts (it had too many to list). */
+static uint32_t list_scan(const struct fib6 *f, uint32_t b)
+{
+	uint32_t list = 0;
+	int n = 0;
+
+	for (int len = 128; len > FPMD_V6_DIRECT_PLEN && n < f->dlens[b]; len--)
+		if (count_find(f, b << 8 | (uint32_t)len))
+			list |= (uint32_t)len << (8 * n++);
+	return list;
+}
+
+/* A length > 19 got its first route (delta 1) or lost its last (-1). */
+static void lens_change(struct fib6 *f, uint32_t b, uint8_t len, int delta)
+{
+	f->dlens[b] = (uint8_t)(f->dlens[b] + delta);
+	if (f->dlens[b] > FPMD_V6_DIRECT_LENS)
+		return;
+	if (delta < 0 && f->dlens[b] == FPMD_V6_DIRECT_LENS)
+		f->dlist[b] = list_scan(f, b);
+	else
+		f->dlist[b] = list_change(f->dlist[b], len, delta);
+}
+
+/* The one route longer than /19 inside /19 b. */
+static struct fib6_node *one_route(const struct fib6 *f, uint32_t b)
+{
+	uint64_t t = 1ull << 61 | (uint64_t)b << (64 - FPMD_V6_DIRECT_PLEN);
+	struct fib6_node *one = NULL;
+	struct node_list l = { 0 };
+	uint8_t p[16] = { 0 };
+
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(t >> (56 - 8 * i));
+	fib6_cb_under(f->tree, p, FPMD_V6_DIRECT_PLEN, &l);
+	for (size_t i = 0; i < l.n; i++)
+		if (l.v[i]->route && l.v[i]->len > FPMD_V6_DIRECT_PLEN)
+			one = l.v[i];
+	free(l.v);
+	return one;
+}
+
+/* What /19 b's entry should say: w0 (without the generation), w1. */
+static uint64_t entry_want(const struct fib6 *f, uint32_t b, uint64_t *w1)
+{
+	uint32_t val = f->dval[b];
+	struct fib6_node *x;
+	uint64_t p;
+
+	*w1 = 0;
+	if (f->dlens[b] > FPMD_V6_DIRECT_LENS)
+		return val; /* bisect */
+	if (f->dtot[b] == 1 && (x = one_route(f, b)) && x->len <= 64) {
+		p = top64(x->addr) & FPMD_V6_DIRECT_BITS45;
+		*w1 = x->val | (p & LOW32) << 32;
+		return val | (uint64_t)FPMD_V6_DIRECT_ONE << 32 |
+		       (uint64_t)x->len << 40 | (p >> 32) << 48;
+	}
+	return FPMD_V6_DIRECT_ENCODE(val, f->dlens[b], f->dlist[b]);
+}
+
+static void store64(__u64 *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+
+/* Bring /19 b's entry in lens_v6 to what fpmd knows; only what differs. */
+static void entry_sync(struct fib6 *f, uint32_t b)
+{
+	__u64 *d = f->lens->direct[b];
+	uint64_t w1, w0 = entry_want(f, b, &w1);
+	uint64_t cur = __atomic_load_n(&d[0], __ATOMIC_RELAXED);
+	bool cur_one = cur >> 32 & FPMD_V6_DIRECT_ONE;
+
+	if (!(w0 >> 32 & FPMD_V6_DIRECT_ONE)) {
+		if (cur == w0)
+			return;
+		store64(&d[0], w0);
+		f->direct_writes++;
+		return;
+	}
+	if (cur_one && (cur & ~GEN_BITS) == w0 && d[1] == w1)
+		return;
+	if (d[1] != w1) {
+		/* Lookups bisect while w1 changes under a w0 that uses it. */
+		if (cur_one)
+			store64(&d[0], w0 & LOW32);
+		store64(&d[1], w1);
+	}
+	/* A new generation at each w0 of this mode: see fpmd_maps.h. */
+	f->dgen[b] = (uint8_t)((f->dgen[b] + 1) & FPMD_V6_DIRECT_GEN);
+	store64(&d[0], w0 | (uint64_t)f->dgen[b] << 32);
+	f->direct_writes++;
 }
 
 /* The counts of /19 b can no longer be trusted: bisect from now on. */
 static void stuck(struct fib6 *f, uint32_t b)
 {
 	f->dlens[b] = DSTUCK;
-	entry_store(f, b, f->dent[b] & LOW32);
-}
-
-static void set_val(struct fib6 *f, uint32_t b, uint32_t val)
-{
-	entry_store(f, b, (f->dent[b] & ~LOW32) | val);
+	entry_sync(f, b);
 }
 
 void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
 		     uint32_t val, bool added)
 {
 	uint32_t first, n = buckets_of(p, len, &first);
+	bool one;
 
-	if (!n || !f->dent)
+	if (!n || !f->dval)
 		return;
 	if (len <= FPMD_V6_DIRECT_PLEN) {
 		/* Over the /19s where it is the longest of its kind. */
@@ -213,26 +251,32 @@ void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
 			if (f->dsrc[b] > len + 1)
 				continue;
 			f->dsrc[b] = (uint8_t)(len + 1);
-			set_val(f, b, val);
+			f->dval[b] = val;
+			entry_sync(f, b);
 		}
 		return;
 	}
-	if (!added || f->dlens[first] == DSTUCK)
-		return; /* a new value: in its slot already */
-	if (!count_route(f, first, len, 1)) {
-		stuck(f, first);
+	if (f->dlens[first] == DSTUCK)
 		return;
+	if (added) {
+		if (!count_route(f, first, len, 1, &one)) {
+			stuck(f, first);
+			return;
+		}
+		f->dtot[first]++;
+		if (one)
+			lens_change(f, first, len, 1);
 	}
-	if (count_find(f, first << 8 | len)->n == 1)
-		lens_change(f, first, len, 1);
+	entry_sync(f, first); /* a new value matters to one route */
 }
 
 void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
 {
 	uint32_t first, n = buckets_of(p, len, &first), val = 0;
 	int clen = -1;
+	bool last;
 
-	if (!n || !f->dent)
+	if (!n || !f->dval)
 		return;
 	if (len <= FPMD_V6_DIRECT_PLEN) {
 		/* Its /19s go to the route that covered it. */
@@ -242,18 +286,21 @@ void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
 			if (f->dsrc[b] != len + 1)
 				continue;
 			f->dsrc[b] = (uint8_t)(val ? clen + 1 : 0);
-			set_val(f, b, val);
+			f->dval[b] = val;
+			entry_sync(f, b);
 		}
 		return;
 	}
 	if (f->dlens[first] == DSTUCK)
 		return;
-	if (!count_route(f, first, len, -1)) {
+	if (!count_route(f, first, len, -1, &last)) {
 		stuck(f, first); /* never: the route was counted */
 		return;
 	}
-	if (!count_find(f, first << 8 | len))
+	f->dtot[first]--;
+	if (last)
 		lens_change(f, first, len, -1);
+	entry_sync(f, first);
 }
 
 void fib6_direct_close(struct fib6 *f)
@@ -266,11 +313,14 @@ void fib6_direct_close(struct fib6 *f)
 		    free(container_of(n, struct dcount, node));
 		ht_free(&f->dcount);
 	}
-	free(f->dent);
+	free(f->dval);
+	free(f->dlist);
+	free(f->dtot);
 	free(f->dsrc);
 	free(f->dlens);
-	f->dent = NULL;
-	f->dsrc = f->dlens = NULL;
+	free(f->dgen);
+	f->dval = f->dlist = f->dtot = NULL;
+	f->dsrc = f->dlens = f->dgen = NULL;
 }
 
 static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
@@ -278,6 +328,7 @@ static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
 {
 	struct fib6 *f = arg;
 	uint32_t first, n = buckets_of(addr, len, &first);
+	bool one;
 
 	if (!n)
 		return 0;
@@ -286,16 +337,19 @@ static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
 			if (f->dsrc[b] > len + 1)
 				continue;
 			f->dsrc[b] = (uint8_t)(len + 1);
-			f->dent[b] = val;
+			f->dval[b] = val;
 		}
 		return 0;
 	}
 	if (f->dlens[first] == DSTUCK)
 		return 0;
-	if (!count_route(f, first, len, 1))
+	if (!count_route(f, first, len, 1, &one)) {
 		f->dlens[first] = DSTUCK;
-	else if (count_find(f, first << 8 | len)->n == 1)
-		f->dlens[first]++;
+		return 0;
+	}
+	f->dtot[first]++;
+	if (one)
+		lens_change(f, first, len, 1);
 	return 0;
 }
 
@@ -305,29 +359,25 @@ static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
  */
 int fib6_direct_open(struct fib6 *f)
 {
-	struct hnode *n, *tmp;
-	size_t i;
-
-	f->dent = calloc(FPMD_V6_DIRECT, sizeof(*f->dent));
+	f->dval = calloc(FPMD_V6_DIRECT, sizeof(*f->dval));
+	f->dlist = calloc(FPMD_V6_DIRECT, sizeof(*f->dlist));
+	f->dtot = calloc(FPMD_V6_DIRECT, sizeof(*f->dtot));
 	f->dsrc = calloc(FPMD_V6_DIRECT, 1);
 	f->dlens = calloc(FPMD_V6_DIRECT, 1);
-	if (!f->dent || !f->dsrc || !f->dlens || ht_init(&f->dcount, 1024)) {
+	f->dgen = calloc(FPMD_V6_DIRECT, 1);
+	if (!f->dval || !f->dlist || !f->dtot || !f->dsrc || !f->dlens ||
+	    !f->dgen || ht_init(&f->dcount, 1024)) {
 		fib6_direct_close(f);
 		return -ENOMEM;
 	}
 	fib6_foreach(f, add_route, f);
-	for (uint32_t b = 0; b < FPMD_V6_DIRECT; b++)
-		if (f->dlens[b] <= FPMD_V6_DIRECT_LENS)
-			f->dent[b] = entry_make((uint32_t)f->dent[b], NULL, 0);
-	ht_for_each(&f->dcount, n, tmp, i)
-	{
-		struct dcount *c = container_of(n, struct dcount, node);
-		uint32_t b = c->key >> 8;
+	for (uint32_t b = 0; b < FPMD_V6_DIRECT; b++) {
+		uint64_t cur = f->lens->direct[b][0];
 
-		if (f->dlens[b] <= FPMD_V6_DIRECT_LENS)
-			f->dent[b] = entry_insert(f->dent[b], (uint8_t)c->key);
+		/* Generations go on from the previous fpmd's. */
+		if (cur >> 32 & FPMD_V6_DIRECT_ONE)
+			f->dgen[b] = (uint8_t)(cur >> 32 & FPMD_V6_DIRECT_GEN);
+		entry_sync(f, b);
 	}
-	for (uint32_t b = 0; b < FPMD_V6_DIRECT; b++)
-		entry_store(f, b, f->dent[b]);
 	return 0;
 }
