@@ -303,7 +303,7 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 		ret = node_sync(f, x, false);
 		update_below(f, p, len);
 		if (!ret)
-			fib6_direct_add(f, p, len, val, false);
+			fib6_direct_add(f, x, false);
 		return ret;
 	}
 	if (f->in_map + FPMD_V6_PROBES + 1 > f->max_in_map)
@@ -322,7 +322,7 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 			f->len_routes[len]--;
 			node_sync(f, x, false);
 		} else {
-			fib6_direct_add(f, p, len, val, true);
+			fib6_direct_add(f, x, true);
 		}
 		return ret;
 	}
@@ -338,7 +338,7 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 		return ret;
 	}
 	update_below(f, p, len);
-	fib6_direct_add(f, p, len, val, true);
+	fib6_direct_add(f, x, true);
 	return 0;
 }
 

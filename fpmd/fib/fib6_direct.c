@@ -177,17 +177,20 @@ static struct fib6_node *one_route(const struct fib6 *f, uint32_t b)
 	return one;
 }
 
-/* What /19 b's entry should say: w0 (without the generation), w1. */
-static uint64_t entry_want(const struct fib6 *f, uint32_t b, uint64_t *w1)
+/* What /19 b's entry should say: w0 (without the generation), w1. one:
+ * its one route if the caller knows it (else found in the tree). */
+static uint64_t entry_want(const struct fib6 *f, uint32_t b,
+			   const struct fib6_node *one, uint64_t *w1)
 {
 	uint32_t val = f->dval[b];
-	struct fib6_node *x;
+	const struct fib6_node *x;
 	uint64_t p;
 
 	*w1 = 0;
 	if (f->dlens[b] > FPMD_V6_DIRECT_LENS)
 		return val; /* bisect */
-	if (f->dtot[b] == 1 && (x = one_route(f, b)) && x->len <= 64) {
+	if (f->dtot[b] == 1 && (x = one ? one : one_route(f, b)) &&
+	    x->len <= 64) {
 		p = top64(x->addr) & FPMD_V6_DIRECT_BITS45;
 		*w1 = x->val | (p & LOW32) << 32;
 		return val | (uint64_t)FPMD_V6_DIRECT_ONE << 32 |
@@ -202,10 +205,10 @@ static void store64(__u64 *p, uint64_t v)
 }
 
 /* Bring /19 b's entry in lens_v6 to what fpmd knows; only what differs. */
-static void entry_sync(struct fib6 *f, uint32_t b)
+static void entry_sync(struct fib6 *f, uint32_t b, const struct fib6_node *one)
 {
 	__u64 *d = f->lens->direct[b];
-	uint64_t w1, w0 = entry_want(f, b, &w1);
+	uint64_t w1, w0 = entry_want(f, b, one, &w1);
 	uint64_t cur = __atomic_load_n(&d[0], __ATOMIC_RELAXED);
 	bool cur_one = cur >> 32 & FPMD_V6_DIRECT_ONE;
 
@@ -234,13 +237,13 @@ static void entry_sync(struct fib6 *f, uint32_t b)
 static void stuck(struct fib6 *f, uint32_t b)
 {
 	f->dlens[b] = DSTUCK;
-	entry_sync(f, b);
+	entry_sync(f, b, NULL);
 }
 
-void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
-		     uint32_t val, bool added)
+void fib6_direct_add(struct fib6 *f, const struct fib6_node *x, bool added)
 {
-	uint32_t first, n = buckets_of(p, len, &first);
+	uint32_t first, n = buckets_of(x->addr, x->len, &first);
+	uint8_t len = x->len;
 	bool one;
 
 	if (!n || !f->dval)
@@ -251,8 +254,8 @@ void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
 			if (f->dsrc[b] > len + 1)
 				continue;
 			f->dsrc[b] = (uint8_t)(len + 1);
-			f->dval[b] = val;
-			entry_sync(f, b);
+			f->dval[b] = x->val;
+			entry_sync(f, b, NULL);
 		}
 		return;
 	}
@@ -267,7 +270,8 @@ void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
 		if (one)
 			lens_change(f, first, len, 1);
 	}
-	entry_sync(f, first); /* a new value matters to one route */
+	/* A new value matters to one route; x is it when alone. */
+	entry_sync(f, first, x);
 }
 
 void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
@@ -287,7 +291,7 @@ void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
 				continue;
 			f->dsrc[b] = (uint8_t)(val ? clen + 1 : 0);
 			f->dval[b] = val;
-			entry_sync(f, b);
+			entry_sync(f, b, NULL);
 		}
 		return;
 	}
@@ -300,7 +304,7 @@ void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
 	f->dtot[first]--;
 	if (last)
 		lens_change(f, first, len, -1);
-	entry_sync(f, first);
+	entry_sync(f, first, NULL);
 }
 
 void fib6_direct_close(struct fib6 *f)
@@ -323,34 +327,35 @@ void fib6_direct_close(struct fib6 *f)
 	f->dsrc = f->dlens = f->dgen = NULL;
 }
 
-static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
-		     void *arg)
+/* A route of fpmd's at open: into the counts; *one: the route of its /19
+ * if it is alone there (checked by dtot). */
+static void add_route(struct fib6 *f, const struct fib6_node *x,
+		      const struct fib6_node **one)
 {
-	struct fib6 *f = arg;
-	uint32_t first, n = buckets_of(addr, len, &first);
-	bool one;
+	uint32_t first, n = buckets_of(x->addr, x->len, &first);
+	bool nlen;
 
 	if (!n)
-		return 0;
-	if (len <= FPMD_V6_DIRECT_PLEN) {
+		return;
+	if (x->len <= FPMD_V6_DIRECT_PLEN) {
 		for (uint32_t b = first; b < first + n; b++) {
-			if (f->dsrc[b] > len + 1)
+			if (f->dsrc[b] > x->len + 1)
 				continue;
-			f->dsrc[b] = (uint8_t)(len + 1);
-			f->dval[b] = val;
+			f->dsrc[b] = (uint8_t)(x->len + 1);
+			f->dval[b] = x->val;
 		}
-		return 0;
+		return;
 	}
 	if (f->dlens[first] == DSTUCK)
-		return 0;
-	if (!count_route(f, first, len, 1, &one)) {
+		return;
+	if (!count_route(f, first, x->len, 1, &nlen)) {
 		f->dlens[first] = DSTUCK;
-		return 0;
+		return;
 	}
 	f->dtot[first]++;
-	if (one)
-		lens_change(f, first, len, 1);
-	return 0;
+	one[first] = x;
+	if (nlen)
+		lens_change(f, first, x->len, 1);
 }
 
 /*
@@ -359,25 +364,37 @@ static int add_route(const uint8_t addr[16], uint8_t len, uint32_t val,
  */
 int fib6_direct_open(struct fib6 *f)
 {
+	const struct fib6_node **one = calloc(FPMD_V6_DIRECT, sizeof(*one));
+	struct hnode *n, *tmp;
+	size_t i;
+
 	f->dval = calloc(FPMD_V6_DIRECT, sizeof(*f->dval));
 	f->dlist = calloc(FPMD_V6_DIRECT, sizeof(*f->dlist));
 	f->dtot = calloc(FPMD_V6_DIRECT, sizeof(*f->dtot));
 	f->dsrc = calloc(FPMD_V6_DIRECT, 1);
 	f->dlens = calloc(FPMD_V6_DIRECT, 1);
 	f->dgen = calloc(FPMD_V6_DIRECT, 1);
-	if (!f->dval || !f->dlist || !f->dtot || !f->dsrc || !f->dlens ||
-	    !f->dgen || ht_init(&f->dcount, 1024)) {
+	if (!one || !f->dval || !f->dlist || !f->dtot || !f->dsrc ||
+	    !f->dlens || !f->dgen || ht_init(&f->dcount, 1024)) {
+		free(one);
 		fib6_direct_close(f);
 		return -ENOMEM;
 	}
-	fib6_foreach(f, add_route, f);
+	ht_for_each(&f->nodes, n, tmp, i)
+	{
+		struct fib6_node *x = container_of(n, struct fib6_node, node);
+
+		if (x->route)
+			add_route(f, x, one);
+	}
 	for (uint32_t b = 0; b < FPMD_V6_DIRECT; b++) {
 		uint64_t cur = f->lens->direct[b][0];
 
 		/* Generations go on from the previous fpmd's. */
 		if (cur >> 32 & FPMD_V6_DIRECT_ONE)
 			f->dgen[b] = (uint8_t)(cur >> 32 & FPMD_V6_DIRECT_GEN);
-		entry_sync(f, b);
+		entry_sync(f, b, f->dtot[b] == 1 ? one[b] : NULL);
 	}
+	free(one);
 	return 0;
 }

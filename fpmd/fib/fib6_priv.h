@@ -59,8 +59,7 @@ uint32_t fib6_best(const struct fib6 *f, const uint8_t *a, int maxlen,
  * (added: a new route, not a new value) */
 int fib6_direct_open(struct fib6 *f);
 void fib6_direct_close(struct fib6 *f);
-void fib6_direct_add(struct fib6 *f, const uint8_t *p, uint8_t len,
-		     uint32_t val, bool added);
+void fib6_direct_add(struct fib6 *f, const struct fib6_node *x, bool added);
 void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len);
 
 /* fib6_tree.c: the nodes in address order */
