@@ -3,7 +3,8 @@
  * The fast route lookups, shared by the XDP router (fpmd.bpf.c) and the
  * differential test (fib_check.bpf.c) so both run the very same code:
  * IPv4 DIR-24-8 over tbl24/tbl8 and IPv6 binary search on prefix
- * lengths over slots_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
+ * lengths over slots_v6/lens_v6, behind a direct stage per /19 of
+ * 2000::/3 (in lens_v6). Layouts and invariants: fpmd_maps.h.
  * Both return a route value; type FPMD_RT_NONE is a miss.
  */
 #ifndef FPMD_FIB_H
