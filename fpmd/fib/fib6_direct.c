@@ -233,6 +233,27 @@ static void entry_sync(struct fib6 *f, uint32_t b, const struct fib6_node *one)
 	f->direct_writes++;
 }
 
+/* Only /19 b's value (the route <= /19) changed: a one-route entry keeps
+ * its route from lens_v6 rather than a walk of the tree (a /0 change
+ * touches every /19). */
+static void val_sync(struct fib6 *f, uint32_t b)
+{
+	__u64 *d = f->lens->direct[b];
+	uint64_t cur = __atomic_load_n(&d[0], __ATOMIC_RELAXED);
+
+	if (!(cur >> 32 & FPMD_V6_DIRECT_ONE) || f->dtot[b] != 1 ||
+	    f->dlens[b] > FPMD_V6_DIRECT_LENS) {
+		entry_sync(f, b, NULL);
+		return;
+	}
+	if ((uint32_t)cur == f->dval[b])
+		return;
+	f->dgen[b] = (uint8_t)((f->dgen[b] + 1) & FPMD_V6_DIRECT_GEN);
+	store64(&d[0], (cur & ~LOW32 & ~GEN_BITS) | f->dval[b] |
+			   (uint64_t)f->dgen[b] << 32);
+	f->direct_writes++;
+}
+
 /* The counts of /19 b can no longer be trusted: bisect from now on. */
 static void stuck(struct fib6 *f, uint32_t b)
 {
@@ -255,7 +276,7 @@ void fib6_direct_add(struct fib6 *f, const struct fib6_node *x, bool added)
 				continue;
 			f->dsrc[b] = (uint8_t)(len + 1);
 			f->dval[b] = x->val;
-			entry_sync(f, b, NULL);
+			val_sync(f, b);
 		}
 		return;
 	}
@@ -291,7 +312,7 @@ void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len)
 				continue;
 			f->dsrc[b] = (uint8_t)(val ? clen + 1 : 0);
 			f->dval[b] = val;
-			entry_sync(f, b, NULL);
+			val_sync(f, b);
 		}
 		return;
 	}
