@@ -922,19 +922,23 @@ static __always_inline int lookup_v6(void *ctx, __u32 ifindex,
 
 	/* Linux has no rp_filter for IPv6 (only netfilter's rpfilter). */
 
+	/* The flow hash picks a group's member: nothing else uses it, and
+	 * over 32 bytes of addresses it costs (issue 16). */
 	hash = 0;
+	if (FPMD_RT_TYPE(rv) == FPMD_RT_GROUP) {
 #pragma unroll
-	for (int i = 0; i < 4; i++) {
-		hash = mix(hash, ip6h->saddr.in6_u.u6_addr32[i]);
-		hash = mix(hash, ip6h->daddr.in6_u.u6_addr32[i]);
-	}
-	hash = mix(hash, nexthdr);
-	if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
-	    nexthdr == IPPROTO_SCTP) {
-		__u32 *ports = (void *)(ip6h + 1);
+		for (int i = 0; i < 4; i++) {
+			hash = mix(hash, ip6h->saddr.in6_u.u6_addr32[i]);
+			hash = mix(hash, ip6h->daddr.in6_u.u6_addr32[i]);
+		}
+		hash = mix(hash, nexthdr);
+		if (nexthdr == IPPROTO_TCP || nexthdr == IPPROTO_UDP ||
+		    nexthdr == IPPROTO_SCTP) {
+			__u32 *ports = (void *)(ip6h + 1);
 
-		if ((void *)(ports + 1) <= data_end)
-			hash = mix(hash, *ports);
+			if ((void *)(ports + 1) <= data_end)
+				hash = mix(hash, *ports);
+		}
 	}
 
 	return nh_egress(resolve(rv, hash, &ip6h->daddr, 1, &nh, &dmac), nh,

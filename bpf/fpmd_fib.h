@@ -3,7 +3,8 @@
  * The fast route lookups, shared by the XDP router (fpmd.bpf.c) and the
  * differential test (fib_check.bpf.c) so both run the very same code:
  * IPv4 DIR-24-8 over tbl24/tbl8 and IPv6 binary search on prefix
- * lengths over slots_v6/lens_v6. Layouts and invariants: fpmd_maps.h.
+ * lengths over slots_v6/lens_v6, behind a direct stage per /19 of
+ * 2000::/3 (in lens_v6). Layouts and invariants: fpmd_maps.h.
  * Both return a route value; type FPMD_RT_NONE is a miss.
  */
 #ifndef FPMD_FIB_H
@@ -348,24 +349,72 @@ __noinline __u64 fpmd_v6_find(__u64 hi, __u64 lo, __u32 len, __u32 base,
 	return 0;
 }
 
+/* Network order bits in native words: the first len bits of the first
+ * (w 0) or second (w 1) 64-bit word, in big endian. */
+static __always_inline __u64 v6_mask(__u32 len, int w)
+{
+	if (w)
+		return len >= 128 ? ~0ull :
+		       len > 64	  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
+	return len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
+}
+
 static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 {
 	struct fpmd_v6_lens *l;
 	__u32 zero = 0, best = 0, lo = 0, hi, s, base, mask;
-	__u64 a0, a1;
+	__u64 a0, a1, top;
 
 	l = bpf_map_lookup_elem(&lens_v6, &zero);
 	if (!l)
 		return 0;
 	s = l->active & 1;
-	hi = l->n[s];
 	base = l->base[s];
 	mask = l->mask[s];
 	__builtin_memcpy(&a0, dst, 8);
 	__builtin_memcpy(&a1, (const __u8 *)dst + 8, 8);
+
+	/* 2000::/3: the direct stage (fpmd_maps.h) first. */
+	top = bpf_be64_to_cpu(a0);
+	if (top >> 61 == 1) {
+		volatile __u64 *w = l->direct[(top >> (64 - FPMD_V6_DIRECT_PLEN)) &
+					      (FPMD_V6_DIRECT - 1)];
+		__u64 d = w[0], w1, p;
+		__u32 n = (__u32)(d >> 32) & 0xff, olen;
+
+		if (n & FPMD_V6_DIRECT_ONE) {
+			olen = (__u32)(d >> 40) & 0xff;
+			w1 = w[1];
+			/* w1 goes with d only if w0 did not change. */
+			if (w[0] == d && olen > FPMD_V6_DIRECT_PLEN && olen <= 64) {
+				p = (d >> 48) << 32 | w1 >> 32;
+				if (!((top ^ p) & (~0ull << (64 - olen)) &
+				      FPMD_V6_DIRECT_BITS45))
+					return (__u32)w1;
+				return (__u32)d;
+			}
+		} else if (n) {
+#pragma unroll
+			for (int i = 0; i < FPMD_V6_DIRECT_LENS; i++) {
+				__u32 len = (__u32)(d >> (40 + 8 * i)) & 0xff;
+				__u64 e;
+
+				if (i + 1 >= n)
+					break;
+				e = fpmd_v6_find(a0 & v6_mask(len, 0),
+						 a1 & v6_mask(len, 1), len,
+						 base, mask);
+				if (e)
+					return (__u32)e;
+			}
+			return (__u32)d;
+		}
+	}
+
+	hi = l->n[s];
 	for (int i = 0; i < FPMD_V6_PROBES; i++) {
 		__u32 mid, len;
-		__u64 m0, m1, e;
+		__u64 e;
 
 		if (lo >= hi)
 			break;
@@ -373,11 +422,8 @@ static __always_inline __u32 bspl_lookup(const struct in6_addr *dst)
 		if (mid >= FPMD_V6_LENS)
 			break;
 		len = l->len[s][mid];
-		/* Network order bits in native words: mask in big endian. */
-		m0 = len >= 64 ? ~0ull : len ? bpf_cpu_to_be64(~0ull << (64 - len)) : 0;
-		m1 = len >= 128 ? ~0ull :
-		     len > 64  ? bpf_cpu_to_be64(~0ull << (128 - len)) : 0;
-		e = fpmd_v6_find(a0 & m0, a1 & m1, len, base, mask);
+		e = fpmd_v6_find(a0 & v6_mask(len, 0), a1 & v6_mask(len, 1),
+				 len, base, mask);
 		if (e) {
 			if ((__u32)e)
 				best = (__u32)e;

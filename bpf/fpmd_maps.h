@@ -272,12 +272,54 @@ fpmd_v6_hash(__u64 hi, __u64 lo, __u32 len)
 	return h ^ (h >> 29);
 }
 
+/*
+ * The direct stage in front of the search: one 16-byte entry per /19 of
+ * 2000::/3 (the 16 bits after 001), words w0 and w1.
+ *   w0 bits  0-31  the best route of length <= 19 covering the /19 (0:
+ *                  none)
+ *   w0 bits 32-39  mode: 0: bisect lens_v6 as above (more than
+ *                  FPMD_V6_DIRECT_LENS lengths here, or fpmd has not set
+ *                  the entry up); 1 + n: a list of n lengths;
+ *                  FPMD_V6_DIRECT_ONE | generation: one route
+ *   list:     w0 bits 40-63  the n lengths (> 19) of the routes inside
+ *                  the /19, longest first, one byte each; w1 unused
+ *   one route (the only one longer than /19 inside, at most /64):
+ *             w0 bits 40-47  its length, w0 bits 48-60 and w1 bits 32-63
+ *                  its bits 19-63 (FPMD_V6_DIRECT_BITS45), w1 bits 0-31
+ *                  its value
+ * One route: an address under it gets its value, any other the /19's,
+ * without a slots_v6 probe. w0 is read, then w1, then w0 again: fpmd
+ * rewrites w1 only while w0 says something else (bisect), and bumps the
+ * generation at each w0 of this mode, so a lookup that sees w0 twice the
+ * same read a w1 that goes with it; else it bisects.
+ * List: a lookup probes slots_v6 at just those lengths, longest first.
+ * Any entry at (L, address masked to L), route or marker, holds the best
+ * route covering it at length <= L, and a longer route covering the
+ * address would have been hit at its own length, probed before: so the
+ * first hit is the answer, and a /19 without a hit gets bits 0-31. A
+ * lookup with the old entry in flight is right too: fpmd writes a
+ * route's slot before listing its length, and a probe at a length whose
+ * routes went finds a marker (right val) or nothing.
+ * The slots are those the bisection uses (every route keeps its markers),
+ * so bisecting is right whatever the entry says.
+ */
+#define FPMD_V6_DIRECT_BITS 16
+#define FPMD_V6_DIRECT_PLEN 19 /* 3 + FPMD_V6_DIRECT_BITS */
+#define FPMD_V6_DIRECT (1u << FPMD_V6_DIRECT_BITS)
+#define FPMD_V6_DIRECT_LENS 3
+#define FPMD_V6_DIRECT_ONE 0x80
+#define FPMD_V6_DIRECT_GEN 0x7full /* of the mode byte */
+#define FPMD_V6_DIRECT_BITS45 ((1ull << 45) - 1) /* bits 19-63, of 0-63 */
+#define FPMD_V6_DIRECT_ENCODE(val, n, lens)                                 \
+	((__u64)(val) | (__u64)((n) + 1) << 32 | (__u64)(lens) << 40)
+
 struct fpmd_v6_lens {
 	__u32 active; /* 0 or 1: the half lookups use */
 	__u32 n[2];
 	__u32 base[2]; /* the table: its first chunk in slots_v6 */
 	__u32 mask[2]; /* and its size - 1 (a power of two) */
 	__u8 len[2][FPMD_V6_LENS]; /* ascending */
+	__u64 direct[FPMD_V6_DIRECT][2]; /* by /19 of 2000::/3, see above */
 };
 
 struct fpmd_lpm_v4 {

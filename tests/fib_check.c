@@ -629,7 +629,10 @@ static void case_adopt(int fam)
 	churn(6000, 6000);
 	close_tables();
 	open_tables(1024, true);
-	writes = fam == 4 ? (dxr ? f4c.entry_writes : f4.entry_writes) : 0;
+	/* IPv6: the direct stage's entries (slots are read back as they
+	 * are). */
+	writes = fam == 4 ? (dxr ? f4c.entry_writes : f4.entry_writes) :
+			    f6.direct_writes;
 	if (writes)
 		fail("adoption rewrote %llu table entries",
 		     (unsigned long long)writes);
@@ -713,6 +716,81 @@ static void case_v6_markers(void)
 	check_step("and a marker again");
 	del(p48, 48);
 	check_step("2001:db8:1::/48 deleted");
+	finish();
+}
+
+/* A prefix in one of four /19s of 2400::/16, of a length on either side
+ * of /19 or covering them all. */
+static int random_direct(uint8_t *a)
+{
+	static const int lens[] = { 0,	3,  16, 18, 19, 19,  20, 20,
+				    21, 24, 32, 48, 48, 64, 128 };
+	uint64_t r = rnd(), h = rnd(), l = rnd();
+
+	memcpy(a, &h, 8);
+	memcpy(a + 8, &l, 8);
+	a[0] = 0x24;
+	a[1] = 0x00;
+	a[2] = (uint8_t)((r >> 8 & 3) << 5 | (a[2] & 0x1f));
+	return lens[(r >> 16) % ARRAY_SIZE(lens)];
+}
+
+/*
+ * The direct stage (one lens_v6 entry per /19 of 2000::/3): about 16
+ * prefixes over four /19s, so that a /19 goes from no route to one (no
+ * probe) to a few lengths (probed directly) to more than
+ * FPMD_V6_DIRECT_LENS (bisected) and back,
+ * while covering routes (/0, /3, /16, /18, /19) come and go over them;
+ * checked every 8 changes, then after adoption.
+ */
+static void case_v6_direct(void)
+{
+	uint32_t one = 0, direct = 0, bisect = 0;
+	char step[64];
+
+	start(6, 1);
+	for (int i = 1; i <= 2400; i++) {
+		uint8_t a[16];
+		uint64_t r = rnd();
+
+		if (nlive && (nlive > 16 || r % 3 == 0)) {
+			del_at(rnd() % nlive);
+		} else if (nlive && r % 7 == 1) {
+			size_t j = rnd() % nlive; /* replace */
+
+			add(live[j].addr, live[j].len, random_val());
+		} else {
+			int len = random_direct(a);
+
+			add(a, len, random_val());
+		}
+		for (uint32_t k = 0; k < 4; k++) {
+			/* 2400::/19 is /19 number 0x400 << 3 of 2000::/3 */
+			uint32_t m = f6.lens->direct[0x400 << 3 | k][0] >> 32 &
+				     0xff;
+
+			if (m & FPMD_V6_DIRECT_ONE)
+				one++;
+			else if (m > 1)
+				direct++;
+			else if (!m)
+				bisect++;
+		}
+		if (i % 8 == 0) {
+			snprintf(step, sizeof(step), "after change %d", i);
+			check_step(step);
+		}
+	}
+	if (!one || !direct || !bisect)
+		fail("the /19s held one route %u times, a list of lengths %u "
+		     "times and were bisected %u times: all expected",
+		     one, direct, bisect);
+	close_tables();
+	open_tables(1, true);
+	if (f6.direct_writes)
+		fail("adoption rewrote %llu direct entries",
+		     (unsigned long long)f6.direct_writes);
+	check("after adoption");
 	finish();
 }
 
@@ -1451,6 +1529,7 @@ static const struct fcase {
 	{ "dxr-values-full", case_dxr_values_full },
 	{ "dxr-bulk", case_dxr_bulk },
 	{ "dxr-compact", case_dxr_compact },
+	{ "ipv6-direct", case_v6_direct },
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

@@ -93,23 +93,33 @@ static void node_free(struct fib6 *f, struct fib6_node *x)
 	free(x);
 }
 
-/* The best route covering a at length <= len (0: none). */
-static uint32_t best_route(const struct fib6 *f, const uint8_t *a,
-			   uint8_t len)
+uint32_t fib6_best(const struct fib6 *f, const uint8_t *a, int maxlen,
+		   int *lenp)
 {
 	uint8_t m[16];
 
-	for (int l = len; l >= 0; l--) {
+	for (int l = maxlen; l >= 0; l--) {
 		struct fib6_node *x;
 
 		if (!f->len_routes[l])
 			continue;
 		mask_addr(a, (uint8_t)l, m);
 		x = node_find(f, m, (uint8_t)l);
-		if (x && x->route)
+		if (x && x->route) {
+			*lenp = l;
 			return x->val;
+		}
 	}
 	return 0;
+}
+
+/* The best route covering a at length <= len (0: none). */
+static uint32_t best_route(const struct fib6 *f, const uint8_t *a,
+			   uint8_t len)
+{
+	int l;
+
+	return fib6_best(f, a, len, &l);
 }
 
 /* Bring x's slots_v6 entry up to date; drop x when nothing needs it. */
@@ -292,6 +302,8 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 		x->val = val;
 		ret = node_sync(f, x, false);
 		update_below(f, p, len);
+		if (!ret)
+			fib6_direct_add(f, x, false);
 		return ret;
 	}
 	if (f->in_map + FPMD_V6_PROBES + 1 > f->max_in_map)
@@ -309,6 +321,8 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 			f->nroutes--;
 			f->len_routes[len]--;
 			node_sync(f, x, false);
+		} else {
+			fib6_direct_add(f, x, true);
 		}
 		return ret;
 	}
@@ -324,6 +338,7 @@ int fib6_add(struct fib6 *f, const uint8_t a[16], uint8_t len, uint32_t val)
 		return ret;
 	}
 	update_below(f, p, len);
+	fib6_direct_add(f, x, true);
 	return 0;
 }
 
@@ -343,12 +358,14 @@ int fib6_del(struct fib6 *f, const uint8_t a[16], uint8_t len)
 	if (!--f->len_routes[len]) {
 		int ret = rebuild(f);
 
+		fib6_direct_del(f, p, len);
 		fib6_shrink(f);
 		return ret;
 	}
 	node_sync(f, x, false); /* a marker now, or gone */
 	update_below(f, p, len);
 	markers_adjust(f, p, len, -1);
+	fib6_direct_del(f, p, len);
 	fib6_shrink(f);
 	return 0;
 }
@@ -481,6 +498,8 @@ int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t max_slots,
 	if (ht_init(&f->nodes, 1024))
 		goto fail;
 	ret = adopt_maps ? adopt(f) : fib6_fresh_table(f);
+	if (!ret)
+		ret = fib6_direct_open(f);
 	if (ret)
 		goto fail;
 	return 0;
@@ -494,6 +513,7 @@ void fib6_close(struct fib6 *f)
 	struct hnode *n, *tmp;
 	size_t i;
 
+	fib6_direct_close(f);
 	fib6_cb_free(f->tree);
 	if (f->nodes.b) {
 		ht_for_each(&f->nodes, n, tmp, i)

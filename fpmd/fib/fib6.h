@@ -39,7 +39,15 @@ struct fib6 {
 	 * of dropped, this long after lens_v6 flips, so a lookup still
 	 * bisecting the old list finds what it needs. */
 	uint64_t grace_ns;
-	uint64_t map_writes, rebuilds, grows, shrinks;
+	/* The direct stage (lens_v6's direct[], fib6_direct.c), per /19 of
+	 * 2000::/3: the best route of length <= 19 and 1 + its length (0:
+	 * none), the lengths > 19 in use (how many, and the list while
+	 * short), the routes > 19, the generation; routes per (/19,
+	 * length) in dcount. */
+	uint32_t *dval, *dlist, *dtot;
+	uint8_t *dsrc, *dlens, *dgen;
+	struct htable dcount;
+	uint64_t map_writes, rebuilds, grows, shrinks, direct_writes;
 	/* Tests: called while moving to a table of n slots (growing or
 	 * shrinking), with the new table built but not in use (flipped
 	 * false), then in use with the old not yet dropped. */

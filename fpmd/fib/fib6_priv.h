@@ -50,6 +50,18 @@ static inline void store32(uint32_t *p, uint32_t v)
 	__atomic_store_n(p, v, __ATOMIC_RELEASE);
 }
 
+/* fib6.c: the best route covering a at length <= maxlen (0: none), and
+ * its length in *lenp. */
+uint32_t fib6_best(const struct fib6 *f, const uint8_t *a, int maxlen,
+		   int *lenp);
+
+/* fib6_direct.c: the direct stage, kept after each change of slots_v6
+ * (added: a new route, not a new value) */
+int fib6_direct_open(struct fib6 *f);
+void fib6_direct_close(struct fib6 *f);
+void fib6_direct_add(struct fib6 *f, const struct fib6_node *x, bool added);
+void fib6_direct_del(struct fib6 *f, const uint8_t *p, uint8_t len);
+
 /* fib6_tree.c: the nodes in address order */
 int fib6_cb_insert(void **root, struct fib6_node *x);
 void fib6_cb_remove(void **root, struct fib6_node *x);
