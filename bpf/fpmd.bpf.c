@@ -773,14 +773,19 @@ static __always_inline int lookup_v4(void *ctx, __u32 ifindex,
 			return FPMD_R_PASS_MARTIAN;
 	}
 
-	hash = mix(mix(mix(0, saddr), daddr), iph->protocol);
-	if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
-	    (iph->protocol == IPPROTO_TCP || iph->protocol == IPPROTO_UDP ||
-	     iph->protocol == IPPROTO_SCTP)) {
-		__u32 *ports = (void *)(iph + 1);
+	/* The flow hash picks a group's member: nothing else uses it. */
+	hash = 0;
+	if (FPMD_RT_TYPE(rv) == FPMD_RT_GROUP) {
+		hash = mix(mix(mix(0, saddr), daddr), iph->protocol);
+		if (!(iph->frag_off & bpf_htons(IP_MF | IP_OFFSET)) &&
+		    (iph->protocol == IPPROTO_TCP ||
+		     iph->protocol == IPPROTO_UDP ||
+		     iph->protocol == IPPROTO_SCTP)) {
+			__u32 *ports = (void *)(iph + 1);
 
-		if ((void *)(ports + 1) <= data_end)
-			hash = mix(hash, *ports);
+			if ((void *)(ports + 1) <= data_end)
+				hash = mix(hash, *ports);
+		}
 	}
 
 	return nh_egress(resolve(rv, hash, &daddr, 0, &nh, &dmac), nh, dmac,
