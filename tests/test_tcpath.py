@@ -298,16 +298,22 @@ def test_reload_turns_container_path_off_and_on():
         lab.cleanup()
 
 
+def delete_r1_eth1(lab, d):
+    """The container h2 goes away with its veth, once fpmd serves it by
+    tc: the kernel drops the tcx link with the device, fpmd the pin."""
+    wait_until(d, lambda: tc_on(lab, "r1-eth1"), "tc on r1-eth1")
+    lab.r1.run("ip link del r1-eth1")
+    wait_until(d, lambda: pinned_link(lab, "r1-eth1") is None,
+               "pin of the deleted interface removed")
+
+
 def test_interface_deleted_pin_removed():
     """The container goes away with its veth: the kernel drops the tcx
     link with the device, fpmd removes the pin and forgets the modes."""
     lab = container_lab()
     try:
         d = lab.fpmd()
-        wait_until(d, lambda: tc_on(lab, "r1-eth1"), "tc on r1-eth1")
-        lab.r1.run("ip link del r1-eth1")
-        wait_until(d, lambda: pinned_link(lab, "r1-eth1") is None,
-                   "pin of the deleted interface removed")
+        delete_r1_eth1(lab, d)
         i = iface(d, "r1-eth1")
         assert not i["tcAttached"] and not i["peerEgress"], diag(d, i)
         # r1-eth0 still has a PEER egress itself (h1-eth0): tc stays there.
@@ -325,10 +331,7 @@ def test_new_container_veth_never_sees_xdp():
     lab = container_lab()
     try:
         d = lab.fpmd()
-        wait_until(d, lambda: tc_on(lab, "r1-eth1"), "tc on r1-eth1")
-        lab.r1.run("ip link del r1-eth1")
-        wait_until(d, lambda: pinned_link(lab, "r1-eth1") is None,
-                   "pin of the deleted interface removed")
+        delete_r1_eth1(lab, d)
         # Samples of r1-eth1 from before it exists until fpmd settled.
         watch = subprocess.Popen(
             ["ip", "netns", "exec", lab.r1.name, "sh", "-c",
