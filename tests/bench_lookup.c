@@ -10,9 +10,9 @@
  *
  * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program built
  * for the LPM tries and built for the fast tables (DIR-24-8 for IPv4,
- * binary search on prefix lengths for IPv6), against bpf/fpmd_ref.bpf.o,
- * the same source built with bpf_fib_lookup() over the kernel FIB holding
- * the same routes, so only the lookup differs; the three run interleaved.
+ * a direct stage and binary search on prefix lengths for IPv6), against
+ * bpf/fpmd_ref.bpf.o, the same source built with bpf_fib_lookup() over
+ * the kernel FIB holding the same routes, so only the lookup differs; the three run interleaved.
  * Then route write rates and the maps' memory.
  *
  * Everything lives in a network namespace of our own (unshare), which the
@@ -1576,11 +1576,13 @@ report:
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
-	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
-	       "binary search on prefix\nlengths (IPv6); ref: "
+	printf("lpm: fpmd with LPM tries; fast: fpmd with %s (IPv4) / "
+	       "a direct stage per /19 and binary\nsearch on prefix lengths "
+	       "(IPv6); ref: "
 	       "bpf_fib_lookup() on the kernel FIB. Every route via one of "
 	       "%d gateways\nor %d ECMP groups (random, seeded), each rewrite "
 	       "checked against the longest match.\nRoute mix:\n",
+	       dxr_opt ? "DXR" : "DIR-24-8",
 	       TG_NEXTHOPS, TG_GROUPS);
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
