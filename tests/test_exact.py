@@ -347,6 +347,53 @@ def test_mtu_lowered_while_fpmd_busy(lab):
     assert rx.get("pass-mtu") == len(frames) and not rx.get("forwarded"), rx
 
 
+def test_egress_deleted_while_fpmd_busy(lab):
+    """fpmd stopped while the egress veth is deleted: its maps still route
+    to it. Short datagrams (<= 68 bytes, which no Ethernet MTU refuses, so
+    XDP does not ask the device) must still go to the kernel, which has
+    lost the route with the device and answers unreachable: the kernel
+    took the egress out of tx_ports, so the redirect fails."""
+    d = mtu_lab(lab)
+    h1mac, r1mac = macs(lab)
+    eth = Ether(src=h1mac, dst=r1mac)
+    udp = UDP(sport=40002, dport=PORT)
+    frames = []
+    for i in range(8):
+        frames.append(bytes(eth / IP(src=lab.H1_V4, dst=lab.H2_V4, id=i) /
+                            udp / Raw(b"s%03d" % i)))
+        frames.append(bytes(eth / IPv6(src=lab.H1_V6, dst=lab.H2_V6,
+                                       fl=i + 1) / udp / Raw(b"s%03d" % i)))
+    assert all(len(f) - 14 <= 68 for f in frames)
+    # The path is fast before.
+    before = d.counters()
+    send_and_capture(lab, frames)
+    rx = counter_deltas(before, d.counters(), "r1-eth0")
+    assert rx.get("forwarded") == len(frames), rx
+    unreach0 = lab.r1.snmp("Icmp", "OutDestUnreachs")
+    before = d.counters()
+    d.proc.send_signal(signal.SIGSTOP)
+    try:
+        lab.r1.run("ip link del r1-eth1")
+        c1 = Capture(lab.h1, "h1-eth0")
+        p = send_frames(lab.h1, "h1-eth0", frames)
+        assert p.wait(timeout=60) == 0
+        time.sleep(0.5)
+        at_h1 = c1.stop()
+    finally:
+        d.proc.send_signal(signal.SIGCONT)
+    # What XDP counted while fpmd was stopped (its maps say so at once).
+    rx = counter_deltas(before, d.counters(), "r1-eth0")
+    assert rx.get("pass-egress-kernel") == len(frames) and \
+        not rx.get("forwarded"), \
+        rx
+    errors = [Ether(b) for b in at_h1]
+    v4 = [e for e in errors if ICMP in e and e[ICMP].type == 3]
+    v6 = [e for e in errors if e.haslayer("ICMPv6DestUnreach")]
+    # The kernel answered (its own limits decide how many: not XDP's).
+    assert v4 and v6, f"{len(v4)} ICMP and {len(v6)} ICMPv6 unreachables"
+    assert lab.r1.snmp("Icmp", "OutDestUnreachs") - unreach0 == len(v4)
+
+
 def applied(d, mtu, since):
     """Wait for fpmd to report the polled value (guard interval 200 ms
     here) in its log after offset `since` (the start logs 1500 too); if it
