@@ -2,18 +2,16 @@
 /*
  * Lookup micro-benchmark, run by hand as root (not part of make check):
  *
- *   tests/bench_lookup [--quick] [--dxr] [--dump ipv4|ipv6:N]
- *
- * --dxr: the fast program's IPv4 table is DXR (fpmd/fib/fib4c.c) instead
- * of DIR-24-8 (the title says so; the column is still "fast"); only the
- * lookup results and DXR's memory and adoption are printed.
+ *   tests/bench_lookup [--quick] [--dump ipv4|ipv6:N]
  *
  * Prints ns per packet from BPF_PROG_TEST_RUN for fpmd's XDP program built
- * for the LPM tries and built for the fast tables (DIR-24-8 for IPv4,
- * a direct stage and binary search on prefix lengths for IPv6), against
- * bpf/fpmd_ref.bpf.o, the same source built with bpf_fib_lookup() over
- * the kernel FIB holding the same routes, so only the lookup differs; the three run interleaved.
- * Then route write rates and the maps' memory.
+ * for the LPM tries, built for the fast tables (DIR-24-8 for IPv4, a
+ * direct stage and binary search on prefix lengths for IPv6), and built
+ * for DXR (fpmd/fib/fib4c.c) for IPv4 over the fast program's IPv6
+ * tables, against bpf/fpmd_ref.bpf.o, the same source built with
+ * bpf_fib_lookup() over the kernel FIB holding the same routes, so only
+ * the lookup differs; the four run interleaved. Then route write rates,
+ * the maps' memory and adoption after a restart.
  *
  * Everything lives in a network namespace of our own (unshare), which the
  * kernel tears down when the process exits: nothing to clean up.
@@ -30,7 +28,7 @@
  *   swaps the XDP dispatcher in and out around it), repeat 1 a few us, so
  *   hot uses few calls. Repeat 1 also carries the test run's fixed cost
  *   (timer, indirect call); the floor line (an XDP_PASS program) shows it
- *   and the last column takes it out of both programs.
+ *   and the "net of floor" columns take it out of each program and ref.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -101,17 +99,21 @@ struct family {
 /*
  * The programs measured side by side, one column each. Another table is
  * one more entry here and in main(); the verdicts apply to every program
- * with .verdict set, always against P_REF.
+ * with .verdict set, for the families it names, always against P_REF.
  */
-enum { P_LPM, P_FAST, P_REF, NPROG };
+enum { P_LPM, P_FAST, P_DXR, P_REF, NPROG };
+
+#define V_IPV4 0x1 /* .verdict: the IPv4 targets apply */
+#define V_IPV6 0x2
 
 struct prog {
 	const char *name;
 	const char *col; /* column name */
-	int verdict;	 /* the targets apply to it */
+	int verdict;	 /* V_IPV4 | V_IPV6: the targets that apply to it */
 	int fd;
 	int stats_fd; /* -1: the program does not count */
 	__u32 want;   /* expected verdict on every frame */
+	double spent; /* s of wall time in its measurements */
 };
 
 struct frames {
@@ -158,8 +160,7 @@ static int ncpus;
 static size_t outliers, samples;
 static double floor_spread[NPROG], floor_hot[NPROG];
 static struct fib4 fib4;
-static struct fib4c fib4c; /* --dxr */
-static int dxr_opt;
+static struct fib4c fib4c; /* the dxr program's IPv4 table */
 static struct fib6 fib6;
 
 static void progress(const char *fmt, ...)
@@ -886,8 +887,10 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 	for (int r = 0; r < opt.rounds; r++)
 		for (int k = 0; k < np; k++) {
 			int i = (k + r) % np;
+			double t = now();
 
 			v[i][r] = run_frames(p[i], fr, calls, repeat);
+			p[i]->spent += now() - t;
 		}
 	for (int i = 0; i < np; i++) {
 		if (p[i]->stats_fd < 0)
@@ -913,27 +916,33 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
  * once per COMMIT_EVERY routes (about one FPM read's worth). */
 #define COMMIT_EVERY 1000
 
-static void fast_commit(void)
+/* The fast tables' writers: fpmd/fib/fib4.c, fib4c.c, fib6.c. */
+enum writer { W_DIR24, W_DXR, W_V6 };
+
+static void fast_commit(enum writer w)
 {
-	int ret = dxr_opt ? fib4c_commit(&fib4c) : fib4_commit(&fib4, 0);
+	int ret = w == W_DXR ? fib4c_commit(&fib4c) : fib4_commit(&fib4, 0);
 
 	if (ret)
-		die("fib4_commit: %s", strerror(-ret));
+		die("%s: %s", w == W_DXR ? "fib4c_commit" : "fib4_commit",
+		    strerror(-ret));
 }
 
 static int fib4_open_on(struct fpmd_bpf *fp, size_t v4_routes, bool adopt)
 {
 	struct fib4_maps m;
 
-	if (dxr_opt) {
-		struct fib4c_maps mc;
-
-		fib4c_maps_of(fp->obj, &mc);
-		return fib4c_open(&fib4c, &mc, (uint32_t)v4_routes, adopt);
-	}
 	fib4_maps_of(fp->obj, &m);
 	return fib4_open(&fib4, &m, FPMD_TBL8_GROUPS, (uint32_t)v4_routes,
 			 adopt);
+}
+
+static int fib4c_open_on(struct fpmd_bpf *fp, size_t v4_routes, bool adopt)
+{
+	struct fib4c_maps mc;
+
+	fib4c_maps_of(fp->obj, &mc);
+	return fib4c_open(&fib4c, &mc, (uint32_t)v4_routes, adopt);
 }
 
 /* The kernel's memory accounting of a map (fdinfo "memlock"), bytes. */
@@ -950,29 +959,48 @@ static unsigned long long chunks_memlock(int outer, const struct chunks *c)
 	return b;
 }
 
-/* Routes [from, to) into fpmd's fast tables, as fpmd writes them; s. */
-static double fast_put(const struct family *f, size_t from, size_t to)
+/* Routes [from, to) into one writer's table, as fpmd writes them; s. */
+static double writer_put(enum writer w, const struct family *f, size_t from,
+			 size_t to)
 {
 	double t = now();
 
 	for (size_t i = from; i < to; i++) {
+		const struct tg_route *r = &f->r[i];
 		__u32 val = route_val(f, i);
-		int ret = f->af == AF_INET && dxr_opt ?
-				  fib4c_add(&fib4c, f->r[i].addr, f->r[i].len,
-					    val) :
-			  f->af == AF_INET ?
-				  fib4_add(&fib4, f->r[i].addr, f->r[i].len, val) :
-				  fib6_add(&fib6, f->r[i].addr, f->r[i].len, val);
+		int ret;
+
+		if (w == W_DIR24)
+			ret = fib4_add(&fib4, r->addr, r->len, val);
+		else if (w == W_DXR)
+			ret = fib4c_add(&fib4c, r->addr, r->len, val);
+		else
+			ret = fib6_add(&fib6, r->addr, r->len, val);
 
 		if (ret)
-			die("%s fast table: add route %zu: %s", f->name, i,
-			    strerror(-ret));
-		if (f->af == AF_INET && (i + 1) % COMMIT_EVERY == 0)
-			fast_commit();
+			die("%s %s table: add route %zu: %s", f->name,
+			    w == W_DXR ? "DXR" : "fast", i, strerror(-ret));
+		if (w != W_V6 && (i + 1) % COMMIT_EVERY == 0)
+			fast_commit(w);
 	}
-	if (f->af == AF_INET)
-		fast_commit();
+	if (w != W_V6)
+		fast_commit(w);
 	return now() - t;
+}
+
+/* Routes [from, to) into fpmd's fast tables: IPv4 into DIR-24-8 (the
+ * fast program's) and into DXR (the dxr program's), timed apart; s, and
+ * DXR's in *dxr_s. */
+static double fast_put(const struct family *f, size_t from, size_t to,
+		       double *dxr_s)
+{
+	double t;
+
+	if (f->af != AF_INET)
+		return writer_put(W_V6, f, from, to);
+	t = writer_put(W_DIR24, f, from, to);
+	*dxr_s = writer_put(W_DXR, f, from, to);
+	return t;
 }
 
 /* The kernel's memory accounting of a map (fdinfo "memlock"), bytes. */
@@ -994,8 +1022,9 @@ static unsigned long long map_memlock(int fd)
 }
 
 static void bench_family(struct family *f, const size_t *sizes, int nsizes,
-			 struct prog *p[NPROG], int routes_fd, struct result *res,
-			 int *nres, double *fib_time, double *fast_time)
+			 struct prog *p[NPROG], int routes_fd,
+			 struct result *res, int *nres, double *fib_time,
+			 double *fast_time, double *dxr_time)
 {
 	struct frames spread = { 0 }, hot = { 0 };
 	size_t have = 0;
@@ -1004,7 +1033,7 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 	for (int s = 0; s < nsizes; s++) {
 		size_t n = sizes[s];
 		struct result *rs = &res[(*nres)++], *rh = &res[(*nres)++];
-		double t = now();
+		double t = now(), td = 0;
 
 		fib_add(f, have, n);
 		t = now() - t;
@@ -1012,10 +1041,17 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 		progress("%s %s routes: kernel FIB +%zu in %.1f s", f->name,
 			 fmt_count(n, nb), n - have, t);
 		lpm_put_batch(routes_fd, f, have, n);
-		t = fast_put(f, have, n);
+		t = fast_put(f, have, n, &td);
 		*fast_time += t;
-		progress("%s %s routes: fast table +%zu in %.2f s", f->name,
-			 fmt_count(n, nb), n - have, t);
+		if (f->af == AF_INET) {
+			*dxr_time += td;
+			progress("%s %s routes: fast table +%zu in %.2f s, DXR "
+				 "in %.2f s",
+				 f->name, fmt_count(n, nb), n - have, t, td);
+		} else {
+			progress("%s %s routes: fast table +%zu in %.2f s",
+				 f->name, fmt_count(n, nb), n - have, t);
+		}
 		have = n;
 
 		build_frames(f, n, opt.spread_frames, &spread);
@@ -1056,12 +1092,11 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick] [--dxr] [--dump ipv4|ipv6:N]\n"
-		"  ns/packet of fpmd's XDP lookup against bpf_fib_lookup(),\n"
-		"  and LPM trie insertion rates; needs root.\n"
+		"usage: bench_lookup [--quick] [--dump ipv4|ipv6:N]\n"
+		"  ns/packet of fpmd's XDP lookup (LPM tries, DIR-24-8, DXR)\n"
+		"  against bpf_fib_lookup(), route write rates, memory and\n"
+		"  adoption; needs root.\n"
 		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
-		"  --dxr    the fast program's IPv4 table is DXR (fib4c.c)\n"
-		"           instead of DIR-24-8; lookup results only\n"
 		"  --dump   print the first N routes of the family's table\n"
 		"           (\"prefix/len gateway[,gateway...]\", several for\n"
 		"           an ECMP group), measure nothing\n");
@@ -1085,36 +1120,83 @@ static int dump_routes(const struct family *f, size_t n)
 	return 0;
 }
 
-/* fpmd's program, built for the LPM tries or for the fast tables. */
-static struct fpmd_bpf *load_fpmd(int fast, size_t v4_routes, size_t v6_routes)
+/* fpmd's program, built for the LPM tries, for the fast tables, or for
+ * DXR (IPv4) over another program's IPv6 tables. */
+enum build { B_LPM, B_FAST, B_DXR };
+
+static const char *const build_name[] = { "lpm", "fast", "dxr" };
+
+/*
+ * Before loading: m is to be shared's map, the one the kernel holds. Its
+ * shape must be the one m was sized to here, or the program would be
+ * verified against a map it was not built for.
+ */
+static void reuse_map(struct bpf_map *m, const struct bpf_map *shared)
+{
+	struct bpf_map_info info = { 0 };
+	__u32 len = sizeof(info);
+	int fd = bpf_map__fd(shared);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		die("%s: map info: %s", bpf_map__name(shared), strerror(errno));
+	if (info.type != bpf_map__type(m) ||
+	    info.key_size != bpf_map__key_size(m) ||
+	    info.value_size != bpf_map__value_size(m) ||
+	    info.max_entries != bpf_map__max_entries(m) ||
+	    info.map_flags != bpf_map__map_flags(m))
+		die("%s: cannot share it: type %u, key %u, value %u bytes, "
+		    "%u entries, flags %#x; the dxr program's wants %u, %u, "
+		    "%u, %u, %#x",
+		    bpf_map__name(shared), info.type, info.key_size,
+		    info.value_size, info.max_entries, info.map_flags,
+		    bpf_map__type(m), bpf_map__key_size(m),
+		    bpf_map__value_size(m), bpf_map__max_entries(m),
+		    bpf_map__map_flags(m));
+	if (bpf_map__reuse_fd(m, fd))
+		die("%s: reuse: %s", bpf_map__name(shared), strerror(errno));
+}
+
+static struct fpmd_bpf *load_fpmd(enum build b, size_t v4_routes,
+				  size_t v6_routes,
+				  const struct fpmd_bpf *share)
 {
 	struct fpmd_bpf *fp = fpmd_bpf__open();
 
 	if (!fp)
 		die("open fpmd.bpf.o: %s", strerror(errno));
-	fp->rodata->fib4_algo = fast ? FPMD_FIB4_DIR24 : FPMD_FIB4_LPM;
-	fp->rodata->fib6_algo = fast ? FPMD_FIB6_BSPL : FPMD_FIB6_LPM;
-	if (fast) {
+	fp->rodata->fib4_algo = b == B_LPM  ? FPMD_FIB4_LPM :
+				b == B_FAST ? FPMD_FIB4_DIR24 :
+					      FPMD_FIB4_DXR;
+	fp->rodata->fib6_algo = b == B_LPM ? FPMD_FIB6_LPM : FPMD_FIB6_BSPL;
+	if (b == B_LPM) {
+		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
+		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
+		fib4_size(fp->obj, 0, 0);
+		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
+	} else {
 		bpf_map__set_max_entries(fp->maps.routes_v4, 1);
 		bpf_map__set_max_entries(fp->maps.routes_v6, 1);
-		fib4_size(fp->obj, FPMD_TBL8_GROUPS, (uint32_t)v4_routes);
-		if (dxr_opt) {
-			fp->rodata->fib4_algo = FPMD_FIB4_DXR;
+		if (b == B_FAST) {
+			fib4_size(fp->obj, FPMD_TBL8_GROUPS,
+				  (uint32_t)v4_routes);
+		} else {
 			fib4_size(fp->obj, 0, 0);
 			fib4c_size(fp->obj, (uint32_t)v4_routes);
 		}
 		bpf_map__set_max_entries(
 			fp->maps.slots_v6,
 			FPMD_V6_OUTER(fib6_slots_for((uint32_t)v6_routes)));
-	} else {
-		bpf_map__set_max_entries(fp->maps.routes_v4, v4_routes);
-		bpf_map__set_max_entries(fp->maps.routes_v6, v6_routes);
-		fib4_size(fp->obj, 0, 0);
-		bpf_map__set_max_entries(fp->maps.slots_v6, 1);
+	}
+	/* The same IPv6 routes, nexthops and groups as share: fib6 and
+	 * setup_nexthops() write them once for both programs. */
+	if (share) {
+		reuse_map(fp->maps.slots_v6, share->maps.slots_v6);
+		reuse_map(fp->maps.lens_v6, share->maps.lens_v6);
+		reuse_map(fp->maps.nexthops, share->maps.nexthops);
+		reuse_map(fp->maps.nh_groups, share->maps.nh_groups);
 	}
 	if (fpmd_bpf__load(fp))
-		die("load fpmd.bpf.o (%s): %s", fast ? "fast" : "lpm",
-		    strerror(errno));
+		die("load fpmd.bpf.o (%s): %s", build_name[b], strerror(errno));
 	return fp;
 }
 
@@ -1128,7 +1210,7 @@ static void write_rates(const struct family *v4, size_t n4,
 			const struct family *v6, size_t n6, double rate[2][2],
 			double adopt_s[2], uint32_t *parts)
 {
-	struct fpmd_bpf *fw = load_fpmd(1, v4->n, v6->n);
+	struct fpmd_bpf *fw = load_fpmd(B_FAST, v4->n, v6->n, NULL);
 	const struct family *fam[2] = { v4, v6 };
 	size_t cnt[2] = { n4, n6 };
 	int ret;
@@ -1155,10 +1237,10 @@ static void write_rates(const struct family *v4, size_t n4,
 				die("%s write rate: add route %zu: %s", f->name,
 				    i, strerror(-ret));
 			if (!k && (i + 1) % COMMIT_EVERY == 0)
-				fast_commit();
+				fast_commit(W_DIR24);
 		}
 		if (!k)
-			fast_commit();
+			fast_commit(W_DIR24);
 		rate[k][0] = cnt[k] / (now() - t);
 		if (!k)
 			*parts = fib4.parts.live;
@@ -1193,10 +1275,10 @@ static void write_rates(const struct family *v4, size_t n4,
 				die("%s write rate: delete route %zu: %s",
 				    f->name, i, strerror(-ret));
 			if (!k && (i + 1) % COMMIT_EVERY == 0)
-				fast_commit();
+				fast_commit(W_DIR24);
 		}
 		if (!k)
-			fast_commit();
+			fast_commit(W_DIR24);
 		rate[k][1] = cnt[k] / (now() - t);
 	}
 	fpmd_bpf__destroy(fw);
@@ -1226,7 +1308,7 @@ static unsigned long long fib4_memlock(struct fpmd_bpf *fp,
  */
 static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
 {
-	struct fpmd_bpf *fs = load_fpmd(1, FPMD_MAX_ROUTES_V4, 1);
+	struct fpmd_bpf *fs = load_fpmd(B_FAST, FPMD_MAX_ROUTES_V4, 1, NULL);
 	unsigned long long part[3];
 	double t;
 	int ret;
@@ -1251,7 +1333,7 @@ static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
 		if (ret)
 			die("small table: add route %d: %s", i, strerror(-ret));
 	}
-	fast_commit();
+	fast_commit(W_DIR24);
 	*mem_mib = mib(fib4_memlock(fs, part));
 	*parts = fib4.parts.live;
 	fib4_close(&fib4);
@@ -1266,8 +1348,9 @@ static void small_table(double *mem_mib, double *adopt_s, uint32_t *parts)
 	fpmd_bpf__destroy(fs);
 }
 
-/* One line per target and program with .verdict: net of the floor (the
- * program's own cost) and gross, PASS or MISS on net. */
+/* One line per target and program whose .verdict names the target's
+ * family: net of the floor (the program's own cost) and gross, PASS or
+ * MISS on net. */
 static void print_targets(struct prog *const p[], const struct result *res,
 			  int nres)
 {
@@ -1283,10 +1366,12 @@ static void print_targets(struct prog *const p[], const struct result *res,
 			    res[i].routes == targets[t].routes &&
 			    !strcmp(res[i].pattern, "spread"))
 				r = &res[i];
+		int fam = strcmp(targets[t].family, "ipv4") ? V_IPV6 : V_IPV4;
+
 		for (int k = 0; k < NPROG; k++) {
 			double gross, net;
 
-			if (!p[k]->verdict)
+			if (!(p[k]->verdict & fam))
 				continue;
 			if (!r) {
 				printf("  %s %s routes, %s: not measured in "
@@ -1353,7 +1438,6 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "quick", no_argument, 0, 'q' },
-		{ "dxr", no_argument, 0, 'x' },
 		{ "help", no_argument, 0, 'h' },
 		{ "dump", required_argument, 0, 'd' },
 		{ 0 },
@@ -1389,13 +1473,18 @@ int main(int argc, char **argv)
 	};
 	const size_t *s4 = v4_full, *s6 = v6_full;
 	int n4 = 4, n6 = 3, nres = 0, c, ret;
-	struct fpmd_bpf *fl, *ff;
+	struct fpmd_bpf *fl, *ff, *fx;
 	struct fpmd_ref_bpf *ref;
 	struct prog progs[NPROG], ppass, *pp[NPROG], *floor_p[1];
 	struct result res[16];
-	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, t;
+	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, dxr4_t = 0, t;
 	double ins[2][2] = { 0 }, wrate[2][2] = { 0 }, adopt_s[2] = { 0 };
-	unsigned long long mem[7] = { 0 }, writes[4] = { 0 }; /* --dxr */
+	unsigned long long mem[7] = { 0 }, writes[4] = { 0 };
+	struct {
+		uint64_t ranges, map_bytes, rules_bytes, writes, rebuilds;
+		uint32_t nrules;
+		double adopt_s, v6_s; /* v6_s: measuring its IPv6 rows */
+	} dxr = { 0 };
 	uint32_t mem_slots = 0, mem_in_map = 0, mem_groups = 0, mem_parts = 0,
 		 mem_t8c = 0, mem_rulec = 0, fresh_parts = 0, small_parts = 0;
 	double small_mib = 0, small_adopt = 0, fast_mib = 0;
@@ -1407,9 +1496,6 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'q':
 			opt.quick = 1;
-			break;
-		case 'x':
-			dxr_opt = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1459,18 +1545,23 @@ int main(int argc, char **argv)
 
 	setup_netns(&v4, &v6);
 	progress("namespace set up");
-	fl = load_fpmd(0, v4.n, v6.n);
-	ff = load_fpmd(1, v4.n, v6.n);
+	fl = load_fpmd(B_LPM, v4.n, v6.n, NULL);
+	ff = load_fpmd(B_FAST, v4.n, v6.n, NULL);
+	fx = load_fpmd(B_DXR, v4.n, v6.n, ff);
 	ref = fpmd_ref_bpf__open_and_load();
 	if (!ref)
 		die("load fpmd_ref.bpf.o: %s", strerror(errno));
 	ret = fib4_open_on(ff, v4.n, false);
-	if (!ret)
-		ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
-				bpf_map__fd(ff->maps.lens_v6),
-				fib6_slots_for((uint32_t)v6.n), false);
 	if (ret)
-		die("fib4_open / fib6_open: %s", strerror(-ret));
+		die("fib4_open: %s", strerror(-ret));
+	ret = fib4c_open_on(fx, v4.n, false);
+	if (ret)
+		die("fib4c_open: %s", strerror(-ret));
+	ret = fib6_open(&fib6, bpf_map__fd(ff->maps.slots_v6),
+			bpf_map__fd(ff->maps.lens_v6),
+			fib6_slots_for((uint32_t)v6.n), false);
+	if (ret)
+		die("fib6_open: %s", strerror(-ret));
 	progress("programs loaded");
 	setup_ports(bpf_map__fd(fl->maps.ifaces),
 		    bpf_map__fd(fl->maps.ifaces_direct),
@@ -1478,29 +1569,56 @@ int main(int argc, char **argv)
 	setup_ports(bpf_map__fd(ff->maps.ifaces),
 		    bpf_map__fd(ff->maps.ifaces_direct),
 		    bpf_map__fd(ff->maps.tx_ports));
+	setup_ports(bpf_map__fd(fx->maps.ifaces),
+		    bpf_map__fd(fx->maps.ifaces_direct),
+		    bpf_map__fd(fx->maps.tx_ports));
 	setup_ports(bpf_map__fd(ref->maps.ifaces),
 		    bpf_map__fd(ref->maps.ifaces_direct),
 		    bpf_map__fd(ref->maps.tx_ports));
 	setup_nexthops(bpf_map__fd(fl->maps.nexthops),
 		       bpf_map__fd(fl->maps.nh_groups), &v4, &v6);
+	/* fx's too: it shares ff's. */
 	setup_nexthops(bpf_map__fd(ff->maps.nexthops),
 		       bpf_map__fd(ff->maps.nh_groups), &v4, &v6);
 
-	progs[P_LPM] = (struct prog){ "fpmd-lpm", "lpm", 0,
-				      bpf_program__fd(fl->progs.fpmd_xdp),
-				      bpf_map__fd(fl->maps.stats),
-				      XDP_REDIRECT };
-	progs[P_FAST] = (struct prog){ "fpmd-fast", "fast", 1,
-				       bpf_program__fd(ff->progs.fpmd_xdp),
-				       bpf_map__fd(ff->maps.stats),
-				       XDP_REDIRECT };
-	progs[P_REF] = (struct prog){ "ref", "ref", 0,
-				      bpf_program__fd(ref->progs.fpmd_xdp),
-				      bpf_map__fd(ref->maps.stats),
-				      XDP_REDIRECT };
-	ppass = (struct prog){ "xdp_pass", "pass", 0,
-			       bpf_program__fd(ref->progs.fpmd_xdp_pass), -1,
-			       XDP_PASS };
+	progs[P_LPM] = (struct prog){
+		.name = "fpmd-lpm",
+		.col = "lpm",
+		.fd = bpf_program__fd(fl->progs.fpmd_xdp),
+		.stats_fd = bpf_map__fd(fl->maps.stats),
+		.want = XDP_REDIRECT,
+	};
+	progs[P_FAST] = (struct prog){
+		.name = "fpmd-fast",
+		.col = "fast",
+		.verdict = V_IPV4 | V_IPV6,
+		.fd = bpf_program__fd(ff->progs.fpmd_xdp),
+		.stats_fd = bpf_map__fd(ff->maps.stats),
+		.want = XDP_REDIRECT,
+	};
+	/* Its IPv6 is fast's very code and tables: no IPv6 verdicts. */
+	progs[P_DXR] = (struct prog){
+		.name = "fpmd-dxr",
+		.col = "dxr",
+		.verdict = V_IPV4,
+		.fd = bpf_program__fd(fx->progs.fpmd_xdp),
+		.stats_fd = bpf_map__fd(fx->maps.stats),
+		.want = XDP_REDIRECT,
+	};
+	progs[P_REF] = (struct prog){
+		.name = "ref",
+		.col = "ref",
+		.fd = bpf_program__fd(ref->progs.fpmd_xdp),
+		.stats_fd = bpf_map__fd(ref->maps.stats),
+		.want = XDP_REDIRECT,
+	};
+	ppass = (struct prog){
+		.name = "xdp_pass",
+		.col = "pass",
+		.fd = bpf_program__fd(ref->progs.fpmd_xdp_pass),
+		.stats_fd = -1,
+		.want = XDP_PASS,
+	};
 	for (int k = 0; k < NPROG; k++)
 		pp[k] = &progs[k];
 	floor_p[0] = &ppass;
@@ -1515,18 +1633,40 @@ int main(int argc, char **argv)
 		 floor_spread[0], floor_hot[0], HOT_REPEAT);
 
 	bench_family(&v4, s4, n4, pp, bpf_map__fd(fl->maps.routes_v4), res,
-		     &nres, &fib4_t, &fast4_t);
+		     &nres, &fib4_t, &fast4_t, &dxr4_t);
+	dxr.v6_s = progs[P_DXR].spent;
 	bench_family(&v6, s6, n6, pp, bpf_map__fd(fl->maps.routes_v6), res,
-		     &nres, &fib6_t, &fast6_t);
-	if (dxr_opt)
-		goto report; /* the rest measures DIR-24-8 */
+		     &nres, &fib6_t, &fast6_t, NULL);
+	dxr.v6_s = progs[P_DXR].spent - dxr.v6_s;
+
+	/* DXR as the lookup runs left it, then a restart: adopt, rebuild
+	 * what differs (nothing). The old store's teardown is the old
+	 * process's exit: not timed, as for DIR-24-8 below. */
+	dxr.ranges = fib4c.ranges;
+	dxr.map_bytes = fib4c_map_bytes(&fib4c);
+	dxr.rules_bytes = fib4c_rules_bytes(&fib4c);
+	dxr.writes = fib4c.entry_writes;
+	dxr.rebuilds = fib4c.rebuilds;
+	dxr.nrules = fib4c.nrules;
+	fib4c_close(&fib4c);
+	t = now();
+	ret = fib4c_open_on(fx, v4.n, true);
+	if (!ret)
+		ret = fib4c_commit(&fib4c);
+	dxr.adopt_s = now() - t;
+	if (ret || fib4c.nrules != dxr.nrules || fib4c.entry_writes)
+		die("DXR adoption: %s, %u of %u prefixes, %llu writes",
+		    strerror(-ret), fib4c.nrules, dxr.nrules,
+		    (unsigned long long)fib4c.entry_writes);
+	fib4c_close(&fib4c);
+	progress("DXR adoption measured");
 
 	/* Memory at the full v4 table and V6_MEMORY_ROUTES IPv6 routes (not
 	 * in the kernel FIB: only the maps are measured). */
 	if (!opt.quick) {
 		lpm_put_batch(bpf_map__fd(fl->maps.routes_v6), &v6,
 			      s6[n6 - 1], v6.n);
-		t = fast_put(&v6, s6[n6 - 1], v6.n);
+		t = fast_put(&v6, s6[n6 - 1], v6.n, NULL);
 		progress("ipv6: %zu more routes for the memory report in "
 			 "%.2f s", v6.n - s6[n6 - 1], t);
 	}
@@ -1565,25 +1705,26 @@ int main(int argc, char **argv)
 	ins[1][1] = lpm_insert_rate(&v6, s6[n6 - 1], 1);
 	progress("insertion rates measured");
 
-report:
 	uname(&u);
-	printf("fpmd lookup benchmark%s%s: %s %s, %d CPUs\n",
-	       opt.quick ? " (--quick)" : "", dxr_opt ? " (--dxr)" : "",
-	       u.sysname, u.release, ncpus);
+	printf("fpmd lookup benchmark%s: %s %s, %d CPUs\n",
+	       opt.quick ? " (--quick)" : "", u.sysname, u.release, ncpus);
 	printf("BPF_PROG_TEST_RUN ns per packet, median of %d rounds, the "
 	       "%d programs interleaved;\n",
 	       opt.rounds, NPROG);
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
-	printf("lpm: fpmd with LPM tries; fast: fpmd with %s (IPv4) / "
-	       "a direct stage per /19 and binary\nsearch on prefix lengths "
-	       "(IPv6); ref: "
-	       "bpf_fib_lookup() on the kernel FIB. Every route via one of "
-	       "%d gateways\nor %d ECMP groups (random, seeded), each rewrite "
-	       "checked against the longest match.\nRoute mix:\n",
-	       dxr_opt ? "DXR" : "DIR-24-8",
-	       TG_NEXTHOPS, TG_GROUPS);
+	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
+	       "a direct stage per /19 and\nbinary search on prefix lengths "
+	       "(IPv6); dxr: fpmd with DXR (IPv4) and fast's very IPv6\n"
+	       "tables (shared maps), so its IPv6 rows differ from fast's "
+	       "only by run-to-run noise\n(measured anyway: %.1f s, %.0f%% of "
+	       "the run; no IPv6 verdicts for dxr); ref: bpf_fib_lookup()\non "
+	       "the kernel FIB. Every route via one of %d gateways or %d ECMP "
+	       "groups (random,\nseeded), each rewrite checked against the "
+	       "longest match.\nRoute mix:\n",
+	       dxr.v6_s, 100 * dxr.v6_s / (now() - t_start), TG_NEXTHOPS,
+	       TG_GROUPS);
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
 	print_results(pp, res, nres);
@@ -1594,49 +1735,28 @@ report:
 	printf("Samples above %d ns dropped as preempted: %zu of %zu.\n",
 	       OUTLIER_NS, outliers, samples);
 	print_targets(pp, res, nres);
-	if (dxr_opt) {
-		uint64_t nr = fib4c.nrules;
-
-		printf("fast = DXR for IPv4 (fpmd/fib/fib4c.c): %llu ranges, "
-		       "%.2f MiB of lookup maps, %.2f MiB of rules_v4.\n",
-		       (unsigned long long)fib4c.ranges,
-		       fib4c_map_bytes(&fib4c) / 1048576.0,
-		       fib4c_rules_bytes(&fib4c) / 1048576.0);
-		/* A restart: adopt, rebuild what differs (nothing). */
-		t = now();
-		fib4c_close(&fib4c);
-		ret = fib4_open_on(ff, v4.n, true);
-		if (!ret)
-			ret = fib4c_commit(&fib4c);
-		if (ret || fib4c.nrules != nr || fib4c.entry_writes)
-			die("DXR adoption: %s, %u of %llu prefixes, %llu writes",
-			    strerror(-ret), fib4c.nrules,
-			    (unsigned long long)nr,
-			    (unsigned long long)fib4c.entry_writes);
-		printf("DXR adoption of %llu prefixes (restart): %.2f s, no "
-		       "entry rewritten.\n",
-		       (unsigned long long)nr, now() - t);
-		fib4c_close(&fib4c);
-		goto out;
-	}
-
-	printf("\n| family | routes | fast tables (fpmd's writer) | LPM one by "
-	       "one | LPM batched (%d/call) | kernel FIB, rtnetlink "
-	       "(%d/sendmsg) |\n|---|---:|---:|---:|---:|---:|\n",
+	printf("\n| family | routes | fast tables (fpmd's writer) | DXR "
+	       "(fpmd's writer) | LPM one by one | LPM batched (%d/call) | "
+	       "kernel FIB, rtnetlink (%d/sendmsg) |\n"
+	       "|---|---:|---:|---:|---:|---:|---:|\n",
 	       MAP_BATCH, FIB_BATCH);
 	printf("| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s | "
-	       "%.0f routes/s |\n",
-	       fmt_count(s4[n4 - 1], nb), s4[n4 - 1] / fast4_t, ins[0][0],
-	       ins[0][1], s4[n4 - 1] / fib4_t);
-	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.0f routes/s | "
-	       "%.0f routes/s |\n",
+	       "%.0f routes/s | %.0f routes/s |\n",
+	       fmt_count(s4[n4 - 1], nb), s4[n4 - 1] / fast4_t,
+	       s4[n4 - 1] / dxr4_t, ins[0][0], ins[0][1], s4[n4 - 1] / fib4_t);
+	printf("| ipv6 | %s | %.0f routes/s | - | %.0f routes/s | %.0f "
+	       "routes/s | %.0f routes/s |\n",
 	       fmt_count(s6[n6 - 1], nb), s6[n6 - 1] / fast6_t, ins[1][0],
 	       ins[1][1], s6[n6 - 1] / fib6_t);
 	printf("Fast tables in the lookup runs (routes over %d nexthops per "
 	       "family): "
 	       "%llu tbl24/tbl8 entry changes\nin %llu tbl24 writes for IPv4, "
-	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6.\n",
-	       TG_NEXTHOPS, writes[0], writes[1], writes[2], writes[3]);
+	       "%llu slots_v6 writes (%llu length-set rebuilds) for IPv6;\n"
+	       "DXR: %llu entries written (dxr_dir, ranges, values), %llu /16 "
+	       "rebuilds. A commit every %d routes.\n",
+	       TG_NEXTHOPS, writes[0], writes[1], writes[2], writes[3],
+	       (unsigned long long)dxr.writes,
+	       (unsigned long long)dxr.rebuilds, COMMIT_EVERY);
 	printf("\nFast tables, fresh, the same routes and nexthops (fpmd's "
 	       "writer, one route per call):\n"
 	       "| family | routes | add | delete | adoption (restart) |\n"
@@ -1688,6 +1808,14 @@ report:
 		printf("| **LPM total** | **%.1f** | |\n", mib(r4 + r6));
 		fast_mib = mib(t24 + t8 + rl + h6 + l6);
 	}
+	printf("\ndxr = DXR for IPv4 (fpmd/fib/fib4c.c) at %s routes, as the "
+	       "lookup runs left it: %llu ranges,\n%.2f MiB of lookup maps "
+	       "(dxr_dir, dxr_val, range chunks), %.2f MiB of rules_v4.\n"
+	       "DXR adoption of %u prefixes (restart): %.2f s, no entry "
+	       "rewritten.\n",
+	       fmt_count(s4[n4 - 1], nb), (unsigned long long)dxr.ranges,
+	       mib(dxr.map_bytes), mib(dxr.rules_bytes), dxr.nrules,
+	       dxr.adopt_s);
 	/* Issue 13's targets: adoption in proportion, maps no larger at
 	 * 1M than the preallocated layout's 111.9 MiB. */
 	printf("\nTargets, adoption and memory:\n");
@@ -1708,10 +1836,10 @@ report:
 		printf(" %s", argv[k]);
 	printf("\n");
 
-out:
 	fib4_close(&fib4);
 	fib6_close(&fib6);
 	fpmd_ref_bpf__destroy(ref);
+	fpmd_bpf__destroy(fx);
 	fpmd_bpf__destroy(ff);
 	fpmd_bpf__destroy(fl);
 	mnl_socket_close(nl);
