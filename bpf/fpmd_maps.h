@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 6
+#define FPMD_LAYOUT_VERSION 7
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -183,15 +183,15 @@ struct fpmd_rule_v4 {
  * one value, else n << 32 | base: the /16's n >= 2 ranges are ranges
  * [base, base + n) of dxr_rng, sorted by start. A range is a 32-bit
  * start << 16 | value index (start: the low 16 address bits where it
- * begins; the first starts at 0), two per 64-bit word as for tbl24. A
+ * begins; the first starts at 0). A
  * lookup finds the last range whose start is <= the address's low 16
  * bits by a binary search (at most 16 steps). Value indexes point into
  * dxr_val (route values, __u32, two per word; index 0 is the miss,
  * value 0).
  *
- * dxr_rng is an ARRAY_OF_MAPS of BPF_F_MMAPABLE chunks of
- * FPMD_DXR_CHUNK_RANGES ranges (the most one /16 can have), made as
- * needed; a /16's ranges never cross a chunk (base >> 16 is the chunk).
+ * dxr_rng is an ARRAY_OF_MAPS of BPF_F_MMAPABLE chunks, each one array
+ * element of FPMD_DXR_CHUNK_RANGES ranges (the most one /16 can have;
+ * layout 7: before, 32768 elements of two), made as needed; a /16's ranges never cross a chunk (base >> 16 is the chunk).
  * fpmd writes a changed /16's ranges into free space, then switches its
  * dxr_dir entry with one 8-byte store, and reuses the old ranges only
  * after a grace period: a reader sees the old /16 or the new one, both

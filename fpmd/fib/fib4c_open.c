@@ -274,7 +274,7 @@ int fib4c_open(struct fib4c *f, const struct fib4c_maps *m, uint32_t nslots,
 		ret = -errno;
 		goto fail;
 	}
-	ret = chunks_open(&f->rc, m->dxr_rng, 8, FPMD_DXR_CHUNK_WORDS, true,
+	ret = chunks_open(&f->rc, m->dxr_rng, FPMD_DXR_CHUNK_WORDS * 8, 1, true,
 			  adopt_maps);
 	if (ret)
 		goto fail;
