@@ -142,9 +142,10 @@ static __always_inline __u32 dxr_range(const __u32 *r, __u32 i)
 /*
  * The value index of the range holding key among the n >= 2 ranges from
  * base (never across a chunk): the last range whose start <= key, by
- * descending powers of two. Branch-free steps (0/1 from sign bits, no
- * data-dependent jumps), so the verifier walks one path, not 2^16: six
- * steps when n <= 64 (nearly every /16), sixteen otherwise.
+ * descending powers of two, from the largest below n: one step for 2
+ * ranges, five for ~27 (a full table's mean), eight for 256. Branch-free
+ * steps (0/1 from sign bits); the only jumps skip the steps of powers
+ * >= n, so the verifier walks 17 paths, not 2^16.
  */
 static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
 {
@@ -162,8 +163,8 @@ static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
 	for (int b = 15; b >= 0; b--) {
 		__u32 s = 1u << b, i, ok, le;
 
-		if (b >= 6 && n <= 64)
-			continue;
+		if (s >= n)
+			continue; /* i >= n: the step could not move */
 		i = lo + s;
 		ok = (i - n) >> 31;	   /* i < n (both < 2^31) */
 		i *= ok;		   /* else read range 0, unused */
