@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd,
-redirect floor; and scaling over two cores.
+"""Live forwarding benchmark: kernel, XDP bpf_fib_lookup reference, fpmd
+(IPv4 DIR-24-8 and IPv4 DXR), redirect floor; and scaling over two cores.
 
 Run by hand as root (not collected by pytest: no test_ name):
 
     /usr/bin/python3 tests/bench_live.py            # IPv4 10..1M, IPv6 10..100k
     /usr/bin/python3 tests/bench_live.py --quick    # IPv4 10, 100k; IPv6 10, 10k
     /usr/bin/python3 tests/bench_live.py --scale-rounds 0   # no scaling runs
+    /usr/bin/python3 tests/bench_live.py --scale-routers fpmd,dxr,floor
     FPMD_BUILDDIR=build-x /usr/bin/python3 tests/bench_live.py
 
 Topology (namespaces of its own, named from the pid), one router per
@@ -16,11 +17,21 @@ be interleaved:
     gen ──veth── rk  (a) kernel forwarding, no XDP ──veth── sink
         ──veth── rr  (b) bpf/fpmd_ref.bpf.o: fpmd's XDP program with
                          bpf_fib_lookup() over the kernel FIB ──veth──
-        ──veth── rf  (c) fpmd --netns rf -i r-in -i r-out ──veth──
+        ──veth── rf  (c) fpmd --netns rf -i r-in -i r-out (its default
+                         tables: IPv4 DIR-24-8) ──veth──
+        ──veth── rd  (e) "dxr": fpmd started the same way with
+                         --ipv4-lookup dxr (IPv4 in DXR, the compact
+                         table; IPv6 the same as (c), so its IPv6 rows
+                         are a second sample of fpmd's) ──veth──
         ──veth── rx  (d) the redirect floor, tests/xdp_floor.bpf.c
                          (trafficgen floor): both MACs rewritten, one
                          devmap redirect to r-out; no parsing beyond
                          Ethernet, no lookup, no routes ──veth──
+
+Router k's networks are 10.k.0.0/24 and fd00:k:0::/64 on r-in (gen's
+side), 10.k.1.0/24 and fd00:k:1::/64 on r-out (the sink's side); k is 1
+for rk, 2 rr, 3 rf, 4 rx, 5 rd. Each fpmd checks at start that it runs
+the table asked for (its "route lookup:" log line and fpmctl show state).
 
 Every veth has 2 queues (veth picks the receive queue by the sending
 CPU); gen's and sink's veths have tx checksumming off, as lab hosts
@@ -33,14 +44,25 @@ CPU); gen's and sink's veths have tx checksumming off, as lab hosts
   same at every size), or "spread", taken in turn from a list with one
   random host in a random route for every route of the table (at least
   1024, a power of two, at most 2^20), so the whole table is used.
-- routes: the same deterministic BGP-like set in all three kernel FIBs
-  (rtnetlink, 1024 per sendmsg) and, for (c), in fpmd too, fed over FPM
-  (netlink RTM_NEWROUTE in FPM frames, as zebra's dplane_fpm_nl sends
-  them, to fpmd's FPM port in rf): every route via one gateway, the
-  sink, whose MAC is a permanent neighbor on every router. Tables grow by
-  steps (IPv4 10, 10k, 100k, 1M; IPv6 10, 10k, 100k: 1M IPv6 routes take
-  too long to load into three kernels and fpmd here) and every step is
-  measured.
+- routes: the same deterministic BGP-like set (gen_routes: IPv4 ~60%
+  /24, no longer than /24; IPv6 ~50% /48) in all four kernel FIBs
+  (rtnetlink, 1024 per sendmsg) and, for (c) and (e), in fpmd too, fed
+  over FPM (netlink RTM_NEWROUTE in FPM frames, as zebra's dplane_fpm_nl
+  sends them, to the FPM port in rf and rd). Nexthops by
+  tests/tablegen.h's rules, as bench_lookup's tables, so that a compressed
+  FIB cannot collapse the table into a few ranges: every route via one of
+  64 gateways or, one route in 16, via one of 8 ECMP groups of 2-4 of them
+  (RTA_MULTIPATH, as zebra sends ECMP without nexthop objects; the
+  members are tablegen's tg_group_member). The choice is a hash of the
+  route's index (route_nhs), the same for every kernel and fpmd. The 64
+  gateways of router k are 10.k.1.100+j and fd00:k:1::100+j (hex), on
+  r-out, each a permanent neighbor with a MAC of its own
+  (02:00:00:k:00:j) on every FIB router (fpmd learns them from its
+  namespace's kernel); the sink counts frames whatever their destination
+  MAC. Tables grow by steps (IPv4 10, 10k, 100k, 1M; IPv6 10, 10k, 100k:
+  1M IPv6 routes take too long to load into four kernels and two fpmd
+  here) and every step is measured. (Before the 64 gateways, every route
+  went via one gateway, the sink: results in doc/benchmarks.md say which.)
 - sink: tests/trafficgen sink, an XDP program on each sink veth counting
   the benchmark's UDP frames and dropping everything. A veth only receives
   frames that XDP redirects into it when its peer has an XDP program (or
@@ -53,30 +75,33 @@ CPU); gen's and sink's veths have tx checksumming off, as lab hosts
 Within one step every (router, family, destinations) run is repeated
 --rounds times, in a shuffled order per round (the machine is shared and
 noisy). Each run: delivered = packets the sink counted during the run,
-Mpps = delivered / generator wall time, loss = 1 - delivered / sent. Each
-run also checks who forwarded: the kernel's forwarding counter on rr and
-rf, fpmd's `forwarded` counter on rf; a run where the fast path left more
-than 1% to the kernel is flagged. The generator, router and sink of a run
+Mpps per core = delivered / the CPU time of the generator's loop (and by
+the clock: / its wall time), loss = 1 - delivered / sent. Each run also
+checks who forwarded: the kernel's forwarding counter on every XDP router
+(must stay flat), fpmd's `forwarded` counter on rf and rd; a run where
+the fast path left more than 1% to the kernel is flagged. The generator, router and sink of a run
 share one core (the generator's softirq runs the veth NAPI of the router
 and of the sink inline), so Mpps is what one core does with all three;
 ns/packet = 1000 / Mpps.
 
 Scaling (after the last step, at the largest IPv4 table, spread and
-hot, --scale-rounds rounds, interleaved): every router with one
+hot, --scale-rounds rounds, interleaved): every router (--scale-routers
+picks some) with one
 generator pinned to CPU 0, and with one generator pinned to each of two
 CPUs, loaded first and started at one instant (trafficgen --start-at).
 Total delivered / wall time of the window (first start to last end), and
 by CPU time (per CPU: what the sink counted on it / the loop time of that
-CPU's generator, summed), ratios two/one; the sink's and fpmd's
-forwarded counters per CPU (fpmd's per-CPU stats map, read with bpftool)
+CPU's generator, summed), ratios two/one; the sink's and each fpmd's
+forwarded counters per CPU (its per-CPU stats map, read with bpftool)
 show who forwarded where.
 
 Prints a table (medians over the rounds), the ratios fpmd/kernel,
-fpmd/reference and fpmd/floor, the targets, the scaling table, and writes
-a PNG of ns/packet against table size (--plot, default bench_live.png)
-and the raw runs (--json: {"runs": [...], "scaling": [...]}).
+fpmd/reference, fpmd/floor and dxr/floor, the targets, the scaling table,
+and writes a PNG of ns/packet against table size (--plot, default
+bench_live.png) and the raw runs (--json: {"runs": [...], "scaling":
+[...]}).
 
-Everything it creates (namespaces, fpmd, the sink and reference
+Everything it creates (namespaces, both fpmd, the sink and reference
 processes, pins, temporary files) is removed on every exit path, Ctrl-C and
 SIGTERM included; child processes are stopped through their own handles.
 """
@@ -94,7 +119,8 @@ import subprocess
 import sys
 import time
 
-from lib.runner import BenchBase, Child, guarded, keep_going, log, run
+from lib.runner import (BenchBase, Child, guarded, keep_going, log,
+                        read_text, run, stop_all)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDDIR = os.path.abspath(os.environ.get("FPMD_BUILDDIR",
@@ -103,10 +129,14 @@ FPMD = os.path.join(BUILDDIR, "fpmd", "fpmd")
 FPMCTL = os.path.join(BUILDDIR, "fpmd", "fpmctl")
 TRAFFICGEN = os.path.join(BUILDDIR, "tests", "trafficgen")
 
-ROUTERS = ("kernel", "ref", "fpmd", "floor")
-NS_OF = {"kernel": "rk", "ref": "rr", "fpmd": "rf", "floor": "rx"}
-NET_OF = {"kernel": 1, "ref": 2, "fpmd": 3, "floor": 4}  # 10.N.x.x, fd00:N:x::
-FIB_ROUTERS = ("kernel", "ref", "fpmd")  # hold the routes (floor: none)
+ROUTERS = ("kernel", "ref", "fpmd", "dxr", "floor")
+NS_OF = {"kernel": "rk", "ref": "rr", "fpmd": "rf", "dxr": "rd",
+         "floor": "rx"}
+NET_OF = {"kernel": 1, "ref": 2, "fpmd": 3, "floor": 4,
+          "dxr": 5}  # 10.N.x.x, fd00:N:x::
+FIB_ROUTERS = ("kernel", "ref", "fpmd", "dxr")  # hold the routes (floor: none)
+# The fpmd daemons: router -> its IPv4 lookup table (--ipv4-lookup).
+DAEMONS = {"fpmd": "dir-24-8", "dxr": "dxr"}
 QUEUES = 2  # veth queues: veth picks the receive queue by the sending CPU
 FPM_PORT = 2620
 
@@ -114,7 +144,7 @@ RTM_NEWROUTE = 24
 NLM_F_REQUEST, NLM_F_ACK, NLM_F_EXCL, NLM_F_CREATE, NLM_F_REPLACE = \
     1, 4, 0x200, 0x400, 0x100
 NLMSG_ERROR = 2
-RTA_DST, RTA_OIF, RTA_GATEWAY = 1, 4, 5
+RTA_DST, RTA_OIF, RTA_GATEWAY, RTA_MULTIPATH = 1, 4, 5, 9
 RTPROT_STATIC, RT_TABLE_MAIN, RTN_UNICAST = 4, 254, 1
 CLONE_NEWNET = 0x40000000
 
@@ -229,6 +259,56 @@ def hot_dst(af, routes):
 
 
 # --------------------------------------------------------------------------
+# Nexthops, by tests/tablegen.h's rules (bench_lookup's tables): every route
+# via one of NEXTHOPS gateways or, one route in GROUP_ONE_IN, via one of
+# GROUPS ECMP groups of 2-4 of them. Drawn from the route's index alone, so
+# every kernel FIB and fpmd's FPM feed get the same assignment, and a
+# smaller table is the first part of a larger one.
+
+NEXTHOPS = 64       # TG_NEXTHOPS: gateways per family
+GROUPS = 8          # TG_GROUPS
+GROUP_ONE_IN = 16   # TG_GROUP_ONE_IN
+M64 = (1 << 64) - 1
+
+
+def splitmix64(x):
+    z = (x + 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
+def route_nhs(af, n):
+    """[nh] for routes 0..n-1: < NEXTHOPS a gateway's number, else group
+    nh - NEXTHOPS."""
+    out = []
+    base = 0x66706d64 << 8 | af  # tablegen's TG_SEED, per family
+    for i in range(n):
+        h = splitmix64((base << 32) + i)
+        if (h >> 32) % GROUP_ONE_IN == 0:
+            out.append(NEXTHOPS + (h >> 40) % GROUPS)
+        else:
+            out.append(h % NEXTHOPS)
+    return out
+
+
+def group_members(g):
+    """tablegen.h's tg_group_size / tg_group_member: 2, 3 or 4 distinct
+    gateways."""
+    return [(g * 7 + i * 13) % NEXTHOPS for i in range(2 + g % 3)]
+
+
+def gateway(af, k, j):
+    """Gateway j of the router on net k, on its r-out subnet (the sink's
+    side): 10.k.1.100+j, fd00:k:1::100+j (hex)."""
+    return f"10.{k}.1.{100 + j}" if af == 4 else f"fd00:{k}:1::{0x100 + j:x}"
+
+
+def gateway_mac(k, j):
+    return f"02:00:00:{k:02x}:00:{j:02x}"
+
+
+# --------------------------------------------------------------------------
 # Netlink: the same RTM_NEWROUTE messages go to the kernel and, in FPM
 # frames, to fpmd.
 
@@ -237,9 +317,24 @@ def nla(t, data):
         b"\0" * ((4 - len(data) % 4) % 4)
 
 
-def route_msgs(af, routes, gw, oif, flags, seq0=1):
+def nh_tails(gws, oif):
+    """The nexthop attributes of route value nh, by nh: RTA_GATEWAY and
+    RTA_OIF for a gateway, RTA_MULTIPATH for a group (zebra sends ECMP
+    so without nexthop objects; the kernel takes it as well)."""
+    o = struct.pack("=I", oif)
+    tails = [nla(RTA_GATEWAY, g) + nla(RTA_OIF, o) for g in gws]
+    for g in range(GROUPS):
+        mp = b""
+        for m in group_members(g):
+            a = nla(RTA_GATEWAY, gws[m])
+            mp += struct.pack("=HBBi", 8 + len(a), 0, 0, oif) + a
+        tails.append(nla(RTA_MULTIPATH, mp))
+    return tails
+
+
+def route_msgs(af, routes, nhs, tails, flags, seq0=1):
+    """RTM_NEWROUTE for each route, nhs[i] picking its tails entry."""
     fam = socket.AF_INET if af == 4 else socket.AF_INET6
-    tail = nla(RTA_GATEWAY, gw) + nla(RTA_OIF, struct.pack("=I", oif))
     alen = 4 if af == 4 else 16
     rtm = {}
     out = []
@@ -250,7 +345,7 @@ def route_msgs(af, routes, gw, oif, flags, seq0=1):
                                         RT_TABLE_MAIN, RTPROT_STATIC, 0,
                                         RTN_UNICAST, 0)
         body = r + struct.pack("=HH", 4 + alen, RTA_DST) + \
-            addr.to_bytes(alen, "big") + tail
+            addr.to_bytes(alen, "big") + tails[nhs[i]]
         out.append(struct.pack("=IHHII", 16 + len(body), RTM_NEWROUTE, flags,
                                seq0 + i, 0) + body)
     return out
@@ -267,11 +362,12 @@ class Rtnl:
         self.s.bind((0, 0))
         self.seq = 0
 
-    def add_routes(self, af, routes, gw, oif, batch=1024):
+    def add_routes(self, af, routes, nhs, tails, batch=1024):
         flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_EXCL
         for i in range(0, len(routes), batch):
             part = routes[i:i + batch]
-            msgs = route_msgs(af, part, gw, oif, flags, self.seq + 1)
+            msgs = route_msgs(af, part, nhs[i:i + batch], tails, flags,
+                              self.seq + 1)
             last = self.seq + len(msgs)
             # Errors come back unasked; the last message's ack ends it.
             m = bytearray(msgs[-1])
@@ -322,9 +418,9 @@ class FpmFeed:
 
     MAX_MSGS = 512  # per frame; fpmd closes a connection that sends more
 
-    def add_routes(self, af, routes, gw, oif):
+    def add_routes(self, af, routes, nhs, tails):
         flags = NLM_F_REQUEST | NLM_F_CREATE | NLM_F_REPLACE
-        self.send_msgs(route_msgs(af, routes, gw, oif, flags))
+        self.send_msgs(route_msgs(af, routes, nhs, tails, flags))
 
     def send_msgs(self, msgs):
         """Netlink messages in FPM frames of at most 64 KiB and
@@ -354,6 +450,7 @@ class Bench(BenchBase):
     def __init__(self, args):
         super().__init__(args)
         self.rtnl = {}
+        self.daemons = {}  # router -> its fpmd: sock, log, pin, child, feed
         self.scale = []  # the scaling runs
 
     # -- topology ------------------------------------------------------------
@@ -402,10 +499,23 @@ class Bench(BenchBase):
                   f"ethtool -K {sif} tx off >/dev/null")
             smac = nsrun(sink, "cat", f"/sys/class/net/{sif}/address"
                          ).stdout.strip()
-            nsrun(rns, "sh", "-c",
-                  f"ip neigh add 10.{k}.1.2 lladdr {smac} nud permanent "
-                  f"dev r-out && ip -6 neigh add fd00:{k}:1::2 lladdr {smac} "
-                  f"nud permanent dev r-out")
+            gws = {4: [], 6: []}
+            if r in FIB_ROUTERS:
+                # NEXTHOPS gateways on r-out, permanent neighbors with MACs
+                # of their own (the sink counts whatever the MAC; fpmd
+                # learns them from this kernel).
+                cmds = []
+                for j in range(NEXTHOPS):
+                    for af in (4, 6):
+                        a = gateway(af, k, j)
+                        gws[af].append(socket.inet_pton(
+                            socket.AF_INET if af == 4 else socket.AF_INET6,
+                            a))
+                        cmds.append(f"neigh add {a} lladdr "
+                                    f"{gateway_mac(k, j)} nud permanent "
+                                    f"dev r-out")
+                run(["ip", "-n", rns, "-batch", "-"],
+                    input="\n".join(cmds) + "\n")
             self.info[r] = {
                 "ns": rns, "gen_if": gif, "sink_if": sif,
                 "mac_in": nsrun(rns, "cat", "/sys/class/net/r-in/address"
@@ -413,13 +523,13 @@ class Bench(BenchBase):
                 "sink_mac": smac,
                 "oif": int(nsrun(rns, "cat", "/sys/class/net/r-out/ifindex"
                                  ).stdout),
-                "gw": {4: socket.inet_pton(socket.AF_INET, f"10.{k}.1.2"),
-                       6: socket.inet_pton(socket.AF_INET6,
-                                           f"fd00:{k}:1::2")},
                 "src": {4: f"10.{k}.0.2", 6: f"fd00:{k}:0::2"},
             }
             if r in FIB_ROUTERS:
                 self.rtnl[r] = Rtnl(rns)
+                oif = self.info[r]["oif"]
+                self.info[r]["tails"] = {af: nh_tails(gws[af], oif)
+                                         for af in (4, 6)}
 
     def start_helpers(self):
         self.sink = Child("sink", [TRAFFICGEN, "sink", "--netns",
@@ -435,52 +545,82 @@ class Bench(BenchBase):
                                      "r-in", "r-out"],
                            f"{self.tmp}/floor.log", self.children, lines=True)
         # fpmd after the sink: its veth-peer guard sees r-out's peer receive.
-        self.sock = f"{self.tmp}/fpmd.sock"
-        self.fpmd_log = f"{self.tmp}/fpmd.log"
-        args = [FPMD, "--netns", self.ns["rf"], "-b", self.pin, "-s",
-                self.sock, "--plugin-socket", f"{self.tmp}/plugin.sock",
-                "--log", "file:" + self.fpmd_log, "-i", "r-in", "-i",
-                "r-out", "--fpm-port", str(FPM_PORT)]
-        self.fpmd = Child("fpmd", args, f"{self.tmp}/fpmd.out")
+        for r, table in DAEMONS.items():
+            self.start_fpmd(r, table)
+
+    def start_fpmd(self, r, table):
+        """fpmd on router r with IPv4 lookup table; "fpmd" is the one
+        BenchBase knows (self.fpmd, self.sock, self.feed, self.pin), the
+        others are cleaned up by Bench.cleanup."""
+        d = {"sock": f"{self.tmp}/{r}.sock", "log": f"{self.tmp}/{r}.log",
+             "pin": self.pin if r == "fpmd" else f"{self.pin}-{r}"}
+        self.daemons[r] = d
+        if r == "fpmd":
+            self.sock, self.fpmd_log = d["sock"], d["log"]
+        args = [FPMD, "--netns", self.info[r]["ns"], "-b", d["pin"], "-s",
+                d["sock"], "--plugin-socket", f"{self.tmp}/{r}-plugin.sock",
+                "--log", "file:" + d["log"], "-i", "r-in", "-i", "r-out",
+                "--fpm-port", str(FPM_PORT), "--ipv4-lookup", table]
+        d["child"] = Child(r, args, f"{self.tmp}/{r}.out")
+        if r == "fpmd":
+            self.fpmd = d["child"]
         deadline = time.time() + 20
-        while "started:" not in self.fpmd_text():
-            if not self.fpmd.alive() or time.time() > deadline:
-                raise RuntimeError("fpmd did not start:\n" +
-                                   self.fpmd_text()[-3000:])
+        while "started:" not in read_text(d["log"]):
+            if not d["child"].alive() or time.time() > deadline:
+                raise RuntimeError(f"{r} did not start:\n" +
+                                   read_text(d["log"])[-3000:])
             time.sleep(0.05)
-        self.feed = FpmFeed(self.ns["rf"])
+        # The table asked for is the one in use: its log and its state.
+        want = {"dir-24-8": "IPv4 DIR-24-8", "dxr": "IPv4 DXR (compact)"}
+        m = re.search(r"route lookup: (IPv4 [^,]+),", read_text(d["log"]))
+        state = json.dumps(self.ctl(r, "show", "state"))
+        if not m or m.group(1) != want[table] or \
+                f'"{table}"' not in state:
+            raise RuntimeError(f"{r}: not the {table} table: log says "
+                               f"{m and m.group(1)!r}")
+        d["table"] = m.group(1)
+        log(f"{r}: fpmd with {m.group(1)} in {self.info[r]['ns']}")
+        d["feed"] = FpmFeed(self.info[r]["ns"])
+        if r == "fpmd":
+            self.feed = d["feed"]
+
+    def ctl(self, r, *args):
+        """fpmctl --json against router r's fpmd."""
+        res = run([FPMCTL, "-s", self.daemons[r]["sock"], "--json"] +
+                  list(args), timeout=60)
+        return json.loads(res.stdout)
 
     # -- tables ----------------------------------------------------------------
-    def grow(self, af, routes, have, n):
-        """Routes [have, n) into the three kernels and fpmd."""
-        part = routes[have:n]
+    def grow(self, af, routes, nhs, have, n):
+        """Routes [have, n) into the kernels and the fpmd daemons, each
+        via the gateway or group nhs[i]."""
+        part, pnh = routes[have:n], nhs[have:n]
         t0 = time.time()
         for r in FIB_ROUTERS:
-            self.rtnl[r].add_routes(af, part, self.info[r]["gw"][af],
-                                    self.info[r]["oif"])
+            self.rtnl[r].add_routes(af, part, pnh, self.info[r]["tails"][af])
         t1 = time.time()
-        self.feed.add_routes(af, part, self.info["fpmd"]["gw"][af],
-                             self.info["fpmd"]["oif"])
-        log(f"IPv{af} +{len(part)} routes: 3 kernel FIBs in {t1 - t0:.1f} s, "
-            f"sent to fpmd over FPM")
+        for r in DAEMONS:
+            self.daemons[r]["feed"].add_routes(af, part, pnh,
+                                               self.info[r]["tails"][af])
+        log(f"IPv{af} +{len(part)} routes: {len(FIB_ROUTERS)} kernel FIBs "
+            f"in {t1 - t0:.1f} s, sent to {len(DAEMONS)} fpmd over FPM")
 
     def wait_fpmd(self, want, timeout):
-        """Until fpmd holds want FPM routes, all in the maps."""
+        """Until every fpmd holds want FPM routes, all in the maps."""
         t0 = time.time()
-        last = None
-        while True:
-            s = self.fpmctl("show", "summary")
-            fpm = s.get("routesBySource", {}).get("fpm", 0)
-            if fpm >= want and s.get("notProgrammed", 0) == 0:
-                log(f"fpmd: {fpm} FPM routes, {s.get('programmed')} in the "
-                    f"maps ({time.time() - t0:.1f} s after the last send)")
-                return s
-            if time.time() - t0 > timeout:
-                raise RuntimeError(f"fpmd has {fpm} of {want} routes after "
-                                   f"{timeout} s: {s}")
-            if fpm != last:
-                last = fpm
-            time.sleep(0.5)
+        for r in DAEMONS:
+            while True:
+                s = self.ctl(r, "show", "summary")
+                fpm = s.get("routesBySource", {}).get("fpm", 0)
+                if fpm >= want and s.get("notProgrammed", 0) == 0:
+                    log(f"{r}: {fpm} FPM routes, {s.get('programmed')} in "
+                        f"the maps ({time.time() - t0:.1f} s after the last "
+                        "send)")
+                    break
+                if time.time() - t0 > timeout:
+                    raise RuntimeError(f"{r} has {fpm} of {want} routes "
+                                       f"after {timeout} s: {s}")
+                time.sleep(0.5)
 
     # -- one run ---------------------------------------------------------------
     def kernel_fwd(self, r, af):
@@ -499,15 +639,15 @@ class Bench(BenchBase):
                     return int(v)
         raise KeyError("forwarding counter")
 
-    def fpmd_forwarded(self):
-        c = self.fpmctl("show", "counters")
+    def fpmd_forwarded(self, r):
+        c = self.ctl(r, "show", "counters")
         return c.get("r-in", {}).get("forwarded", {}).get("packets", 0)
 
     def run_one(self, r, af, pattern, dst_arg):
         i = self.info[r]
         s0 = self.sink.ask()[i["sink_if"]]
         k0 = self.kernel_fwd(r, af)
-        f0 = self.fpmd_forwarded() if r == "fpmd" else None
+        f0 = self.fpmd_forwarded(r) if r in DAEMONS else None
         cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
                i["gen_if"], "--dmac", i["mac_in"], "--src", i["src"][af],
                "--seconds", str(self.args.seconds)] + dst_arg
@@ -521,8 +661,8 @@ class Bench(BenchBase):
                "sent": g["sent"], "seconds": g["seconds"],
                "loop_seconds": g["loop_seconds"], "delivered": delivered,
                "kernel_forwarded": k1 - k0}
-        if r == "fpmd":
-            res["xdp_forwarded"] = self.fpmd_forwarded() - f0
+        if r in DAEMONS:
+            res["xdp_forwarded"] = self.fpmd_forwarded(r) - f0
         res["mpps"] = delivered / g["loop_seconds"] / 1e6
         res["mpps_wall"] = delivered / g["seconds"] / 1e6
         res["loss"] = 1 - delivered / g["sent"] if g["sent"] else 0
@@ -530,7 +670,7 @@ class Bench(BenchBase):
         if r != "kernel" and res["kernel_forwarded"] > 0.01 * max(1,
                                                                  delivered):
             res["flag"] = "kernel forwarded part of it"
-        if r == "fpmd" and res["xdp_forwarded"] < 0.99 * delivered:
+        if r in DAEMONS and res["xdp_forwarded"] < 0.99 * delivered:
             res["flag"] = "fpmd forwarded less than delivered"
         # Router work deferred to ksoftirqd runs outside the generator's
         # loop time; the generator then outruns the router, and loses.
@@ -539,18 +679,19 @@ class Bench(BenchBase):
         return res
 
     # -- scaling over cores -------------------------------------------------------
-    def fpmd_fwd_percpu(self):
-        """fpmd's forwarded packets per CPU, summed over its interfaces,
-        read from its pinned per-CPU stats map."""
+    def fpmd_fwd_percpu(self, r):
+        """Router r's fpmd's forwarded packets per CPU, summed over its
+        interfaces, read from its pinned per-CPU stats map."""
         out = []
+        stats = f"{self.daemons[r]['pin']}/stats"
         for slot in range(4):  # r-in and r-out hold the first slots
             key = (slot * fpmd_reasons()).to_bytes(4, "little")
-            r = run(["bpftool", "-j", "map", "lookup", "pinned",
-                     f"{self.pin}/stats", "key", "hex"] +
-                    [f"{b:02x}" for b in key], check=False)
-            if r.returncode:
+            res = run(["bpftool", "-j", "map", "lookup", "pinned", stats,
+                       "key", "hex"] + [f"{b:02x}" for b in key],
+                      check=False)
+            if res.returncode:
                 continue
-            j = json.loads(r.stdout)
+            j = json.loads(res.stdout)
             vals = j.get("formatted", j).get("values", [])
             for v in vals:
                 val = v["value"]
@@ -569,7 +710,7 @@ class Bench(BenchBase):
         i = self.info[r]
         a0 = self.sink.ask()
         k0 = self.kernel_fwd(r, af)
-        f0 = self.fpmd_fwd_percpu() if r == "fpmd" else None
+        f0 = self.fpmd_fwd_percpu(r) if r in DAEMONS else None
         # Time to load 2^20 destinations on a busy machine.
         start_at = time.clock_gettime(time.CLOCK_MONOTONIC) + 1.5
         cmd = [TRAFFICGEN, "send", "--netns", self.ns["gen"], "--dev",
@@ -619,8 +760,8 @@ class Bench(BenchBase):
                               for c, g in zip(cpus, outs)
                               if g["loop_seconds"] > 0) / 1e6
         res["loss"] = 1 - delivered / sent if sent else 0
-        if r == "fpmd":
-            f1 = self.fpmd_fwd_percpu()
+        if r in DAEMONS:
+            f1 = self.fpmd_fwd_percpu(r)
             res["fpmd_percpu"] = [y - x for x, y in zip(f0, f1)]
             if sum(res["fpmd_percpu"]) < 0.99 * delivered:
                 res["flag"] = "fpmd forwarded less than delivered"
@@ -642,7 +783,7 @@ class Bench(BenchBase):
         if len(cpus) < 2:
             log("scaling: fewer than 2 CPUs, skipped")
             return
-        runs = [(r, pat, arg, k) for r in ROUTERS
+        runs = [(r, pat, arg, k) for r in self.scale_routers()
                 for pat, arg in (("spread", ["--dsts", dsts]),
                                  ("hot", ["--dst", hot]))
                 for k in (1, len(cpus))]
@@ -677,7 +818,10 @@ class Bench(BenchBase):
         max6 = max(s[1] for s in steps if s[1])
         t0 = time.time()
         routes = {4: gen_routes(4, max4), 6: gen_routes(6, max6)}
-        log(f"route sets: {max4} IPv4, {max6} IPv6 ({time.time() - t0:.1f} s)")
+        nhs = {4: route_nhs(4, max4), 6: route_nhs(6, max6)}
+        log(f"route sets: {max4} IPv4, {max6} IPv6, via {NEXTHOPS} gateways "
+            f"or (1 in {GROUP_ONE_IN}) {GROUPS} ECMP groups "
+            f"({time.time() - t0:.1f} s)")
         hot = {af: hot_dst(af, routes[af]) for af in (4, 6)}
         have = {4: 0, 6: 0}
         results = self.results
@@ -687,7 +831,7 @@ class Bench(BenchBase):
                 if n is None:
                     continue
                 if n > have[af]:
-                    self.grow(af, routes[af], have[af], n)
+                    self.grow(af, routes[af], nhs[af], have[af], n)
                     have[af] = n
                 fams.append(af)
             self.wait_fpmd(have[4] + have[6], 120 + (have[4] + have[6]) / 2000)
@@ -699,8 +843,11 @@ class Bench(BenchBase):
                 for r in ROUTERS:
                     runs.append((r, af, "hot", ["--dst", hot[af]], n))
                     runs.append((r, af, "spread", ["--dsts", path], n))
+                nh = nhs[af][0]
                 log(f"IPv{af} {n} routes: {cnt} spread destinations, hot "
-                    f"{hot[af]}")
+                    f"{hot[af]} (via " + (f"gateway {nh}" if nh < NEXTHOPS
+                                          else f"ECMP group "
+                                          f"{nh - NEXTHOPS}") + ")")
             rng = random.Random(step)
             for rnd in range(self.args.rounds):
                 order = runs[:]
@@ -720,10 +867,30 @@ class Bench(BenchBase):
             self.scaling(4, n, path, hot[4])
         return results
 
+    def scale_routers(self):
+        return [r for r in ROUTERS if r in self.args.scale_routers.split(",")]
+
     def cleanup(self):
+        import shutil
         for r in self.rtnl.values():
             keep_going(r.close)
+        # The daemons BenchBase does not know, stopped with fpmd (one
+        # shared wait), before the namespaces go.
+        others = [d for r, d in self.daemons.items() if r != "fpmd"]
+        for d in others:
+            if d.get("feed"):
+                keep_going(d["feed"].close)
+        if self.feed:
+            keep_going(self.feed.close)
+            self.feed = None
+        stop = [d["child"] for d in self.daemons.values() if d.get("child")]
+        if stop:
+            keep_going(stop_all, stop, 30)
+        self.fpmd = None
         super().cleanup()
+        for d in others:
+            if os.path.isdir(d["pin"]):
+                keep_going(shutil.rmtree, d["pin"])
 
 
 # --------------------------------------------------------------------------
@@ -757,6 +924,7 @@ def summarize(results, wall=False):
 def report(results, args):
     s = summarize(results)
     keys = sorted({k[:3] for k in s}, key=lambda k: (k[0], k[1], k[2]))
+    routers = [r for r in ROUTERS if any(k[3] == r for k in s)]
     print()
     rounds = max(r["round"] for r in results) + 1
     secs = statistics.median(r["seconds"] for r in results)
@@ -765,30 +933,40 @@ def report(results, args):
           f"inline (median of {rounds} runs of {secs:.1f} s, interleaved); "
           "loss in parentheses.")
     print("kernel: Linux forwarding; ref: XDP + bpf_fib_lookup "
-          "(bpf/fpmd_ref.bpf.o); fpmd: the daemon, routes over FPM; floor: "
-          "XDP that only rewrites the MACs and redirects (tests/"
-          "xdp_floor.bpf.c), the redirect floor of this path.")
+          "(bpf/fpmd_ref.bpf.o); fpmd: the daemon, routes over FPM, IPv4 "
+          "DIR-24-8; dxr: the same with --ipv4-lookup dxr; floor: XDP that "
+          "only rewrites the MACs and redirects (tests/xdp_floor.bpf.c), the "
+          "redirect floor of this path. Routes via 64 gateways, 1 in 16 via "
+          "an ECMP group of 2-4 (tests/tablegen.h's rules).")
     print()
-    print("| family | routes | destinations | kernel Mpps | ref Mpps "
-          "| fpmd Mpps | floor Mpps | fpmd/kernel | fpmd/ref | fpmd/floor |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    ratios = [("fpmd", "kernel"), ("fpmd", "ref"), ("fpmd", "floor"),
+              ("dxr", "floor")]
+    ratios = [(a, b) for a, b in ratios if a in routers and b in routers]
+    print("| family | routes | destinations | " +
+          " | ".join(f"{r} Mpps" for r in routers) + " | " +
+          " | ".join(f"{a}/{b}" for a, b in ratios) + " |")
+    print("|---|---:|---|" + "---:|" * (len(routers) + len(ratios)))
+
+    def mpps(af, n, pat, r):
+        return s.get((af, n, pat, r), (None,))[0]
+
+    def ratio(af, n, pat, a, b):
+        x, y = mpps(af, n, pat, a), mpps(af, n, pat, b)
+        return x / y if x and y else None
+
     for af, n, pat in keys:
         cells = []
-        for r in ROUTERS:
+        for r in routers:
             v = s.get((af, n, pat, r))
             if not v:
                 cells.append("-")
                 continue
-            mpps, loss, flagged, cnt = v
-            cells.append(f"{mpps:.2f} ({loss * 100:.0f}%)" +
+            m, loss, flagged, cnt = v
+            cells.append(f"{m:.2f} ({loss * 100:.0f}%)" +
                          (f" [{flagged}/{cnt} flagged]" if flagged else ""))
-        k, rf, f, fl = (s.get((af, n, pat, r), (None,))[0]
-                        for r in ROUTERS)
-        rk = f"{f / k:.2f}" if k and f else "-"
-        rr = f"{f / rf:.2f}" if rf and f else "-"
-        rl = f"{f / fl:.2f}" if fl and f else "-"
-        print(f"| ipv{af} | {fmt_count(n)} | {pat} | {' | '.join(cells)} | "
-              f"{rk} | {rr} | {rl} |")
+        rs = [ratio(af, n, pat, a, b) for a, b in ratios]
+        print(f"| ipv{af} | {fmt_count(n)} | {pat} | {' | '.join(cells)} | " +
+              " | ".join(f"{x:.2f}" if x else "-" for x in rs) + " |")
     print()
     for af in (4, 6):
         ns = [k[1] for k in keys if k[0] == af]
@@ -796,31 +974,38 @@ def report(results, args):
             continue
         n = max(ns)
         for pat in ("spread", "hot"):
-            k, rf, f, fl = (s.get((af, n, pat, r), (None,))[0]
-                            for r in ROUTERS)
-            if not (k and rf and f):
+            fk, fr = ratio(af, n, pat, "fpmd", "kernel"), \
+                ratio(af, n, pat, "fpmd", "ref")
+            fl, dl = ratio(af, n, pat, "fpmd", "floor"), \
+                ratio(af, n, pat, "dxr", "floor")
+            if not (fk and fr):
                 continue
             line = (f"IPv{af} {fmt_count(n)} routes, {pat}: fpmd/kernel "
-                    f"{f / k:.2f}, fpmd/ref {f / rf:.2f}")
+                    f"{fk:.2f}, fpmd/ref {fr:.2f}")
             if fl:
-                line += f", fpmd/floor {f / fl:.2f}"
+                line += f", fpmd/floor {fl:.2f}"
+            if dl:
+                line += f", dxr/floor {dl:.2f}"
             if af == 4 and pat == "spread":
                 line += (f"  (targets >= 3, >= 1.5 and floor >= 0.8: "
-                         f"{'met' if f / k >= 3 else 'NOT met'}, "
-                         f"{'met' if f / rf >= 1.5 else 'NOT met'}, " +
+                         f"{'met' if fk >= 3 else 'NOT met'}, "
+                         f"{'met' if fr >= 1.5 else 'NOT met'}, " +
                          ("-" if not fl else
-                          "met" if f / fl >= 0.8 else "NOT met") + ")")
+                          "met" if fl >= 0.8 else "NOT met") +
+                         ("" if not dl else
+                          "; dxr: met" if dl >= 0.8 else "; dxr: NOT met")
+                         + ")")
             print(line)
     w = summarize(results, wall=True)
     print("\nThe same by the clock (delivered / wall time of the run: also "
           "counts the time other\nprocesses on this shared machine took "
           "the generator's core), Mpps:\n")
-    print("| family | routes | destinations | kernel | ref | fpmd | floor |")
-    print("|---|---:|---|---:|---:|---:|---:|")
+    print("| family | routes | destinations | " + " | ".join(routers) + " |")
+    print("|---|---:|---|" + "---:|" * len(routers))
     for af, n, pat in keys:
         print(f"| ipv{af} | {fmt_count(n)} | {pat} | " + " | ".join(
             f"{w[(af, n, pat, r)][0]:.2f}" if (af, n, pat, r) in w else "-"
-            for r in ROUTERS) + " |")
+            for r in routers) + " |")
     flagged = [r for r in results if r.get("flag")]
     if flagged:
         print(f"\n{len(flagged)} runs flagged (the fast path left traffic to "
@@ -878,7 +1063,7 @@ def report_scaling(scale):
               "| - | - | - | - | - | - | - |")
     print()
     for af, n, pat, r in keys:
-        if r != "fpmd":
+        if r not in DAEMONS:
             continue
         a, b = med.get((af, n, pat, r, one)), med.get((af, n, pat, r, many))
         runs = groups.get((af, n, pat, r, many), [])
@@ -888,10 +1073,10 @@ def report_scaling(scale):
         ca, cb = medc.get((af, n, pat, r, one)), medc.get((af, n, pat, r,
                                                           many))
         if a and b:
-            print(f"IPv{af} {fmt_count(n)} routes, {pat}: fpmd {many} "
+            print(f"IPv{af} {fmt_count(n)} routes, {pat}: {r} {many} "
                   f"generators / {one} = {b / a:.2f} by the clock (target "
                   f">= 1.8: {'met' if b / a >= 1.8 else 'NOT met'}), "
-                  f"{cb / ca:.2f} by CPU time; fpmd's forwarded counter per "
+                  f"{cb / ca:.2f} by CPU time; {r}'s forwarded counter per "
                   f"CPU over those runs: "
                   + ", ".join(f"CPU {c} {v}" for c, v in enumerate(pc)))
     flagged = [r for r in scale if r.get("flag")]
@@ -939,7 +1124,7 @@ def plot(results, path, micro=None):
         return False
     s = summarize(results)
     colors = {"kernel": "tab:red", "ref": "tab:blue", "fpmd": "tab:green",
-              "floor": "tab:gray"}
+              "dxr": "tab:purple", "floor": "tab:gray"}
     styles = {"spread": "-", "hot": "--"}
     markers = {4: "o", 6: "s"}
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharey=True)
@@ -973,8 +1158,9 @@ def plot(results, path, micro=None):
     axes[0].set_ylim(bottom=0)
     fig.suptitle("Live forwarding over veth, gen -> router -> sink, UDP "
                  "60-byte frames (IPv6 80): kernel, XDP + bpf_fib_lookup "
-                 "(ref), fpmd, redirect floor (MACs + devmap redirect only)",
-                 fontsize=10)
+                 "(ref), fpmd (IPv4 DIR-24-8), dxr (fpmd, IPv4 DXR),\n"
+                 "redirect floor (MACs + devmap redirect only); routes via 64 "
+                 "gateways, 1 in 16 via ECMP groups", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     return True
@@ -991,6 +1177,9 @@ def main():
     ap.add_argument("--scale-rounds", type=int,
                     help="scaling runs per configuration, at the largest "
                     "IPv4 table (default 3; 0: no scaling runs)")
+    ap.add_argument("--scale-routers", default=",".join(ROUTERS),
+                    help="routers of the scaling runs, comma-separated "
+                    "(default: all)")
     ap.add_argument("--plot", default="bench_live.png", help="PNG to write")
     ap.add_argument("--json", help="write the raw runs here")
     ap.add_argument("--micro", metavar="FILE",
@@ -1007,6 +1196,9 @@ def main():
         args.rounds = 3 if args.quick else 5
     if args.scale_rounds is None:
         args.scale_rounds = 2 if args.quick else 3
+    bad = set(args.scale_routers.split(",")) - set(ROUTERS)
+    if bad:
+        ap.error(f"--scale-routers: not a router: {', '.join(sorted(bad))}")
     if args.replot:
         with open(args.replot) as f:
             results = json.load(f)
@@ -1030,7 +1222,8 @@ def main():
 
     def failed(e):
         if not isinstance(e, KeyboardInterrupt):
-            log("fpmd log tail:\n" + b.fpmd_text()[-2000:])
+            for r, d in b.daemons.items():
+                log(f"{r} log tail:\n" + read_text(d["log"])[-2000:])
     rc = guarded(b.run, b.cleanup, failed=failed)
     results = b.results
     if results:
