@@ -158,6 +158,8 @@ def test_a_static_route_reaches_xdp_and_leaves(lab):
 
 # ---- b. ECMP over r2 and r3, then one link down -----------------------------
 
+ECMP_TWIN = "10.250.7.0/24"  # no traffic: only shares H2_NET's paths
+
 @pytest.mark.parametrize("frrlab", ["ecmp"], indirect=True)
 @pytest.mark.parametrize("nhg", [True, False], ids=["nhg", "no-nhg"])
 def test_b_ecmp_spreads_and_survives_link_down(lab, nhg):
@@ -173,6 +175,12 @@ def test_b_ecmp_spreads_and_survives_link_down(lab, nhg):
     lab.h1.run(f"ping -c1 -W1 {lab.R1_V4_0}")
     rt = wait_route(d, H2_NET)
     assert rt["isGroup"], rt
+    # A second prefix over the same two paths shares the group (without
+    # nhg, fpmd's own group of the member set: one, not one per route).
+    f.configure(f"ip route {ECMP_TWIN} {lab.R2_V4}",
+                f"ip route {ECMP_TWIN} {lab.R3_V4}")
+    assert wait_route(d, ECMP_TWIN)["isGroup"]
+    assert d.show("summary")["groups"] == 1, d.show("groups")
     if nhg:   # fpmctl lists the members of zebra's groups only
         assert gateways(d, H2_NET) == sorted([lab.R2_V4, lab.R3_V4]), \
             d.show("nexthops")

@@ -180,7 +180,7 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 		}
 		ht_insert(&rib_nh_by_id, &g->id_node, id_hash((uint8_t)src, id));
 	} else if (g->nmembers == n &&
-		   !memcmp(g->members, m, sizeof(m[0]) * (size_t)n)) {
+		   members_equal(g->members, m, n)) {
 		g->gen = gen;
 		return 0;
 	}
@@ -217,7 +217,7 @@ static struct nexthop *group_lookup(const struct nh_member *m, int n,
 		struct nexthop *g = container_of(hn, struct nexthop, key_node);
 
 		if (hn->hash == h && g->nmembers == n &&
-		    !memcmp(g->members, m, sizeof(m[0]) * (size_t)n))
+		    members_equal(g->members, m, n))
 			return g;
 	}
 	return NULL;

@@ -62,6 +62,17 @@ static inline uint32_t members_hash(const struct nh_member *m, int n)
 	return h;
 }
 
+/* Same members, field by field: struct nh_member has padding after the
+ * weight, which memcmp would compare (a stack array's is garbage). */
+static inline bool members_equal(const struct nh_member *a,
+				 const struct nh_member *b, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i].nh != b[i].nh || a[i].weight != b[i].weight)
+			return false;
+	return true;
+}
+
 /* rib_routes (and rib_other, xor the table). */
 static inline uint32_t prefix_hash(const struct prefix *p)
 {
