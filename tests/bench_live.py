@@ -806,6 +806,11 @@ class Bench(BenchBase):
 
     # -- the whole benchmark -----------------------------------------------------
     def steps(self):
+        if self.args.v4_sizes or self.args.v6_sizes:
+            v4, v6 = self.args.v4_sizes or [10], self.args.v6_sizes or [10]
+            return [(v4[i] if i < len(v4) else None,
+                     v6[i] if i < len(v6) else None)
+                    for i in range(max(len(v4), len(v6)))]
         if self.args.quick:
             return [(10, 10), (100000, 10000)]
         return [(10, 10), (10000, 10000), (100000, 100000), (1000000, None)]
@@ -1166,6 +1171,17 @@ def plot(results, path, micro=None):
     return True
 
 
+def sizes_arg(text):
+    """'10,100000' -> [10, 100000], growing, each >= 1."""
+    try:
+        v = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of sizes: {text}")
+    if any(n < 1 for n in v) or v != sorted(set(v)):
+        raise argparse.ArgumentTypeError(f"sizes must grow: {text}")
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
@@ -1173,6 +1189,12 @@ def main():
     ap.add_argument("--seconds", type=float, help="per run (default 2)")
     ap.add_argument("--rounds", type=int, help="runs per configuration "
                     "(default 5)")
+    ap.add_argument("--v4-sizes", type=sizes_arg, metavar="N,N...",
+                    help="IPv4 table sizes, growing (instead of the "
+                    "default steps; IPv6 then 10 unless --v6-sizes)")
+    ap.add_argument("--v6-sizes", type=sizes_arg, metavar="N,N...",
+                    help="IPv6 table sizes, growing (IPv4 then 10 unless "
+                    "--v4-sizes)")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
     ap.add_argument("--scale-rounds", type=int,
                     help="scaling runs per configuration, at the largest "
