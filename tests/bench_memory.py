@@ -10,7 +10,8 @@ without sanitizers (their shadow memory makes RSS meaningless):
     /usr/bin/python3 tests/bench_memory.py build-rel --routes 0,100 --restarts 5
 
 For each table size and each table type (--tables: fast = DIR-24-8 and
-the IPv6 binary search, fpmd's default; lpm = the LPM tries), in
+the IPv6 binary search, fpmd's default; dxr = the compact IPv4 table
+and the IPv6 binary search; lpm = the LPM tries), in
 namespaces of its own (tests/lib/lab.py: h1 -- r1 -- h2), one fpmd with
 -i r1-eth0 -i r1-eth1 --keep-forwarding and the table type, fed over FPM
 (netlink in FPM frames, as zebra's dplane_fpm_nl sends them) N IPv4 and
@@ -57,6 +58,7 @@ RTA_MULTIPATH = 9
 V6_SHARE = 5   # N IPv4 routes and N / V6_SHARE IPv6, as bench_lookup's 1M + 200k
 TABLES = {
     "fast": ("--ipv4-lookup", "dir-24-8", "--ipv6-lookup", "binary-search"),
+    "dxr": ("--ipv4-lookup", "dxr", "--ipv6-lookup", "binary-search"),
     "lpm": ("--ipv4-lookup", "lpm-trie", "--ipv6-lookup", "lpm-trie"),
 }
 
@@ -67,9 +69,10 @@ def parse():
                     "(FPMD_BUILDDIR of scripts/build.sh)")
     ap.add_argument("--routes", default="0,100,10000",
                     help="table sizes, comma-separated (0,100,10000)")
-    ap.add_argument("--tables", default="fast,lpm",
+    ap.add_argument("--tables", default="fast,dxr,lpm",
                     help="table types, comma-separated: fast (DIR-24-8, "
-                    "binary search), lpm (LPM tries) (fast,lpm)")
+                    "binary search), dxr (DXR, binary search), lpm (LPM "
+                    "tries) (fast,dxr,lpm)")
     ap.add_argument("--restarts", type=int, default=3,
                     help="restarts per size; the best is shown (3)")
     ap.add_argument("--json", help="also write the rows to this file")
