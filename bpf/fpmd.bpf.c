@@ -1135,18 +1135,6 @@ int fpmd_tc(struct __sk_buff *skb)
 __u32 tx_ports_id;  /* map id of tx_ports: our redirects only */
 __u32 netns_inum;   /* fpmd's network namespace */
 
-/* The tracepoint's fields (/sys/kernel/tracing/events/xdp/.../format). */
-struct xdp_redirect_err_args {
-	__u64 common;
-	int prog_id;
-	__u32 act;
-	int ifindex;
-	int err;
-	int to_ifindex;
-	__u32 map_id;
-	int map_index;
-};
-
 static __always_inline void count_tx_err(__u32 ifindex, __u32 reason,
 					 __u32 n)
 {
@@ -1162,14 +1150,20 @@ static __always_inline void count_tx_err(__u32 ifindex, __u32 reason,
 		s->packets += n;
 }
 
-SEC("tracepoint/xdp/xdp_redirect_err")
-int fpmd_redirect_err(struct xdp_redirect_err_args *a)
+/*
+ * (dev, xdp, tgt, err, map_type, map_id, index): a raw tracepoint, which
+ * needs no tracefs (a tracepoint's id is read from it, and a machine
+ * without systemd may not have it mounted: nothing was counted then).
+ * index is the devmap key: our tx_ports are keyed by ifindex.
+ */
+SEC("raw_tp/xdp_redirect_err")
+int fpmd_redirect_err(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (!tx_ports_id || a->map_id != tx_ports_id)
+	__u32 map_id = (__u32)ctx->args[5], index = (__u32)ctx->args[6];
+
+	if (!tx_ports_id || map_id != tx_ports_id)
 		return 0;
-	/* to_ifindex is the target's ifindex, map_index our key (the same) */
-	count_tx_err(a->to_ifindex ? a->to_ifindex : a->map_index,
-		     FPMD_R_TX_REDIRECT_ERR, 1);
+	count_tx_err(index, FPMD_R_TX_REDIRECT_ERR, 1);
 	return 0;
 }
 
