@@ -115,8 +115,9 @@ struct {
 
 /* A chunk of ranges is one element of FPMD_DXR_CHUNK_RANGES ranges: one
  * lookup gives the whole chunk, and each step of the search is a plain
- * bounded read, not a map lookup of its own (~8 ns a step). By size: a
- * type would give the 256 KiB element a BTF type no one needs. */
+ * bounded read, not a map lookup of its own (key spilled to the stack,
+ * bounds check, multiply). By size: a type would give the 256 KiB
+ * element a BTF type no one needs. */
 struct dxr_chunk {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
