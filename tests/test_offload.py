@@ -69,8 +69,8 @@ def start_all(lab):
 
 def test_routes_marked_and_counted(lab, server):
     d, f = start_all(lab)
-    m = wait_marks(f, {H2_NET: True, BH_NET: True, CONN1: True,
-                       CONN2: True, MTU_NET: False})
+    wait_marks(f, {H2_NET: True, BH_NET: True, CONN1: True,
+                   CONN2: True, MTU_NET: False})
     wait_marks(f, {H2_NET6: True}, v6=True)
     # Every selected route fpmd has is marked, as fpmd says.
     for v6 in (False, True):
