@@ -75,11 +75,11 @@ def test_routes_marked_and_counted(lab, server):
     # Every selected route fpmd has is marked, as fpmd says.
     for v6 in (False, True):
         want = fpmd_offloaded(d, v6)
-        m = wait_for(lambda: (lambda m: m if {p for p, o in m.items() if o}
-                              == want else None)(zebra_marks(f, v6)),
-                     timeout=10, interval=0.1,
-                     what=f"zebra's offloaded routes = fpmd's {want} (now "
-                          f"{zebra_marks(f, v6)})")
+        wait_for(lambda: (lambda m: m if {p for p, o in m.items() if o}
+                          == want else None)(zebra_marks(f, v6)),
+                 timeout=10, interval=0.1,
+                 what=f"zebra's offloaded routes = fpmd's {want} (now "
+                      f"{zebra_marks(f, v6)})")
         assert fib_offloaded(f, v6) == len(want), \
             (v6, fib_offloaded(f, v6), want)
     # The mtu route: in the kernel, but fpmd keeps it off the fast path.
