@@ -29,6 +29,14 @@
  *   hot uses few calls. Repeat 1 also carries the test run's fixed cost
  *   (timer, indirect call); the floor line (an XDP_PASS program) shows it
  *   and the "net of floor" columns take it out of each program and ref.
+ *
+ * The programs run in blocks (all of one program's frames, then the
+ * next), and the four tables together are far larger than the cache this
+ * machine gives us. So before each timed spread block the program
+ * forwards --warm untimed frames to other spread destinations: its tables
+ * start the block as a steady stream of its own packets keeps them (what
+ * a router sees), not as the other three programs left them (what no
+ * router sees). tests/memlat measures what that state costs by size.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -150,7 +158,8 @@ static struct {
 	int rounds;
 	size_t spread_frames;
 	int hot_calls;
-} opt = { 0, 9, 32768, 10 };
+	size_t warm_frames; /* untimed, before each spread block; 0: cold */
+} opt = { 0, 9, 32768, 10, 131072 };
 
 static int if_in, if_out;
 static struct mnl_socket *nl;
@@ -875,11 +884,16 @@ static double median(double *v, int n)
  * round. Every packet of every repeat must have been forwarded.
  */
 static void measure(struct prog *p[], int np, const struct frames *fr,
-		    size_t calls, __u32 repeat, double ns[])
+		    size_t calls, __u32 repeat, const struct frames *warm,
+		    double ns[])
 {
 	__u64 before[NPROG][2][FPMD_R_MAX], after[NPROG][2][FPMD_R_MAX];
 	double v[NPROG][MAX_ROUNDS];
 	__u64 want = (__u64)opt.rounds * calls * repeat;
+	size_t keep_samples = samples, keep_outliers = outliers;
+
+	if (warm)
+		want += (__u64)opt.rounds * warm->n;
 
 	for (int i = 0; i < np; i++)
 		if (p[i]->stats_fd >= 0)
@@ -889,6 +903,16 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 			int i = (k + r) % np;
 			double t = now();
 
+			if (warm) {
+				/* Untimed: the table as the program's own
+				 * stream keeps it, not as the other programs
+				 * left it. Not counted as samples. */
+				keep_samples = samples;
+				keep_outliers = outliers;
+				run_frames(p[i], warm, warm->n, 1);
+				samples = keep_samples;
+				outliers = keep_outliers;
+			}
 			v[i][r] = run_frames(p[i], fr, calls, repeat);
 			p[i]->spent += now() - t;
 		}
@@ -1026,7 +1050,7 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 			 struct result *res, int *nres, double *fib_time,
 			 double *fast_time, double *dxr_time)
 {
-	struct frames spread = { 0 }, hot = { 0 };
+	struct frames spread = { 0 }, hot = { 0 }, warm = { 0 };
 	size_t have = 0;
 	char nb[16];
 
@@ -1055,6 +1079,8 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 		have = n;
 
 		build_frames(f, n, opt.spread_frames, &spread);
+		if (opt.warm_frames)
+			build_frames(f, n, opt.warm_frames, &warm);
 		build_hot(f, &hot);
 
 		check_rewrite(p, NPROG, f, &spread);
@@ -1066,18 +1092,20 @@ static void bench_family(struct family *f, const size_t *sizes, int nsizes,
 				       .routes = n,
 				       .pattern = "spread",
 				       .floor = floor_spread[0] };
-		measure(p, NPROG, &spread, spread.n, 1, rs->ns);
+		measure(p, NPROG, &spread, spread.n, 1,
+			opt.warm_frames ? &warm : NULL, rs->ns);
 		*rh = (struct result){ .family = f->name,
 				       .routes = n,
 				       .pattern = "hot",
 				       .floor = floor_hot[0] };
-		measure(p, NPROG, &hot, opt.hot_calls, HOT_REPEAT, rh->ns);
+		measure(p, NPROG, &hot, opt.hot_calls, HOT_REPEAT, NULL, rh->ns);
 		for (int k = 0; k < NPROG; k++)
 			progress("%s %s routes: %s spread %.0f ns, hot %.0f ns",
 				 f->name, fmt_count(n, nb), p[k]->col,
 				 rs->ns[k], rh->ns[k]);
 	}
 	free(spread.buf);
+	free(warm.buf);
 	free(spread.nh);
 	free(hot.buf);
 	free(hot.nh);
@@ -1097,6 +1125,9 @@ static void usage(FILE *out)
 		"  against bpf_fib_lookup(), route write rates, memory and\n"
 		"  adoption; needs root.\n"
 		"  --quick  IPv4 10/10k/100k and IPv6 10/10k routes, 5 rounds\n"
+		"  --warm N untimed frames to other spread destinations before\n"
+		"           each program's spread block (default 131072, quick\n"
+		"           16384; 0: the table as the other programs left it)\n"
 		"  --dump   print the first N routes of the family's table\n"
 		"           (\"prefix/len gateway[,gateway...]\", several for\n"
 		"           an ECMP group), measure nothing\n");
@@ -1440,9 +1471,11 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, 0, 'q' },
 		{ "help", no_argument, 0, 'h' },
 		{ "dump", required_argument, 0, 'd' },
+		{ "warm", required_argument, 0, 'w' },
 		{ 0 },
 	};
 	const char *dump = NULL;
+	int warm_set = 0;
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
 	static const size_t v6_full[] = { 10, 10000, 100000 };
 	static const size_t v4_quick[] = { 10, 10000, 100000 };
@@ -1503,6 +1536,10 @@ int main(int argc, char **argv)
 		case 'd':
 			dump = optarg;
 			break;
+		case 'w':
+			opt.warm_frames = strtoul(optarg, NULL, 10);
+			warm_set = 1;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -1515,6 +1552,8 @@ int main(int argc, char **argv)
 	if (opt.quick) {
 		s4 = v4_quick, n4 = 3, s6 = v6_quick, n6 = 2;
 		opt.rounds = 5, opt.spread_frames = 4096, opt.hot_calls = 8;
+		if (!warm_set)
+			opt.warm_frames = 16384;
 	}
 	if (geteuid() && !dump)
 		die("needs root (network namespace, BPF)");
@@ -1625,8 +1664,8 @@ int main(int argc, char **argv)
 
 	/* What a test run costs with a program doing nothing. */
 	build_frames(&v4, 10, opt.spread_frames, &fr);
-	measure(floor_p, 1, &fr, fr.n, 1, floor_spread);
-	measure(floor_p, 1, &fr, opt.hot_calls, HOT_REPEAT, floor_hot);
+	measure(floor_p, 1, &fr, fr.n, 1, NULL, floor_spread);
+	measure(floor_p, 1, &fr, opt.hot_calls, HOT_REPEAT, NULL, floor_hot);
 	free(fr.buf);
 	free(fr.nh);
 	progress("floor: %.1f ns at repeat 1, %.1f ns at repeat %d",
@@ -1714,6 +1753,15 @@ int main(int argc, char **argv)
 	printf("spread: %zu frames to distinct destinations across the table, "
 	       "repeat 1 each;\nhot: one destination, %d calls x repeat %d.\n",
 	       opt.spread_frames, opt.hot_calls, HOT_REPEAT);
+	if (opt.warm_frames)
+		printf("Before each program's spread block, %zu untimed frames "
+		       "to other spread destinations:\nits tables as its own "
+		       "stream of packets keeps them, not as the other "
+		       "programs left them.\n",
+		       opt.warm_frames);
+	else
+		printf("--warm 0: each spread block starts with the tables as "
+		       "the other programs left them.\n");
 	printf("lpm: fpmd with LPM tries; fast: fpmd with DIR-24-8 (IPv4) / "
 	       "a direct stage per /19 and\nbinary search on prefix lengths "
 	       "(IPv6); dxr: fpmd with DXR (IPv4) and fast's very IPv6\n"
