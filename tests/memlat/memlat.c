@@ -90,7 +90,7 @@ static uint64_t *make_cycle(uint32_t lines)
 	}
 	for (uint32_t i = 0; i < lines; i++)
 		t[perm[i] * ML_LINE_WORDS] =
-			perm[(i + 1) % lines] * ML_LINE_WORDS;
+		    perm[(i + 1) % lines] * ML_LINE_WORDS;
 	free(perm);
 	return t;
 }
@@ -206,18 +206,20 @@ int main(int argc, char **argv)
 		usage();
 	libbpf_set_print(NULL);
 
-	printf("One dependent read into a table of each size, BPF_PROG_TEST_RUN, "
-	       "median of %d rounds:\n"
-	       "per call: one read from a random line per call (repeat 1), "
-	       "%d calls per round, ns net of the same call without the read;\n"
-	       "in a loop: %d dependent reads in one call, ns per read.\n"
-	       "Each table alone in its blocks, after an untimed pass reading "
-	       "every line ~twice (steady state).\n"
-	       "vmalloc: one mmapable array (4 KiB pages); kmalloc: 16 KiB "
-	       "arrays behind an outer map.\n\n",
-	       rounds, calls, LOOP_HOPS);
+	printf(
+	    "One dependent read into a table of each size, BPF_PROG_TEST_RUN, "
+	    "median of %d rounds:\n"
+	    "per call: one read from a random line per call (repeat 1), "
+	    "%d calls per round, ns net of the same call without the read;\n"
+	    "in a loop: %d dependent reads in one call, ns per read.\n"
+	    "Each table alone in its blocks, after an untimed pass reading "
+	    "every line ~twice (steady state).\n"
+	    "vmalloc: one mmapable array (4 KiB pages); kmalloc: 16 KiB "
+	    "arrays behind an outer map.\n\n",
+	    rounds, calls, LOOP_HOPS);
 	printf("| table | per call, vmalloc ns | per call, kmalloc ns | "
-	       "in a loop, vmalloc ns | in a loop, kmalloc ns | floor ns (per call) |\n"
+	       "in a loop, vmalloc ns | in a loop, kmalloc ns | floor ns (per "
+	       "call) |\n"
 	       "|---:|---:|---:|---:|---:|---:|\n");
 	fflush(stdout);
 	for (size_t z = 0; z < sizeof(kib) / sizeof(kib[0]); z++) {
@@ -252,7 +254,8 @@ int main(int argc, char **argv)
 			loop_calls = warm;
 		for (int r = 0; r < rounds; r++) {
 			double f = block(fd[P_FLOOR], lines, 1, calls);
-			double fl = block(fd[P_FLOOR], lines, LOOP_HOPS, loop_calls);
+			double fl =
+			    block(fd[P_FLOOR], lines, LOOP_HOPS, loop_calls);
 
 			pc[P_FLOOR][r] = f;
 			lp[P_FLOOR][r] = fl;
@@ -261,8 +264,8 @@ int main(int argc, char **argv)
 
 				block(fd[p], lines, LOOP_HOPS, warm);
 				pc[p][r] = block(fd[p], lines, 1, calls);
-				lp[p][r] = block(fd[p], lines, LOOP_HOPS,
-						 loop_calls);
+				lp[p][r] =
+				    block(fd[p], lines, LOOP_HOPS, loop_calls);
 			}
 		}
 		for (int p = 0; p < NPROG; p++) {
