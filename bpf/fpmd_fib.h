@@ -140,15 +140,30 @@ static __always_inline __u32 dxr_range(const __u32 *r, __u32 i)
 	return r[i & (FPMD_DXR_CHUNK_RANGES - 1)];
 }
 
+/* Range i of a block from word base, as a long range: short ranges (two
+ * per word) are widened, start << 16 | value index. s is a constant. */
+static __always_inline __u32 dxr_at(const __u32 *r, __u32 base, __u32 i,
+				    const int s)
+{
+	__u32 w;
+
+	if (!s)
+		return dxr_range(r, base + i);
+	w = dxr_range(r, base + (i >> 1)) >> ((i & 1) << 4);
+	return (w & 0xff00) << 16 | (w & 0xff);
+}
+
 /*
  * The value index of the range holding key among the n >= 2 ranges from
- * base (never across a chunk): the last range whose start <= key, by
+ * word base (never across a chunk), s: short ranges (a constant, so each
+ * format gets its own unrolled search): the last range whose start <= key, by
  * descending powers of two, from the largest below n: one step for 2
  * ranges, five for ~27 (a full table's mean), eight for 256. Branch-free
  * steps (0/1 from sign bits); the only jumps skip the steps of powers
  * >= n, so the verifier walks 17 paths, not 2^16.
  */
-static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
+static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key,
+					const int s)
 {
 	__u32 c = base >> 16, lo = 0, zero = 0;
 	void *chunk = bpf_map_lookup_elem(&dxr_rng, &c);
@@ -162,17 +177,17 @@ static __always_inline __u32 dxr_find(__u32 base, __u32 n, __u32 key)
 	base &= 0xffff;
 #pragma unroll
 	for (int b = 15; b >= 0; b--) {
-		__u32 s = 1u << b, i, ok, le;
+		__u32 st = 1u << b, i, ok, le;
 
-		if (s >= n)
+		if (st >= n)
 			continue; /* i >= n: the step could not move */
-		i = lo + s;
+		i = lo + st;
 		ok = (i - n) >> 31;	   /* i < n (both < 2^31) */
 		i *= ok;		   /* else read range 0, unused */
-		le = ((key - (dxr_range(r, base + i) >> 16)) >> 31) ^ 1;
-		lo += s * (ok & le);	   /* start <= key: go right */
+		le = ((key - (dxr_at(r, base, i, s) >> 16)) >> 31) ^ 1;
+		lo += st * (ok & le);	   /* start <= key: go right */
 	}
-	return dxr_range(r, base + lo) & 0xffff;
+	return dxr_at(r, base, lo, s) & 0xffff;
 }
 
 /* addr in network order. */
@@ -186,8 +201,12 @@ static __always_inline __u32 dxr_lookup(__u32 addr)
 	e = *d; /* one load: the entry and its ranges belong together */
 	if (e & FPMD_DXR_U)
 		vi = e & 0xffff;
+	else if (e & FPMD_DXR_S)
+		vi = dxr_find((__u32)e, (e >> 32) & FPMD_DXR_N_MASK, a & 0xffff,
+			      1);
 	else
-		vi = dxr_find((__u32)e, (e >> 32) & 0x7fffffff, a & 0xffff);
+		vi = dxr_find((__u32)e, (e >> 32) & FPMD_DXR_N_MASK, a & 0xffff,
+			      0);
 	j = vi >> 1;
 	d = bpf_map_lookup_elem(&dxr_val, &j);
 	return d ? (__u32)(*d >> (32 * (vi & 1))) : 0;

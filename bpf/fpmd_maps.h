@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 7
+#define FPMD_LAYOUT_VERSION 8
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -180,10 +180,15 @@ struct fpmd_rule_v4 {
 /*
  * IPv4 DXR (Zec's D16R; the choice: doc/fib-compact.md). dxr_dir has one
  * 64-bit entry per /16: FPMD_DXR_U | value index when the whole /16 has
- * one value, else n << 32 | base: the /16's n >= 2 ranges are ranges
- * [base, base + n) of dxr_rng, sorted by start. A range is a 32-bit
- * start << 16 | value index (start: the low 16 address bits where it
- * begins; the first starts at 0). A
+ * one value, else [FPMD_DXR_S |] n << 32 | base: the /16's n >= 2
+ * ranges, sorted by start, from word base of dxr_rng. A long range is a
+ * 32-bit word start << 16 | value index (start: the low 16 address bits
+ * where it begins; the first starts at 0): n words. With FPMD_DXR_S
+ * (layout 8), set when every range starts on a /24 boundary and every
+ * value index is below 256 (a /16 without prefixes longer than /24, on
+ * tables of up to 255 distinct route values), a range is 16 bits,
+ * start >> 8 << 8 | value index, two per word (range 2k in the low
+ * half): (n + 1) / 2 words, half the space. A
  * lookup finds the last range whose start is <= the address's low 16
  * bits by a binary search (at most 16 steps). Value indexes point into
  * dxr_val (route values, __u32, two per word; index 0 is the miss,
@@ -199,6 +204,8 @@ struct fpmd_rule_v4 {
  */
 #define FPMD_DXR_DIR (1u << 16)
 #define FPMD_DXR_U (1ull << 63)
+#define FPMD_DXR_S (1ull << 62)	 /* short ranges */
+#define FPMD_DXR_N_MASK 0x3fffffffu /* n, of the entry's upper half */
 #define FPMD_DXR_CHUNK_RANGES 65536u /* 256 KiB per chunk */
 #define FPMD_DXR_CHUNK_WORDS (FPMD_DXR_CHUNK_RANGES / 2)
 #define FPMD_DXR_VALS 65536u /* distinct route values at most */

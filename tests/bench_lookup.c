@@ -1515,7 +1515,7 @@ int main(int argc, char **argv)
 	unsigned long long mem[7] = { 0 }, writes[4] = { 0 };
 	struct {
 		uint64_t ranges, map_bytes, rules_bytes, writes, rebuilds;
-		uint32_t nrules;
+		uint32_t nrules, nshort, nlong;
 		double adopt_s, v6_s; /* v6_s: measuring its IPv6 rows */
 	} dxr = { 0 };
 	uint32_t mem_slots = 0, mem_in_map = 0, mem_groups = 0, mem_parts = 0,
@@ -1682,6 +1682,9 @@ int main(int argc, char **argv)
 	 * what differs (nothing). The old store's teardown is the old
 	 * process's exit: not timed, as for DIR-24-8 below. */
 	dxr.ranges = fib4c.ranges;
+	dxr.nshort = fib4c_short_blocks(&fib4c);
+	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
+		dxr.nlong += !(fib4c.dmap[j] & (FPMD_DXR_U | FPMD_DXR_S));
 	dxr.map_bytes = fib4c_map_bytes(&fib4c);
 	dxr.rules_bytes = fib4c_rules_bytes(&fib4c);
 	dxr.writes = fib4c.entry_writes;
@@ -1857,13 +1860,14 @@ int main(int argc, char **argv)
 		fast_mib = mib(t24 + t8 + rl + h6 + l6);
 	}
 	printf("\ndxr = DXR for IPv4 (fpmd/fib/fib4c.c) at %s routes, as the "
-	       "lookup runs left it: %llu ranges,\n%.2f MiB of lookup maps "
-	       "(dxr_dir, dxr_val, range chunks), %.2f MiB of rules_v4.\n"
+	       "lookup runs left it: %llu range words (%u /16s with short\n"
+	       "ranges, two a word, %u with long), %.2f MiB of lookup maps (dxr_dir, "
+	       "dxr_val, range chunks), %.2f MiB of rules_v4.\n"
 	       "DXR adoption of %u prefixes (restart): %.2f s, no entry "
 	       "rewritten.\n",
 	       fmt_count(s4[n4 - 1], nb), (unsigned long long)dxr.ranges,
-	       mib(dxr.map_bytes), mib(dxr.rules_bytes), dxr.nrules,
-	       dxr.adopt_s);
+	       dxr.nshort, dxr.nlong, mib(dxr.map_bytes), mib(dxr.rules_bytes),
+	       dxr.nrules, dxr.adopt_s);
 	/* Issue 13's targets: adoption in proportion, maps no larger at
 	 * 1M than the preallocated layout's 111.9 MiB. */
 	printf("\nTargets, adoption and memory:\n");
@@ -1878,6 +1882,13 @@ int main(int argc, char **argv)
 		printf("  fast tables at 1M IPv4 + 200k IPv6: %.1f MiB "
 		       "(target <= 111.9 MiB: %s)\n",
 		       fast_mib, fast_mib <= 111.9 ? "met" : "not met");
+		/* Issue 16's: the compact table's lookup structure. */
+		printf("  DXR lookup structure at %s IPv4 routes: %.2f MiB "
+		       "(target <= 8 MiB: %s); adoption beside it: %.2f MiB "
+		       "of rules_v4\n",
+		       fmt_count(s4[n4 - 1], nb), mib(dxr.map_bytes),
+		       mib(dxr.map_bytes) <= 8.0 ? "met" : "not met",
+		       mib(dxr.rules_bytes));
 	}
 	printf("\nTotal run time %.0f s; command:", now() - t_start);
 	for (int k = 0; k < argc; k++)

@@ -1360,6 +1360,7 @@ static void case_dxr_bulk(void)
 	const size_t n = 100000;
 	struct fg_route *r = calloc(n, sizeof(*r));
 	double t0, tload, tdel;
+	uint32_t nshort, nlong = 0;
 	uint8_t a[16];
 
 	dxr = true;
@@ -1398,6 +1399,14 @@ static void case_dxr_bulk(void)
 	}
 	nlive = n;
 	check("100k BGP-like prefixes");
+	/* 64 nexthops: most /16s pack their ranges short; those with a /25
+	 * or longer keep long ones. Both formats must be what was checked. */
+	nshort = fib4c_short_blocks(&f4c);
+	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
+		nlong += !(f4c.dmap[j] & (FPMD_DXR_U | FPMD_DXR_S));
+	if (!nshort || !nlong)
+		fail("%u /16s with short ranges, %u with long: both formats "
+		     "should be in use", nshort, nlong);
 	t0 = (double)clock() / CLOCKS_PER_SEC;
 	for (size_t i = 0; i < n / 2; i++) {
 		size_t k = rnd() % nlive;
@@ -1425,10 +1434,11 @@ static void case_dxr_bulk(void)
 		free(r);
 		finish();
 		printf("  %zu prefixes loaded in %.3f s (%.0f/s, commit every "
-		       "256), %zu deleted in %.3f s (%.0f/s); %llu ranges, "
-		       "%.2f MiB of lookup maps\n",
+		       "256), %zu deleted in %.3f s (%.0f/s); %llu range "
+		       "words, %.2f MiB of lookup maps; at 100k %u /16s with "
+		       "short ranges, %u with long\n",
 		       n, tload, n / tload, n / 2, tdel, n / 2 / tdel,
-		       (unsigned long long)ranges, mib);
+		       (unsigned long long)ranges, mib, nshort, nlong);
 	}
 }
 

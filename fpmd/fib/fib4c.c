@@ -196,9 +196,43 @@ static bool is_block(uint64_t e)
 	return !(e & FPMD_DXR_U);
 }
 
+/* Its number of ranges. */
 static uint32_t blk_n(uint64_t e)
 {
-	return (uint32_t)(e >> 32) & 0x7fffffff;
+	return (uint32_t)(e >> 32) & FPMD_DXR_N_MASK;
+}
+
+/* The words it takes: a long range each, or two short ones. */
+static uint32_t blk_words(uint64_t e)
+{
+	return e & FPMD_DXR_S ? (blk_n(e) + 1) / 2 : blk_n(e);
+}
+
+/* Range i of block e as a long range (start << 16 | value index). */
+static uint32_t blk_range(const uint32_t *r, uint64_t e, uint32_t i)
+{
+	uint32_t w;
+
+	if (!(e & FPMD_DXR_S))
+		return r[i];
+	w = r[i / 2] >> (i % 2 * 16);
+	return (w & 0xff00) << 16 | (w & 0xff);
+}
+
+/* Pack the n long ranges of tmp into short ones in place when they all
+ * start on a /24 boundary with a value index below 256; the words now. */
+static uint32_t pack_short(uint32_t *tmp, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (tmp[i] & 0x00ff0000 || (tmp[i] & 0xffff) >= 256)
+			return 0;
+	for (uint32_t w = 0; w < (n + 1) / 2; w++) {
+		uint32_t lo = tmp[2 * w], hi = 2 * w + 1 < n ? tmp[2 * w + 1] : 0;
+
+		tmp[w] = (lo >> 16 & 0xff00) | (lo & 0xff) |
+			 ((hi >> 16 & 0xff00) | (hi & 0xff)) << 16;
+	}
+	return (n + 1) / 2;
 }
 
 /* ---- the /16s ---- */
@@ -258,8 +292,8 @@ static void publish(struct fib4c *f, uint32_t j)
 		__atomic_store_n(&f->dmap[j], e, __ATOMIC_RELEASE);
 		f->entry_writes++;
 		if (is_block(vis) && blk_n(vis)) {
-			later(f, (uint32_t)vis, blk_n(vis));
-			f->ranges -= blk_n(vis);
+			later(f, (uint32_t)vis, blk_words(vis));
+			f->ranges -= blk_words(vis);
 		}
 	}
 	f->dflag[j] &= (uint8_t)~DF_DEFER;
@@ -267,27 +301,32 @@ static void publish(struct fib4c *f, uint32_t j)
 
 static int rebuild(struct fib4c *f, uint32_t j, uint32_t *tmp)
 {
-	uint32_t n = ranges_of(f, j, tmp);
-	uint64_t old = f->dir[j], e;
+	uint32_t n = ranges_of(f, j, tmp), w = n;
+	uint64_t old = f->dir[j], e, s = 0;
 	int64_t base;
 
+	if (n > 1 && (w = pack_short(tmp, n)))
+		s = FPMD_DXR_S;
+	else
+		w = n;
 	if (n == 1)
 		e = FPMD_DXR_U | (tmp[0] & 0xffff);
 	else if (is_block(old) && blk_n(old) == n &&
+		 (old & FPMD_DXR_S) == s &&
 		 (uint32_t)old / FPMD_DXR_CHUNK_RANGES + 1 != f->evac &&
-		 !memcmp(rng_mem(f, (uint32_t)old), tmp, n * 4))
+		 !memcmp(rng_mem(f, (uint32_t)old), tmp, w * 4))
 		e = old;
 	else {
-		base = rng_alloc(f, n);
+		base = rng_alloc(f, w);
 		if (base < 0)
 			return (int)base;
-		memcpy(rng_mem(f, (uint32_t)base), tmp, n * 4);
-		f->entry_writes += n;
-		e = (uint64_t)n << 32 | (uint32_t)base;
+		memcpy(rng_mem(f, (uint32_t)base), tmp, w * 4);
+		f->entry_writes += w;
+		e = s | (uint64_t)n << 32 | (uint32_t)base;
 	}
 	f->rebuilds++;
 	if (e != old && old != f->dmap[j] && is_block(old))
-		rng_free_now(f, (uint32_t)old, blk_n(old)); /* never seen */
+		rng_free_now(f, (uint32_t)old, blk_words(old)); /* never seen */
 	f->dir[j] = e;
 	f->dflag[j] &= (uint8_t)~DF_STALE;
 	if (e == f->dmap[j]) {
@@ -518,12 +557,12 @@ uint32_t fib4c_lookup(const struct fib4c *f, const uint8_t a4[4])
 		while (hi - lo > 1) {
 			uint32_t mid = (lo + hi) / 2;
 
-			if (r[mid] >> 16 <= key)
+			if (blk_range(r, e, mid) >> 16 <= key)
 				lo = mid;
 			else
 				hi = mid;
 		}
-		vi = r[lo] & 0xffff;
+		vi = blk_range(r, e, lo) & 0xffff;
 	}
 	return f->vmap[vi];
 }
@@ -547,6 +586,16 @@ int fib4c_foreach(const struct fib4c *f,
 			return ret;
 	}
 	return 0;
+}
+
+/* /16s whose ranges are short (FPMD_DXR_S), as the fast path sees them. */
+uint32_t fib4c_short_blocks(const struct fib4c *f)
+{
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
+		n += (f->dmap[j] & (FPMD_DXR_U | FPMD_DXR_S)) == FPMD_DXR_S;
+	return n;
 }
 
 uint64_t fib4c_map_bytes(const struct fib4c *f)

@@ -88,7 +88,8 @@ struct fib4c {
 	/* counters */
 	uint64_t grace_ns;     /* reuse freed space after this (1 ms) */
 	uint64_t entry_writes; /* dxr_dir entries, ranges, values written */
-	uint64_t ranges;       /* ranges in use */
+	uint64_t ranges;       /* range words in use: one long range or
+				* two short ones each (fpmd_maps.h) */
 	uint64_t rebuilds;     /* /16s rebuilt */
 	uint64_t evacuated;    /* range chunks emptied and dropped */
 };
@@ -148,6 +149,7 @@ uint32_t fib4c_lookup(const struct fib4c *f, const uint8_t addr[4]);
 /* Bytes of the lookup structure (dxr_dir, dxr_val, range chunks) and of
  * rules_v4's chunks. */
 uint64_t fib4c_map_bytes(const struct fib4c *f);
+uint32_t fib4c_short_blocks(const struct fib4c *f);
 uint64_t fib4c_rules_bytes(const struct fib4c *f);
 
 /* The stored prefix a/len (host order, masked), or NULL. */

@@ -62,8 +62,9 @@ static int take_live(struct fib4c *f)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++) {
 		uint64_t e = f->dmap[j];
-		uint32_t n = (uint32_t)(e >> 32) & 0x7fffffff,
+		uint32_t n = (uint32_t)(e >> 32) & FPMD_DXR_N_MASK,
 			 base = (uint32_t)e;
+		uint32_t w = e & FPMD_DXR_S ? (n + 1) / 2 : n;
 		uint32_t c = base / FPMD_DXR_CHUNK_RANGES;
 		uint32_t off = base % FPMD_DXR_CHUNK_RANGES, sz;
 
@@ -71,7 +72,7 @@ static int take_live(struct fib4c *f)
 			f->dir[j] = e;
 			continue;
 		}
-		sz = fib4c_cls_size(fib4c_cls(n));
+		sz = fib4c_cls_size(fib4c_cls(w));
 		if (n < 2 || !chunks_present(&f->rc, c) ||
 		    off + sz > FPMD_DXR_CHUNK_RANGES) {
 			__atomic_store_n(&f->dmap[j], FPMD_DXR_U,
@@ -87,7 +88,7 @@ static int take_live(struct fib4c *f)
 			f->top[c] = off + sz;
 		f->clive[c] += sz;
 		f->dir[j] = e;
-		f->ranges += n;
+		f->ranges += w;
 	}
 	for (uint32_t c = 0; c < nch; c++) {
 		uint32_t i = 0;
