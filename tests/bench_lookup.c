@@ -865,19 +865,6 @@ static void check_rewrite(struct prog *p[], int np, const struct family *f,
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /*
  * Run the programs over the same frames, rotating which goes first each
  * round (the machine is shared and noisy), and take each program's median

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The small helpers the benchmark tools run by hand share
- * (tests/bench_lookup.c, tests/trafficgen.c).
+ * (tests/bench_lookup.c, tests/trafficgen.c, tests/fibproto/fibproto.c,
+ * tests/memlat/memlat.c).
  */
 #ifndef FPMD_TESTS_TOOL_H
 #define FPMD_TESTS_TOOL_H
@@ -33,6 +34,20 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline int tool_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of n values (sorts them). */
+static inline double median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), tool_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 #endif

@@ -58,19 +58,6 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng >> 16);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* A random cycle through all lines: word 0 of each line holds the word
  * index of the next line. */
 static uint64_t *make_cycle(uint32_t lines)
