@@ -108,6 +108,9 @@ static void val_put(struct fib4c *f, uint32_t vi)
 
 #define cls fib4c_cls
 #define cls_size fib4c_cls_size
+#define blk_n fib4c_blk_n
+#define blk_words fib4c_blk_words
+#define blk_range fib4c_blk_range
 
 static void fl_push(struct fib4c *f, uint32_t k, uint32_t base)
 {
@@ -194,29 +197,6 @@ static uint32_t *rng_mem(const struct fib4c *f, uint32_t base)
 static bool is_block(uint64_t e)
 {
 	return !(e & FPMD_DXR_U);
-}
-
-/* Its number of ranges. */
-static uint32_t blk_n(uint64_t e)
-{
-	return (uint32_t)(e >> 32) & FPMD_DXR_N_MASK;
-}
-
-/* The words it takes: a long range each, or two short ones. */
-static uint32_t blk_words(uint64_t e)
-{
-	return e & FPMD_DXR_S ? (blk_n(e) + 1) / 2 : blk_n(e);
-}
-
-/* Range i of block e as a long range (start << 16 | value index). */
-static uint32_t blk_range(const uint32_t *r, uint64_t e, uint32_t i)
-{
-	uint32_t w;
-
-	if (!(e & FPMD_DXR_S))
-		return r[i];
-	w = r[i / 2] >> (i % 2 * 16);
-	return (w & 0xff00) << 16 | (w & 0xff);
 }
 
 /* Pack the n long ranges of tmp into short ones in place when they all

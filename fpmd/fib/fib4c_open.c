@@ -62,9 +62,8 @@ static int take_live(struct fib4c *f)
 		return -ENOMEM;
 	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++) {
 		uint64_t e = f->dmap[j];
-		uint32_t n = (uint32_t)(e >> 32) & FPMD_DXR_N_MASK,
+		uint32_t n = fib4c_blk_n(e), w = fib4c_blk_words(e),
 			 base = (uint32_t)e;
-		uint32_t w = e & FPMD_DXR_S ? (n + 1) / 2 : n;
 		uint32_t c = base / FPMD_DXR_CHUNK_RANGES;
 		uint32_t off = base % FPMD_DXR_CHUNK_RANGES, sz;
 

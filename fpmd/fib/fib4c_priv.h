@@ -23,6 +23,30 @@ static inline uint32_t fib4c_mask_of(int len)
 	return len ? ~0u << (32 - len) : 0;
 }
 
+/* A dxr_dir entry of a block (not FPMD_DXR_U): its number of ranges. */
+static inline uint32_t fib4c_blk_n(uint64_t e)
+{
+	return (uint32_t)(e >> 32) & FPMD_DXR_N_MASK;
+}
+
+/* The words it takes: a long range each, or two short ones. */
+static inline uint32_t fib4c_blk_words(uint64_t e)
+{
+	return e & FPMD_DXR_S ? (fib4c_blk_n(e) + 1) / 2 : fib4c_blk_n(e);
+}
+
+/* Range i of block e as a long range (start << 16 | value index). */
+static inline uint32_t fib4c_blk_range(const uint32_t *r, uint64_t e,
+				       uint32_t i)
+{
+	uint32_t w;
+
+	if (!(e & FPMD_DXR_S))
+		return r[i];
+	w = r[i / 2] >> (i % 2 * 16);
+	return (w & 0xff00) << 16 | (w & 0xff);
+}
+
 /* fib4c_tbl.c */
 int fib4c_paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
 		int only);
