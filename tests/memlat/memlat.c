@@ -58,27 +58,33 @@ static uint32_t rnd(void)
 	return (uint32_t)(rng >> 16);
 }
 
-/* A random cycle through all lines: word 0 of each line holds the word
- * index of the next line. */
-static uint64_t *make_cycle(uint32_t lines)
+/* The lines in the cycle (all, or one per 4 KiB page), where calls
+ * start. */
+static uint32_t *used, nused;
+
+/* A random cycle through the used lines: word 0 of each holds the word
+ * index of the next. Sparse: one line per 4 KiB page, at a random place
+ * in it, as a DIR-24-8 table's few routes are spread over its pages. */
+static uint64_t *make_cycle(uint32_t lines, int sparse)
 {
-	uint32_t *perm = malloc(lines * sizeof(*perm));
 	uint64_t *t = calloc((size_t)lines * ML_LINE_WORDS, sizeof(*t));
 
-	if (!perm || !t)
+	nused = sparse ? lines / 64 : lines;
+	free(used);
+	used = malloc(nused * sizeof(*used));
+	if (!used || !t)
 		die("out of memory");
-	for (uint32_t i = 0; i < lines; i++)
-		perm[i] = i;
-	for (uint32_t i = lines - 1; i > 0; i--) {
-		uint32_t j = rnd() % (i + 1), x = perm[i];
+	for (uint32_t i = 0; i < nused; i++)
+		used[i] = sparse ? i * 64 + rnd() % 64 : i;
+	for (uint32_t i = nused - 1; i > 0; i--) {
+		uint32_t j = rnd() % (i + 1), x = used[i];
 
-		perm[i] = perm[j];
-		perm[j] = x;
+		used[i] = used[j];
+		used[j] = x;
 	}
-	for (uint32_t i = 0; i < lines; i++)
-		t[perm[i] * ML_LINE_WORDS] =
-		    perm[(i + 1) % lines] * ML_LINE_WORDS;
-	free(perm);
+	for (uint32_t i = 0; i < nused; i++)
+		t[used[i] * ML_LINE_WORDS] =
+		    used[(i + 1) % nused] * ML_LINE_WORDS;
 	return t;
 }
 
@@ -137,14 +143,15 @@ static double call(int fd, uint32_t start, uint32_t hops)
 	return o.duration > DROP_NS + hops * 1000ull ? -1 : (double)o.duration;
 }
 
-/* Mean run time of calls calls of one program, each from a random line. */
-static double block(int fd, uint32_t lines, uint32_t hops, int calls)
+/* Mean run time of calls calls of one program, each from a random line
+ * of the cycle. */
+static double block(int fd, uint32_t hops, int calls)
 {
 	double sum = 0;
 	int n = 0;
 
 	for (int i = 0; i < calls; i++) {
-		double d = call(fd, rnd() % lines, hops);
+		double d = call(fd, used[rnd() % nused], hops);
 
 		if (d >= 0) {
 			sum += d;
@@ -156,7 +163,8 @@ static double block(int fd, uint32_t lines, uint32_t hops, int calls)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: memlat [--quick] [--rounds N] [--calls N]\n");
+	fprintf(stderr, "usage: memlat [--quick] [--sparse] [--rounds N] "
+			"[--calls N]\n");
 	exit(2);
 }
 
@@ -166,11 +174,12 @@ int main(int argc, char **argv)
 		{ "quick", no_argument, NULL, 'q' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "calls", required_argument, NULL, 'c' },
+		{ "sparse", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const size_t kib[] = { 64,   256,  512,	 1024,	2048,
 				      4096, 8192, 16384, 32768, 65536 };
-	int rounds = 7, calls = 20000, o;
+	int rounds = 7, calls = 20000, sparse = 0, o;
 	double t0 = now();
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -184,6 +193,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			calls = atoi(optarg);
+			break;
+		case 's':
+			sparse = 1;
 			break;
 		default:
 			usage();
@@ -202,8 +214,11 @@ int main(int argc, char **argv)
 	    "Each table alone in its blocks, after an untimed pass reading "
 	    "every line ~twice (steady state).\n"
 	    "vmalloc: one mmapable array (4 KiB pages); kmalloc: 16 KiB "
-	    "arrays behind an outer map.\n\n",
-	    rounds, calls, LOOP_HOPS);
+	    "arrays behind an outer map.\n%s\n",
+	    rounds, calls, LOOP_HOPS,
+	    sparse ? "--sparse: only one line of each 4 KiB page is read, "
+		     "at a random place in it.\n"
+		   : "");
 	printf("| table | per call, vmalloc ns | per call, kmalloc ns | "
 	       "in a loop, vmalloc ns | in a loop, kmalloc ns | floor ns (per "
 	       "call) |\n"
@@ -223,7 +238,7 @@ int main(int argc, char **argv)
 		bpf_map__set_max_entries(s->maps.chunks, words / ML_CH_WORDS);
 		if (memlat_bpf__load(s))
 			die("load: %s", strerror(errno));
-		t = make_cycle(lines);
+		t = make_cycle(lines, sparse);
 		fill(s, t, words);
 		free(t);
 		fd[P_FLOOR] = bpf_program__fd(s->progs.ml_floor);
@@ -234,25 +249,23 @@ int main(int argc, char **argv)
 		 * pass reading every line about twice, so the table is as
 		 * warm as a steady stream of lookups over it keeps it, then
 		 * the timed calls. The loop reads every line about twice. */
-		int warm = 2 * (int)(lines / LOOP_HOPS) + 1;
+		int warm = 2 * (int)(nused / LOOP_HOPS) + 1;
 		int loop_calls = calls / 100 + 1;
 
 		if (loop_calls < warm)
 			loop_calls = warm;
 		for (int r = 0; r < rounds; r++) {
-			double f = block(fd[P_FLOOR], lines, 1, calls);
-			double fl =
-			    block(fd[P_FLOOR], lines, LOOP_HOPS, loop_calls);
+			double f = block(fd[P_FLOOR], 1, calls);
+			double fl = block(fd[P_FLOOR], LOOP_HOPS, loop_calls);
 
 			pc[P_FLOOR][r] = f;
 			lp[P_FLOOR][r] = fl;
 			for (int k = 0; k < NPROG - 1; k++) {
 				int p = P_BIG + (k + r) % (NPROG - 1);
 
-				block(fd[p], lines, LOOP_HOPS, warm);
-				pc[p][r] = block(fd[p], lines, 1, calls);
-				lp[p][r] =
-				    block(fd[p], lines, LOOP_HOPS, loop_calls);
+				block(fd[p], LOOP_HOPS, warm);
+				pc[p][r] = block(fd[p], 1, calls);
+				lp[p][r] = block(fd[p], LOOP_HOPS, loop_calls);
 			}
 		}
 		for (int p = 0; p < NPROG; p++) {
@@ -263,6 +276,8 @@ int main(int argc, char **argv)
 			printf("| %zu KiB", kib[z]);
 		else
 			printf("| %zu MiB", kib[z] / 1024);
+		if (sparse)
+			printf(", %u lines", nused);
 		printf(" | %.1f | %.1f | %.1f | %.1f | %.1f |\n",
 		       pc[P_BIG][0] - pc[P_FLOOR][0],
 		       pc[P_CHUNKS][0] - pc[P_FLOOR][0],
@@ -272,7 +287,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		memlat_bpf__destroy(s);
 	}
-	printf("\nTotal run time %.0f s; command: tests/memlat/memlat%s\n",
-	       now() - t0, rounds == 3 && calls == 5000 ? " --quick" : "");
+	printf("\nTotal run time %.0f s; command: tests/memlat/memlat%s%s\n",
+	       now() - t0, rounds == 3 && calls == 5000 ? " --quick" : "",
+	       sparse ? " --sparse" : "");
 	return 0;
 }
