@@ -877,7 +877,6 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 	__u64 before[NPROG][2][FPMD_R_MAX], after[NPROG][2][FPMD_R_MAX];
 	double v[NPROG][MAX_ROUNDS];
 	__u64 want = (__u64)opt.rounds * calls * repeat;
-	size_t keep_samples = samples, keep_outliers = outliers;
 
 	if (warm)
 		want += (__u64)opt.rounds * warm->n;
@@ -894,8 +893,9 @@ static void measure(struct prog *p[], int np, const struct frames *fr,
 				/* Untimed: the table as the program's own
 				 * stream keeps it, not as the other programs
 				 * left it. Not counted as samples. */
-				keep_samples = samples;
-				keep_outliers = outliers;
+				size_t keep_samples = samples,
+				       keep_outliers = outliers;
+
 				run_frames(p[i], warm, warm->n, 1);
 				samples = keep_samples;
 				outliers = keep_outliers;
@@ -1669,9 +1669,7 @@ int main(int argc, char **argv)
 	 * what differs (nothing). The old store's teardown is the old
 	 * process's exit: not timed, as for DIR-24-8 below. */
 	dxr.ranges = fib4c.ranges;
-	dxr.nshort = fib4c_short_blocks(&fib4c);
-	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
-		dxr.nlong += !(fib4c.dmap[j] & (FPMD_DXR_U | FPMD_DXR_S));
+	fib4c_block_counts(&fib4c, &dxr.nshort, &dxr.nlong);
 	dxr.map_bytes = fib4c_map_bytes(&fib4c);
 	dxr.rules_bytes = fib4c_rules_bytes(&fib4c);
 	dxr.writes = fib4c.entry_writes;

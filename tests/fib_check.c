@@ -1360,7 +1360,7 @@ static void case_dxr_bulk(void)
 	const size_t n = 100000;
 	struct fg_route *r = calloc(n, sizeof(*r));
 	double t0, tload, tdel;
-	uint32_t nshort, nlong = 0;
+	uint32_t nshort, nlong;
 	uint8_t a[16];
 
 	dxr = true;
@@ -1401,9 +1401,7 @@ static void case_dxr_bulk(void)
 	check("100k BGP-like prefixes");
 	/* 64 nexthops: most /16s pack their ranges short; those with a /25
 	 * or longer keep long ones. Both formats must be what was checked. */
-	nshort = fib4c_short_blocks(&f4c);
-	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
-		nlong += !(f4c.dmap[j] & (FPMD_DXR_U | FPMD_DXR_S));
+	fib4c_block_counts(&f4c, &nshort, &nlong);
 	if (!nshort || !nlong)
 		fail("%u /16s with short ranges, %u with long: both formats "
 		     "should be in use", nshort, nlong);

@@ -281,14 +281,12 @@ static void publish(struct fib4c *f, uint32_t j)
 
 static int rebuild(struct fib4c *f, uint32_t j, uint32_t *tmp)
 {
-	uint32_t n = ranges_of(f, j, tmp), w = n;
-	uint64_t old = f->dir[j], e, s = 0;
+	uint32_t n = ranges_of(f, j, tmp), w = n > 1 ? pack_short(tmp, n) : 0;
+	uint64_t old = f->dir[j], e, s = w ? FPMD_DXR_S : 0;
 	int64_t base;
 
-	if (n > 1 && (w = pack_short(tmp, n)))
-		s = FPMD_DXR_S;
-	else
-		w = n;
+	if (!w)
+		w = n; /* long ranges: a word each */
 	if (n == 1)
 		e = FPMD_DXR_U | (tmp[0] & 0xffff);
 	else if (is_block(old) && blk_n(old) == n &&
@@ -568,14 +566,17 @@ int fib4c_foreach(const struct fib4c *f,
 	return 0;
 }
 
-/* /16s whose ranges are short (FPMD_DXR_S), as the fast path sees them. */
-uint32_t fib4c_short_blocks(const struct fib4c *f)
+/* /16s with short and with long ranges, as the fast path sees them. */
+void fib4c_block_counts(const struct fib4c *f, uint32_t *nshort,
+			uint32_t *nlong)
 {
-	uint32_t n = 0;
+	*nshort = *nlong = 0;
+	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++) {
+		uint64_t e = f->dmap[j];
 
-	for (uint32_t j = 0; j < FPMD_DXR_DIR; j++)
-		n += (f->dmap[j] & (FPMD_DXR_U | FPMD_DXR_S)) == FPMD_DXR_S;
-	return n;
+		if (is_block(e))
+			++*(e & FPMD_DXR_S ? nshort : nlong);
+	}
 }
 
 uint64_t fib4c_map_bytes(const struct fib4c *f)

@@ -149,7 +149,8 @@ uint32_t fib4c_lookup(const struct fib4c *f, const uint8_t addr[4]);
 /* Bytes of the lookup structure (dxr_dir, dxr_val, range chunks) and of
  * rules_v4's chunks. */
 uint64_t fib4c_map_bytes(const struct fib4c *f);
-uint32_t fib4c_short_blocks(const struct fib4c *f);
+void fib4c_block_counts(const struct fib4c *f, uint32_t *nshort,
+			uint32_t *nlong);
 uint64_t fib4c_rules_bytes(const struct fib4c *f);
 
 /* The stored prefix a/len (host order, masked), or NULL. */
