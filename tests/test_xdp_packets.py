@@ -5,9 +5,10 @@ xdp_test pushes crafted frames through the real XDP program with
 BPF_PROG_TEST_RUN, in a network namespace of its own (it unshares at
 start, so nothing is left behind). The case table lives in the C file;
 `xdp_test --list` names the cases and `xdp_test NAME` runs one.
-Every case runs twice: with the LPM tries (`--fib lpm`) and with the
+Every case runs three times: with the LPM tries (`--fib lpm`), with the
 program built for DIR-24-8 and the IPv6 binary search on prefix lengths,
-routes written by fpmd's own fib4.c / fib6.c (`--fib fast`).
+routes written by fpmd's own fib4.c / fib6.c (`--fib fast`), and with
+IPv4 in DXR written by fib4c.c (`--fib dxr`).
 
 Run: FPMD_BUILDDIR=build /usr/bin/python3 -m pytest -v tests/test_xdp_packets.py
 """
@@ -18,7 +19,7 @@ from lib import ctests
 XDP_TEST = ctests.program("xdp_test")
 
 
-@pytest.mark.parametrize("fib", ["lpm", "fast"])
+@pytest.mark.parametrize("fib", ["lpm", "fast", "dxr"])
 @pytest.mark.parametrize("case", ctests.case_names(XDP_TEST))
 def test_xdp_packet(case, fib):
     out, report = ctests.run(XDP_TEST, ["--fib", fib], case, timeout=120)

@@ -19,6 +19,8 @@
  *                       and the IPv6 binary search on prefix lengths,
  *                       routes written by fpmd's fib4.c / fib6.c
  *                       (default --fib lpm: the LPM tries)
+ *   xdp_test --fib dxr ...   the same with IPv4 in DXR (fib4c.c) instead
+ *                       of DIR-24-8
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +43,7 @@
 #include <bpf/libbpf.h>
 
 #include "fib/fib4.h"
+#include "fib/fib4c.h"
 #include "fib/fib6.h"
 #include "fib/nhtab.h"
 #include "fpmd_maps.h"
@@ -242,8 +245,10 @@ static const struct neigh_def {
 static int if_index[IF_COUNT];
 static struct fpmd_bpf *skel;
 static int ncpus;
-static bool fib_fast; /* --fib fast */
+static bool fib_fast; /* --fib fast or dxr: fpmd's own tables */
+static bool fib_dxr;  /* --fib dxr: IPv4 in DXR, not DIR-24-8 */
 static struct fib4 fib4;
+static struct fib4c fib4c;
 static struct fib6 fib6;
 static struct nhtab nhtab;
 #define TEST_TBL8_GROUPS 64
@@ -461,6 +466,12 @@ static void route_key(const char *prefix, int *family, void *key)
 	}
 }
 
+/* Publish the IPv4 table's pending changes, as fpmd's commit does. */
+static int fib4_table_commit(void)
+{
+	return fib_dxr ? fib4c_commit(&fib4c) : fib4_commit(&fib4, 64);
+}
+
 static void del_route(const char *prefix)
 {
 	struct fpmd_lpm_v6 key;
@@ -468,11 +479,12 @@ static void del_route(const char *prefix)
 
 	route_key(prefix, &family, &key);
 	if (fib_fast) {
-		ret = family == AF_INET ?
-			      fib4_del(&fib4, key.addr, (uint8_t)key.prefixlen) :
-			      fib6_del(&fib6, key.addr, (uint8_t)key.prefixlen);
+		ret = family != AF_INET ?
+			      fib6_del(&fib6, key.addr, (uint8_t)key.prefixlen) :
+		      fib_dxr ? fib4c_del(&fib4c, key.addr, (uint8_t)key.prefixlen) :
+				fib4_del(&fib4, key.addr, (uint8_t)key.prefixlen);
 		if (!ret && family == AF_INET)
-			ret = fib4_commit(&fib4, 64);
+			ret = fib4_table_commit();
 		if (ret)
 			die(prefix, -ret);
 		return;
@@ -497,17 +509,19 @@ static void put_route(int family, const struct fpmd_lpm_v6 *key, __u32 val,
 			key, &v);
 		return;
 	}
-	ret = family == AF_INET ?
-		      fib4_add(&fib4, key->addr, (uint8_t)key->prefixlen, val) :
-		      fib6_add(&fib6, key->addr, (uint8_t)key->prefixlen, val);
+	ret = family != AF_INET ?
+		      fib6_add(&fib6, key->addr, (uint8_t)key->prefixlen, val) :
+	      fib_dxr ? fib4c_add(&fib4c, key->addr, (uint8_t)key->prefixlen, val) :
+			fib4_add(&fib4, key->addr, (uint8_t)key->prefixlen, val);
 	if (!ret && family == AF_INET)
-		ret = fib4_commit(&fib4, 64);
+		ret = fib4_table_commit();
 	if (ret)
 		die(prefix, -ret);
 }
 
 static void skel_load(void)
 {
+	struct fib4c_maps m4c;
 	struct fib4_maps m4;
 	int ret;
 
@@ -515,11 +529,14 @@ static void skel_load(void)
 	if (!skel)
 		die("fpmd_bpf__open", errno);
 	if (fib_fast) {
-		skel->rodata->fib4_algo = FPMD_FIB4_DIR24;
+		skel->rodata->fib4_algo =
+		    fib_dxr ? FPMD_FIB4_DXR : FPMD_FIB4_DIR24;
 		skel->rodata->fib6_algo = FPMD_FIB6_BSPL;
 		bpf_map__set_max_entries(skel->maps.routes_v4, 1);
 		bpf_map__set_max_entries(skel->maps.routes_v6, 1);
-		fib4_size(skel->obj, TEST_TBL8_GROUPS, TEST_RULES_V4);
+		fib4_size(skel->obj, fib_dxr ? 0 : TEST_TBL8_GROUPS,
+			  fib_dxr ? 0 : TEST_RULES_V4);
+		fib4c_size(skel->obj, fib_dxr ? TEST_RULES_V4 : 0);
 		bpf_map__set_max_entries(skel->maps.slots_v6,
 					 FPMD_V6_OUTER(TEST_SLOTS_V6));
 	} else {
@@ -534,17 +551,26 @@ static void skel_load(void)
 		die("nhtab_open", -ret);
 	if (!fib_fast)
 		return;
-	fib4_maps_of(skel->obj, &m4);
-	ret = fib4_open(&fib4, &m4, TEST_TBL8_GROUPS, TEST_RULES_V4, false);
-	if (!ret)
-		ret = fib4_commit(&fib4, 0);
+	if (fib_dxr) {
+		fib4c_maps_of(skel->obj, &m4c);
+		ret = fib4c_open(&fib4c, &m4c, TEST_RULES_V4, false);
+		if (!ret)
+			ret = fib4c_commit(&fib4c);
+	} else {
+		fib4_maps_of(skel->obj, &m4);
+		ret = fib4_open(&fib4, &m4, TEST_TBL8_GROUPS, TEST_RULES_V4,
+				false);
+		if (!ret)
+			ret = fib4_commit(&fib4, 0);
+	}
 	if (!ret)
 		ret = fib6_open(&fib6, bpf_map__fd(skel->maps.slots_v6),
 				bpf_map__fd(skel->maps.lens_v6), TEST_SLOTS_V6,
 				false);
 	if (ret)
 		die("fib4_open / fib6_open", -ret);
-	fib4.grace_ns = fib6.grace_ns = 0; /* no packet runs meanwhile */
+	/* no packet runs meanwhile */
+	fib4.grace_ns = fib4c.grace_ns = fib6.grace_ns = 0;
 }
 
 /* Load a fresh program and write the whole fixture into its maps. */
@@ -627,10 +653,12 @@ static void fixture_load(void)
 
 static void fixture_unload(void)
 {
-	if (fib_fast) {
+	if (fib_dxr)
+		fib4c_close(&fib4c);
+	else if (fib_fast)
 		fib4_close(&fib4);
+	if (fib_fast)
 		fib6_close(&fib6);
-	}
 	nhtab_close(&nhtab);
 	fpmd_bpf__destroy(skel);
 	skel = NULL;
@@ -2346,7 +2374,8 @@ static bool selected(const char *name, int npat, char **pat)
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "usage: xdp_test [--fib lpm|fast] [--list] [CASE-PATTERN...]\n"
+	    f,
+	    "usage: xdp_test [--fib lpm|fast|dxr] [--list] [CASE-PATTERN...]\n"
 	       "Runs fpmd's XDP program on crafted frames (BPF_PROG_TEST_RUN)\n"
 	       "in a private network namespace. Needs root.\n");
 }
@@ -2358,11 +2387,13 @@ int main(int argc, char **argv)
 	bool list = false;
 
 	if (npat >= 2 && !strcmp(pat[0], "--fib")) {
-		if (strcmp(pat[1], "lpm") && strcmp(pat[1], "fast")) {
+		if (strcmp(pat[1], "lpm") && strcmp(pat[1], "fast") &&
+		    strcmp(pat[1], "dxr")) {
 			usage(stderr);
 			return 2;
 		}
-		fib_fast = !strcmp(pat[1], "fast");
+		fib_dxr = !strcmp(pat[1], "dxr");
+		fib_fast = fib_dxr || !strcmp(pat[1], "fast");
 		npat -= 2;
 		pat += 2;
 	}
