@@ -22,6 +22,38 @@ prog=frr-source
 say() { echo "$prog: $*"; }
 die() { echo "$prog: error: $*" >&2; exit 1; }
 
+# A deb-src entry, only if apt has none.
+# Debian 12 writes deb822 (/etc/apt/sources.list.d/debian.sources); older
+# installs, upgrades and debootstrap/mmdebstrap roots a classic one-line
+# /etc/apt/sources.list. The deb-src entry copies whichever has the
+# archive's deb lines.
+APT_ETC=${FPMD_APT_ETC:-/etc/apt}
+has_debsrc() {
+	grep -qsE '^[[:space:]]*deb-src[[:space:]]' "$APT_ETC/sources.list" \
+		"$APT_ETC"/sources.list.d/*.list && return 0
+	grep -qsiE '^[[:space:]]*Types:.*deb-src' "$APT_ETC"/sources.list.d/*.sources
+}
+add_debsrc() {
+	deb822=$APT_ETC/sources.list.d/debian.sources
+	if [ -f "$deb822" ] && grep -qiE '^[[:space:]]*Types:.*deb' "$deb822"; then
+		say "adding a deb-src entry ($APT_ETC/sources.list.d/debian-src.sources, a copy of $deb822)"
+		sed -E 's/^Types:.*/Types: deb-src/' "$deb822" \
+			>"$APT_ETC/sources.list.d/debian-src.sources"
+		return 0
+	fi
+	lines=$(sed -nE 's/^[[:space:]]*deb([[:space:]])/deb-src\1/p' \
+		"$APT_ETC/sources.list" "$APT_ETC"/sources.list.d/*.list 2>/dev/null |
+		sort -u)
+	[ -n "$lines" ] ||
+		die "no deb-src entry, and no deb line in $deb822 or $APT_ETC/sources.list to copy one from"
+	say "adding a deb-src entry ($APT_ETC/sources.list.d/debian-src.list, from the deb lines of $APT_ETC/sources.list*)"
+	printf '%s\n' "$lines" >"$APT_ETC/sources.list.d/debian-src.list"
+}
+if [ "${1:-}" = --add-debsrc ] && [ $# -eq 1 ]; then
+	# For tests/test_deps.py (FPMD_APT_ETC=DIR): only the deb-src entry.
+	has_debsrc || add_debsrc
+	exit 0
+fi
 [ $# -eq 1 ] || die "usage: $0 DIR"
 DIR=$1
 case $DIR in /*) ;; *) DIR=$(pwd)/$DIR ;; esac
@@ -60,17 +92,8 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 
 # --- a deb-src entry, only if apt has none ---------------------------------
-has_debsrc() {
-	grep -qsE '^[[:space:]]*deb-src[[:space:]]' /etc/apt/sources.list \
-		/etc/apt/sources.list.d/*.list && return 0
-	grep -qsiE '^[[:space:]]*Types:.*deb-src' /etc/apt/sources.list.d/*.sources
-}
 if ! has_debsrc; then
-	src=/etc/apt/sources.list.d/debian.sources
-	[ -f "$src" ] || die "no deb-src entry and no $src to copy one from"
-	say "adding a deb-src entry (/etc/apt/sources.list.d/debian-src.sources, a copy of $src)"
-	sed -E 's/^Types:.*/Types: deb-src/' "$src" \
-		>/etc/apt/sources.list.d/debian-src.sources
+	add_debsrc
 	apt-get update -q >/dev/null
 elif ! apt-cache showsrc frr >/dev/null 2>&1 ||
 	[ -z "$(apt-cache showsrc frr 2>/dev/null)" ]; then

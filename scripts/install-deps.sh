@@ -1,41 +1,66 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Installs every Debian 12 package needed to build, test and demo fpmd.
+#
+# Installs every Debian 12 package needed to build, package, test and demo
+# fpmd. Run as root.
+#
+#   scripts/install-deps.sh          install them
+#   scripts/install-deps.sh --list   print the test and demo tools, install nothing
+#
+# Two parts, each written down once:
+# - building and packaging: debian/control's Build-Depends, read by apt
+#   itself (`apt-get build-dep` on this tree). That list includes the FRR
+#   source's build dependencies, which scripts/frr-source.sh installs too
+#   when run alone; tests/test_deps.py fails when the two disagree.
+# - running the tests, the demo and the fresh-root check: TOOLS below.
+#
+# Services that packages install enabled (frr, bird, prometheus) stay
+# disabled when this script installed them: the tests and the demo run
+# their own instances inside namespaces, nothing must start on the host
+# now (policy-rc.d) or at the next boot.
 set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
 
-PKGS="
-autoconf automake libtool pkg-config make gcc clang llvm
-bpftool libbpf-dev libelf-dev zlib1g-dev libmnl-dev
-libprotobuf-c-dev protobuf-c-compiler libyang2-dev libyang2-tools linux-libc-dev
-protobuf-compiler
-libsystemd-dev libmicrohttpd-dev
-libclang-rt-14-dev
-iproute2 iputils-ping iperf3 ethtool nftables iptables procps
-python3 python3-pytest python3-scapy python3-matplotlib python3-protobuf
-frr bird2 prometheus curl
-debhelper dpkg-dev libsystemd-dev libmicrohttpd-dev systemd man-db
-prometheus-frr-exporter
+TOOLS="
+iproute2 iputils-ping iperf3 ethtool nftables iptables procps kmod
+python3 python3-pytest python3-scapy python3-protobuf protobuf-compiler
+python3-matplotlib
+libyang2-tools libclang-rt-14-dev
+bird2 prometheus curl systemd man-db git mmdebstrap
 "
+# Services of TOOLS or Build-Depends that Debian enables on installation.
+SERVICES="frr bird prometheus"
+
+if [ "${1:-}" = --list ]; then
+	echo $TOOLS
+	exit 0
+fi
+[ $# -eq 0 ] || { echo "usage: $0 [--list]" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "install-deps: run as root (apt-get)" >&2; exit 1; }
 
 export DEBIAN_FRONTEND=noninteractive
-# Do not let package installation start services (frr) on the host.
+# Do not let package installation start services on the host.
 if [ ! -e /usr/sbin/policy-rc.d ]; then
 	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
 	chmod 755 /usr/sbin/policy-rc.d
 	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
-# bird2 is only a route feed for tests/bench_cp.py, and prometheus a
-# scraper for tests/test_metrics.py; each test runs its own inside a
-# namespace: one installed here must not run on the host, not now
-# (policy-rc.d) and not at the next boot either.
-was_installed() {
-	dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true
+installed() {
+	dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q ' installed$'
 }
-bird_was_installed=$(was_installed bird2)
-prometheus_was_installed=$(was_installed prometheus)
+# A service's package: bird's is bird2.
+pkg_of() { case $1 in bird) echo bird2 ;; *) echo "$1" ;; esac; }
+before=""
+for s in $SERVICES; do
+	installed "$(pkg_of "$s")" && before="$before $s"
+done
+
 apt-get update -q
+# The tree as a source package: its debian/control's Build-Depends.
+apt-get build-dep -y -q --no-install-recommends "$top/"
 # shellcheck disable=SC2086
-apt-get install -y -q --no-install-recommends $PKGS
+apt-get install -y -q --no-install-recommends $TOOLS
+
 disable_service() {
 	if [ -d /run/systemd/system ]; then
 		systemctl disable --now "$1.service" >/dev/null 2>&1 || true
@@ -46,11 +71,10 @@ disable_service() {
 	fi
 	update-rc.d "$1" disable >/dev/null 2>&1 || true
 }
-case $bird_was_installed in
-*" installed") ;;
-*) disable_service bird ;;
-esac
-case $prometheus_was_installed in
-*" installed") ;;
-*) disable_service prometheus ;;
-esac
+for s in $SERVICES; do
+	case " $before " in *" $s "*) continue ;; esac
+	installed "$(pkg_of "$s")" || continue
+	disable_service "$s"
+	echo "install-deps: $s was installed for the tests and demo; its service" \
+		"is disabled (systemctl enable --now $s.service to run it)"
+done

@@ -3,7 +3,8 @@
 
 lab: h1 -- r1 -- h2 (lib/lab.py). frrlab: the same with FRR (lib/frr.py),
 or h1 -- r1 -- {r2, r3} -- h2 when parametrized indirectly with "ecmp";
-plugin_lab: an frrlab for the zebra plugin (skips if it is not built).
+plugin_lab: an frrlab for the zebra plugin (fails if it is not built,
+skips with FPMD_NO_PLUGIN=1).
 topology: lab topologies of several routers (lib/topo.py). The FRR
 fixtures turn CI's SIGTERM into KeyboardInterrupt for the test's
 duration, so that their teardown still stops FRR (daemonized, it would
@@ -28,6 +29,72 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="needs root (namespaces, XDP)")
         for item in items:
             item.add_marker(skip)
+
+
+# --- skips -----------------------------------------------------------------
+# A green run has run what it claims: every skip is listed at the end, and
+# a skip that is not allowed here fails the run (doc/testing.md, "Skips").
+# Each entry: (reason starts with, when it is allowed, why). CI's .ci/run
+# sets FPMD_TEST_INSTALLED=1 and never FPMD_NO_PLUGIN, so none applies there.
+ALLOWED_SKIPS = [
+    ("FPMD_TEST_INSTALLED=1 not set",
+     lambda: os.environ.get("FPMD_TEST_INSTALLED") != "1",
+     "the installed packages are tested by .ci/run, after it has built "
+     "and installed them (scripts/package.sh --install)"),
+    ("zebra plugin not built",
+     lambda: os.environ.get("FPMD_NO_PLUGIN") == "1",
+     "FPMD_NO_PLUGIN=1: the run was asked to do without the zebra plugin"),
+]
+_skips = []
+
+
+def _skip_reason(report):
+    lr = report.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:
+        return str(lr[2]).removeprefix("Skipped: ")
+    return str(lr)
+
+
+def _note_skip(report):
+    if report.skipped:
+        _skips.append((report.nodeid or report.fspath, _skip_reason(report)))
+
+
+def pytest_runtest_logreport(report):
+    _note_skip(report)
+
+
+def pytest_collectreport(report):
+    _note_skip(report)
+
+
+def _allowed(reason):
+    for start, when, _why in ALLOWED_SKIPS:
+        if reason.startswith(start) and when():
+            return True
+    return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    if any(not _allowed(r) for _, r in _skips) and \
+            session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter):
+    tr = terminalreporter
+    if not _skips:
+        tr.write_line("skipped tests: none")
+        return
+    bad = [(n, r) for n, r in _skips if not _allowed(r)]
+    tr.section(f"skipped tests ({len(_skips)}, {len(bad)} not allowed)")
+    for nodeid, reason in _skips:
+        mark = "allowed" if _allowed(reason) else "NOT ALLOWED"
+        tr.write_line(f"{mark}: {nodeid}: {reason}")
+    if bad:
+        tr.write_line("a skip that is not allowed fails the run "
+                      "(tests/conftest.py ALLOWED_SKIPS, doc/testing.md)")
 
 
 def need_fpmd():
@@ -74,12 +141,21 @@ def frrlab(request):
     yield from frr_lab(request)
 
 
+def need_plugin():
+    """The zebra plugin, built with --with-frr-source: a failure unless
+    the run opted out with FPMD_NO_PLUGIN=1 (then a skip, allowed)."""
+    if os.path.exists(PLUGIN):
+        return
+    why = (f"zebra plugin not built ({PLUGIN} missing): configure "
+           "--with-frr-source=DIR (scripts/frr-source.sh DIR) builds it")
+    if os.environ.get("FPMD_NO_PLUGIN") == "1":
+        pytest.skip(why)
+    pytest.fail(why + "; FPMD_NO_PLUGIN=1 skips its tests instead")
+
+
 @pytest.fixture
 def needs_plugin():
-    if not os.path.exists(PLUGIN):
-        pytest.skip(f"zebra plugin not built ({PLUGIN} missing): configure "
-                    "--with-frr-source=DIR (scripts/frr-source.sh DIR) "
-                    "builds it")
+    need_plugin()
 
 
 @pytest.fixture
@@ -95,14 +171,15 @@ def server():
     """Tests that need fpmd's side of the plugin feed."""
     r = subprocess.run([FPMD, "--help"], capture_output=True, text=True)
     if "--plugin-socket" not in r.stdout + r.stderr:
-        pytest.skip(f"{FPMD} has no --plugin-socket (no plugin server)")
+        pytest.fail(f"{FPMD} --help names no --plugin-socket: the plugin "
+                    "server's option was renamed or removed")
 
 
 @pytest.fixture
 def topology(needs_plugin):
     """Builds lib/topo.py topologies: topology(nodes, links, **kw); each
     is cleaned up when the test ends, its logs printed (pytest shows them
-    on failure). The zebra plugin must be built (tests skip otherwise)."""
+    on failure). The zebra plugin must be built (see needs_plugin)."""
     from lib.topo import Topology
     need_fpmd()
     built = []

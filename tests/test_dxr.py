@@ -10,8 +10,8 @@ The table itself is checked against the LPM trie by tests/fib_check.c
 import json
 import os
 
-from lib.lab import (h2_loopback, ping, ping_result, ping_stream, wait_for,
-                     xdp_attached)
+from lib.lab import (h2_loopback, ping, ping_result, ping_stream, sh,
+                     wait_for, xdp_attached)
 from lib.traffic import (assert_kernel_flat, assert_lossless, fwd4,
                          measure, nonzero)
 
@@ -25,15 +25,38 @@ def static_routes(d):
 
 
 def lookup_name(d):
-    st = d.show("state")
-    return json.dumps(st)
+    """The IPv4 lookup structure in use, by fpmd's state (its
+    routes/ipv4-lookup leaf, not the configuration's echo)."""
+    return d.show("state")["fpmd:fpmd"]["state"]["routes"]["ipv4-lookup"]
+
+
+FIB4_DXR = 2  # enum fpmd_fib4_algo, bpf/fpmd_maps.h
+
+
+def xdp_fib4_algo(lab, ifname):
+    """fib4_algo in the .rodata of the XDP program attached to ifname:
+    the table the program really looks IPv4 destinations up in."""
+    link = json.loads(sh(f"ip -n {lab.r1.name} -j link show {ifname}")
+                      .stdout)[0]
+    prog = json.loads(sh(f"bpftool -j prog show id "
+                         f"{link['xdp']['prog']['id']}").stdout)
+    for m in prog["map_ids"]:
+        if json.loads(sh(f"bpftool -j map show id {m}").stdout)[
+                "name"].endswith(".rodata"):
+            dump = json.loads(sh(f"bpftool -j map dump id {m}").stdout)
+            for v in dump[0]["formatted"]["value"][".rodata"]:
+                if "fib4_algo" in v:
+                    return v["fib4_algo"]
+    raise AssertionError(f"{ifname}: no fib4_algo in {prog}")
 
 
 def test_dxr_forwards_and_follows_route_changes(lab):
     d = lab.fpmd(extra=DXR)
     log = d.logtext()
     assert "IPv4 DXR (compact)" in log, log
-    assert '"dxr"' in lookup_name(d), lookup_name(d)
+    assert lookup_name(d) == "dxr", d.show("state")
+    for ifname in ("r1-eth0", "r1-eth1"):
+        assert xdp_fib4_algo(lab, ifname) == FIB4_DXR, ifname
     assert os.path.exists(os.path.join(lab.pin, "dxr_dir")), \
         os.listdir(lab.pin)
     lab.routes_and_neighbors(d)

@@ -11,15 +11,11 @@ route is marked, and its return marks them again.
 
 Real zebra 8.4.4 and staticd with the plugin module, real fpmd with XDP on
 the lab's veths (tests/lib/frr.py). Needs the plugin (configure
---with-frr-source=DIR), else skipped. Run:
+--with-frr-source=DIR); without it the tests fail. Run:
   /usr/bin/python3 -m pytest -v tests/test_offload.py
 """
 import os
-import shutil
-import socket
-import subprocess
 import time
-import urllib.request
 
 import pytest
 
@@ -175,50 +171,3 @@ def test_fpmd_gone_clears_marks(lab, server):
     wait_replayed(d)
     lab.warm_kernel_neighbors()
     wait_marks(f, {H2_NET: True, MTU_NET: False, CONN1: True})
-
-
-EXPORTER = shutil.which("prometheus-frr-exporter")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-@pytest.mark.skipif(not EXPORTER, reason="prometheus-frr-exporter not "
-                    "installed (Debian package prometheus-frr-exporter)")
-def test_frr_exporter_follows(lab, server):
-    d, f = start_all(lab)
-    wait_marks(f, {H2_NET: True, CONN1: True})
-    port = free_port()
-    p = subprocess.Popen(
-        [EXPORTER, f"--web.listen-address=127.0.0.1:{port}",
-         f"--frr.socket.dir-path=/var/run/frr/{f.ps}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        def scrape():
-            try:
-                with urllib.request.urlopen(
-                        f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                    return r.read().decode()
-            except OSError:
-                return None
-        text = wait_for(scrape, timeout=10, interval=0.2,
-                        what="prometheus-frr-exporter serving /metrics")
-        if "frr_route_fib_offloaded_count" not in text:
-            ver = subprocess.run(["dpkg-query", "-W", "-f=${Version}",
-                                  "prometheus-frr-exporter"],
-                                 capture_output=True, text=True).stdout
-            pytest.skip(f"prometheus-frr-exporter {ver} has no route "
-                        "collector (no frr_route_fib_offloaded_count; "
-                        "upstream frr_exporter added it later)")
-        got = sum(float(line.split()[-1]) for line in text.splitlines()
-                  if line.startswith("frr_route_fib_offloaded_count")
-                  and 'afi="ipv4"' in line)
-        assert got == len(fpmd_offloaded(d)), (got, fpmd_offloaded(d))
-    finally:
-        p.terminate()
-        p.wait(timeout=10)

@@ -21,7 +21,7 @@ import pytest
 
 from lib.feeds import wait_replayed
 from lib.fpmwire import FpmClient, fpm_frame, route_msg
-from lib.frr import PLUGIN, FrrLab, start_frr
+from lib.frr import FrrLab, start_frr
 from lib.lab import (FPMCTL, FPMD, Lab, ping_result, ping_stream, wait_for,
                      xdp_attached)
 from lib.notify import Notify
@@ -138,9 +138,7 @@ def test_status_follows_the_fpm_replay(lab, notify):
     assert all(a != b for a, b in zip(st, st[1:])), st
 
 
-def test_status_follows_a_real_zebra_over_the_plugin():
-    if not os.path.exists(PLUGIN):
-        pytest.skip(f"zebra plugin not built ({PLUGIN} missing)")
+def test_status_follows_a_real_zebra_over_the_plugin(needs_plugin):
     lab = FrrLab()
     n = Notify(lab.tmp)
     try:
