@@ -56,7 +56,9 @@ def test_dxr_forwards_and_follows_route_changes(lab):
     assert "IPv4 DXR (compact)" in log, log
     assert lookup_name(d) == "dxr", d.show("state")
     for ifname in ("r1-eth0", "r1-eth1"):
-        assert xdp_fib4_algo(lab, ifname) == FIB4_DXR, ifname
+        algo = xdp_fib4_algo(lab, ifname)
+        assert algo == FIB4_DXR, \
+            f"{ifname}: XDP program built for IPv4 table {algo}, not DXR"
     assert os.path.exists(os.path.join(lab.pin, "dxr_dir")), \
         os.listdir(lab.pin)
     lab.routes_and_neighbors(d)
