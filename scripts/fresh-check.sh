@@ -49,7 +49,7 @@ git -C "$top" rev-parse --verify -q HEAD >/dev/null ||
 if ! command -v mmdebstrap >/dev/null; then
 	say "installing mmdebstrap (Debian's, to make the root)"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
-		--no-install-recommends mmdebstrap >/dev/null ||
+		--no-install-recommends mmdebstrap >/dev/null 2>&1 ||
 		die "could not install mmdebstrap"
 fi
 
@@ -60,7 +60,7 @@ if [ "$refresh" = yes ] || [ ! -s "$base" ] ||
 	[ -n "$(find "$base" -mtime +7 2>/dev/null)" ]; then
 	say "making the base root (mmdebstrap bookworm, apt and git only; ~40 s)"
 	t=$(date +%s)
-	mmdebstrap --quiet --variant=apt --include=git,ca-certificates \
+	mmdebstrap --quiet --format=tar --variant=apt --include=git,ca-certificates \
 		bookworm "$base.tmp" >"$cache/mmdebstrap.log" 2>&1 || {
 		tail -n 20 "$cache/mmdebstrap.log" >&2
 		rm -f "$base.tmp"

@@ -32,4 +32,4 @@ FPMD_BUILDDIR=${FPMD_BUILDDIR:-$top/build} "$top/scripts/build.sh" \
 # a mount namespace of its own); the tests' own bpftool calls need it too.
 grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpf /sys/fs/bpf
 cd "${FPMD_BUILDDIR:-$top/build}"
-exec make -s check
+FPMD_CHECK_LEFTOVERS=1 exec make -s check

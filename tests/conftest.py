@@ -15,11 +15,13 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 
+from lib import leftovers  # noqa: E402
 from lib.frr import PLUGIN, FrrLab, diagnostics  # noqa: E402
 from lib.lab import FPMD, Lab  # noqa: E402
 
@@ -75,15 +77,49 @@ def _allowed(reason):
     return False
 
 
+# --- leftovers ---------------------------------------------------------------
+# With FPMD_CHECK_LEFTOVERS=1 (scripts/test.sh) the run fails when it leaves
+# namespaces, pins, FRR pathspaces or processes behind (lib/leftovers.py).
+_before = None
+_left = []
+
+
+def pytest_sessionstart(session):
+    global _before
+    if os.environ.get("FPMD_CHECK_LEFTOVERS") == "1":
+        _before = leftovers.snapshot()
+
+
+def _leftovers():
+    # FRR daemons take a second or two to exit after their stop.
+    deadline = time.monotonic() + 10
+    while True:
+        left = leftovers.new_since(_before)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.5)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session, exitstatus):
-    if any(not _allowed(r) for _, r in _skips) and \
-            session.exitstatus == pytest.ExitCode.OK:
+    bad = any(not _allowed(r) for _, r in _skips)
+    if _before is not None:
+        _left.extend(_leftovers())
+        bad = bad or bool(_left)
+    if bad and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
+    if _before is not None:
+        if _left:
+            tr.section(f"left behind by the tests ({len(_left)})")
+            for kind, name in _left:
+                tr.write_line(f"{kind}: {name}")
+        else:
+            tr.write_line("left behind by the tests: nothing (namespaces, "
+                          "pins, FRR pathspaces, processes)")
     if not _skips:
         tr.write_line("skipped tests: none")
         return

@@ -9,6 +9,7 @@ is checked against what is true at that moment (pins, XDP, sockets).
 
 Run: /usr/bin/python3 -m pytest -v tests/test_systemd.py
 """
+import ctypes
 import os
 import re
 import signal
@@ -185,12 +186,95 @@ def test_reload_and_stop_notifications(lab, notify):
     assert d.proc.wait(15) == 0
 
 
-def test_watchdog_pings_from_the_event_loop(lab, notify):
-    lab.fpmd(env={**notify.env(), "WATCHDOG_USEC": "200000"}, wait=False)
-    notify.ready()
-    for k in range(3):
-        notify.until(lambda m: m.get("WATCHDOG") == "1", timeout=10,
+WATCHDOG_USEC = 400000
+PTRACE_DETACH, PTRACE_SEIZE, PTRACE_INTERRUPT = 17, 0x4206, 0x4207
+WALL = 0x40000000  # waitpid's __WALL
+
+
+def watchdog_pings(notify, n, timeout):
+    """The next n WATCHDOG=1 datagrams: [(receive time, sender pid)]."""
+    out = []
+    for k in range(n):
+        notify.until(lambda m: m.get("WATCHDOG") == "1", timeout=timeout,
                      what=f"WATCHDOG=1 number {k + 1}")
+        pid, t = notify.meta[-1]
+        out.append((t, pid))
+    return out
+
+
+class ThreadStopped:
+    """One thread of a process stopped by ptrace (PTRACE_SEIZE and
+    PTRACE_INTERRUPT), its other threads running on: an event loop stuck
+    in a process that lives. Leaving the block detaches, and the kernel
+    detaches too if the test process dies."""
+
+    def __init__(self, tid):
+        self.tid = tid
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.libc.ptrace.restype = ctypes.c_long
+        self.libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long,
+                                     ctypes.c_void_p, ctypes.c_void_p]
+
+    def ptrace(self, req):
+        if self.libc.ptrace(req, self.tid, None, None) < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, f"ptrace({req:#x}, {self.tid}): "
+                          f"{os.strerror(e)}")
+
+    def __enter__(self):
+        self.ptrace(PTRACE_SEIZE)
+        try:
+            self.ptrace(PTRACE_INTERRUPT)
+            _, status = os.waitpid(self.tid, WALL)
+            assert os.WIFSTOPPED(status), f"wait status {status:#x}"
+        except BaseException:
+            self.libc.ptrace(PTRACE_DETACH, self.tid, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.ptrace(PTRACE_DETACH)
+
+
+def test_watchdog_pings_from_the_event_loop(lab, notify):
+    """WATCHDOG=1 at about half of WATCHDOG_USEC (sd_watchdog_enabled(3)),
+    every gap shorter than WATCHDOG_USEC, from fpmd's main pid (systemd's
+    NotifyAccess=main drops others); with the event loop's thread stopped
+    no ping comes, and they resume when it runs again."""
+    usec = WATCHDOG_USEC / 1e6
+    d = lab.fpmd(env={**notify.env(), "WATCHDOG_USEC": str(WATCHDOG_USEC)},
+                 wait=False)
+    notify.ready()
+    pings = watchdog_pings(notify, 9, timeout=10)
+    gaps = [round(b[0] - a[0], 3) for a, b in zip(pings, pings[1:])]
+    median = sorted(gaps)[len(gaps) // 2]
+    assert 0.4 * usec <= median <= 0.6 * usec, \
+        f"WATCHDOG=1 every {median} s (gaps {gaps}), not about half of " \
+        f"WATCHDOG_USEC={WATCHDOG_USEC}"
+    assert max(gaps) < usec, \
+        f"a gap of {max(gaps)} s >= WATCHDOG_USEC (gaps {gaps})"
+    assert {p for _, p in pings} == {d.proc.pid}, \
+        f"WATCHDOG=1 from {pings}, not fpmd's main pid {d.proc.pid}"
+
+    # fpmd's event loop runs in its main thread (tid = pid): stop that
+    # thread alone for 2.5 watchdog intervals.
+    with ThreadStopped(d.proc.pid):
+        n0 = len(notify.msgs)
+        try:       # drain what was sent before the stop
+            notify.until(lambda m: False, timeout=0.05)
+        except AssertionError:
+            pass
+        queued = len(notify.msgs)
+        try:
+            notify.until(lambda m: m.get("WATCHDOG") == "1",
+                         timeout=2.5 * usec)
+        except AssertionError:
+            pass
+        during = [m for m in notify.msgs[queued:] if "WATCHDOG" in m]
+        assert not during, \
+            f"WATCHDOG=1 with fpmd's event loop stopped: {during} (" \
+            f"{len(notify.msgs) - n0} datagrams since the stop)"
+    watchdog_pings(notify, 2, timeout=2 * usec)
 
 
 def test_status_names_guard_and_veth_peer_hint():

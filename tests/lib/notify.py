@@ -2,7 +2,12 @@
 """A service manager's notify socket for fpmd's sd_notify(3) messages."""
 import os
 import socket
+import struct
 import time
+
+
+SO_TIMESTAMPNS = 35   # asm-generic/socket.h (SCM_TIMESTAMPNS too)
+SCM_CREDENTIALS = 2
 
 
 class Notify:
@@ -12,7 +17,12 @@ class Notify:
         self.path = os.path.join(tmp, "notify.sock")
         self.s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.s.bind(self.path)
+        # The sender's pid (systemd's NotifyAccess=main checks it) and the
+        # kernel's receive time, free of this process's scheduling.
+        self.s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        self.s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.msgs = []  # every datagram so far, as {FIELD: value}
+        self.meta = []  # for each of msgs: (sender pid, receive time in s)
 
     def env(self):
         return {"NOTIFY_SOCKET": self.path}
@@ -23,12 +33,20 @@ class Notify:
         while time.time() < deadline:
             self.s.settimeout(max(deadline - time.time(), 0.01))
             try:
-                data = self.s.recv(65536)
+                data, anc, _, _ = self.s.recvmsg(65536, 256)
             except socket.timeout:
                 break
             msg = dict(line.split("=", 1)
                        for line in data.decode().split("\n") if "=" in line)
+            pid, t = None, None
+            for level, typ, val in anc:
+                if level == socket.SOL_SOCKET and typ == SCM_CREDENTIALS:
+                    pid = struct.unpack("=iII", val[:12])[0]
+                elif level == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS:
+                    sec, nsec = struct.unpack("=qq", val[:16])
+                    t = sec + nsec / 1e9
             self.msgs.append(msg)
+            self.meta.append((pid, t))
             if pred(msg):
                 return msg
         raise AssertionError(f"no {what} within {timeout} s; got "
