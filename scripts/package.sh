@@ -34,6 +34,12 @@ deb=$(cd "$top" && dpkg-parsechangelog -S Version)
 [ "$ver" = "$deb" ] ||
 	die "configure.ac says $ver, debian/changelog says $deb: add a changelog entry (dch -v $ver)"
 
+command -v dpkg-checkbuilddeps >/dev/null ||
+	die "dpkg-dev is not installed: run scripts/install-deps.sh (as root) first"
+missing=$(cd "$top" && dpkg-checkbuilddeps 2>&1) ||
+	die "$(printf '%s' "$missing" | sed 's/^dpkg-checkbuilddeps: error: //')
+  scripts/install-deps.sh (as root) installs debian/control's Build-Depends"
+
 work=$(mktemp -d /tmp/fpmd-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=$work/fpmd-$ver

@@ -641,30 +641,82 @@ def test_g_malformed_fpm_input(lab):
     assert fpm(d)["connected"]
 
 
+IDLE_SAID = "has sent nothing for the settle time"
+
+
+def idle_client(lab):
+    """A TCP client of fpmd's FPM port that sends nothing and stays until
+    its stdin closes."""
+    p = lab.r1.popen(f"exec {PY} -c 'import socket, sys; "
+                     "s = socket.create_connection((\"127.0.0.1\", 2620)); "
+                     "print(\"connected\", flush=True); sys.stdin.read()'",
+                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "connected"
+    return p
+
+
+def idle_close(p):
+    p.stdin.close()
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
 def test_g2_idle_client_changes_nothing(lab):
     """A client that connects and says nothing (a port scan, a stuck peer)
-    has replayed nothing: it must not sweep zebra's routes."""
+    has replayed nothing: it must not sweep zebra's routes. With zebra
+    connected it is refused; with zebra away (its routes held) it is the
+    connection, and its settle time passes (fpmd says so) with nothing
+    swept."""
     h2_loopback(lab, H2_DST + "/24")
-    d, f = start_fpm(lab)
+    d, f = start_fpm(lab, retain=True)
     f.configure(f"ip route {H2_NET} {lab.H2_V4}")
     lab.warm_kernel_neighbors()
     wait_route(d, H2_NET)
     routes = routes_view(d)
-    idle = lab.r1.popen(f"exec {PY} -c 'import socket, time; "
-                        "s = socket.create_connection((\"127.0.0.1\", 2620)); "
-                        "time.sleep(1.5)'")
+    conns = fpm(d)["connections"]
+
+    log0 = len(d.logtext())
+    idle = idle_client(lab)
     try:
-        time.sleep(1)                    # > --fpm-settle (300 ms)
+        wait_for(lambda: "refusing a second FPM connection" in
+                 d.logtext()[log0:], timeout=10,
+                 what="the idle connection refused while zebra is connected")
+        s = fpm(d)
+        assert s["connected"] and s["connections"] == conns and \
+            s["replayState"] == "settled", s
         assert routes_view(d) == routes, \
             f"an idle connection changed the routes: {sorted(fpm_routes(d))}"
+    finally:
+        idle_close(idle)
+
+    f.stop("zebra")                      # -r: the kernel keeps its routes
+    wait_for(lambda: fpm(d)["replayState"] == "held", timeout=10,
+             what="zebra's routes held")
+    log0 = len(d.logtext())
+    idle = idle_client(lab)
+    try:
+        wait_for(lambda: fpm(d)["connections"] == conns + 1, timeout=10,
+                 what="the idle client taken as the FPM connection")
+        # The settle timer has run for it (> --fpm-settle, 300 ms) ...
+        wait_for(lambda: IDLE_SAID in d.logtext()[log0:] or
+                 "replay settled" in d.logtext()[log0:], timeout=10,
+                 what="the settle time passed on the idle connection")
+        # ... and swept nothing.
+        assert routes_view(d) == routes, \
+            f"an idle connection changed the routes: {sorted(fpm_routes(d))}"
+        assert IDLE_SAID in d.logtext()[log0:], d.logtext()[log0:]
+        s = fpm(d)
+        assert s["connected"] and s["replayState"] == "in-progress", s
         got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 5, 0.02))
         assert got == 5 and dl["r1-eth0"]["forwarded"] >= 5, dl
     finally:
-        idle.wait(timeout=10)
-    # zebra (replaced by the idle client, or not) is connected again.
-    wait_for(lambda: fpm(d)["connected"] and
-             fpm(d)["replayState"] == "settled", timeout=10,
-             what="zebra connected again")
+        idle_close(idle)
+    # Gone again: zebra's routes held, as they were.
+    wait_for(lambda: fpm(d)["replayState"] == "held", timeout=10,
+             what="zebra's routes held again")
     assert routes_view(d) == routes
 
 

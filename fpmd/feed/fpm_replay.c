@@ -24,6 +24,7 @@
 
 static uint64_t settle_deadline_ns, hold_deadline_ns, kcheck_ns;
 static uint64_t frames_at_connect;
+static bool idle_said; /* this connection's "sent nothing" is logged */
 
 static void timer_arm(uint64_t deadline_ns)
 {
@@ -42,6 +43,7 @@ void fpm_replay_begin(void)
 	fpm.st.replay_state = "in-progress";
 	hold_deadline_ns = 0;
 	frames_at_connect = fpm.st.frames;
+	idle_said = false;
 	fpm.gen++;
 	/* The replay ends when the stream has been quiet this long. */
 	settle_deadline_ns =
@@ -157,6 +159,12 @@ void fpm_timer(void)
 			/* Nothing replayed yet (zebra always sends its
 			 * connected routes): an idle peer must not sweep the
 			 * routes. */
+			if (!idle_said)
+				log_info("fpm: %s has sent nothing for the "
+					 "settle time (%u ms): no replay to "
+					 "end, nothing swept",
+					 fpm.st.peer, cfg.fpm_settle_ms);
+			idle_said = true;
 			settle_deadline_ns =
 			    now + (uint64_t)cfg.fpm_settle_ms * 1000000ull;
 			timer_arm(settle_deadline_ns);
