@@ -23,6 +23,7 @@ import time
 import pytest
 
 from lib.lab import FPMD, ping, shquote, wait_for
+from lib.traffic import fwd4
 from lib.metrics import (PORT, http, listening, parse, promtool, scrape, val,
                          vsum)
 
@@ -189,6 +190,23 @@ def test_metrics_options_set_the_leaves():
 # ---- values: promtool, and fpmctl at the same moment -------------------------
 
 
+# An echo request of ping's default size on the wire: Ethernet 14, IPv4
+# 20, ICMP 8, data 56.
+ECHO_FRAME = 98
+
+
+def sink(lab):
+    """The oracle outside fpmd: echo requests h2 received, and datagrams
+    r1's kernel forwarded."""
+    return lab.h2.snmp("Icmp", "InEchos"), fwd4(lab.r1)
+
+
+def assert_sink(lab, s0, n):
+    echos, kfwd = sink(lab)
+    assert echos - s0[0] == n, f"h2 received {echos - s0[0]} of {n} echoes"
+    assert kfwd == s0[1], f"r1's kernel forwarded {kfwd - s0[1]}"
+
+
 def fast_path(lab, d):
     lab.routes_and_neighbors(d)
     lab.warm_kernel_neighbors()
@@ -214,20 +232,27 @@ def test_values_equal_fpmctl(lab):
     d = lab.fpmd(extra=["--metrics"])
     fast_path(lab, d)
     s0, _ = parse(scrape(lab.r1))
+    k0 = sink(lab)
     n = 25
     assert ping(lab.h1, lab.H2_V4, n, 0.02) == n
+    assert_sink(lab, k0, n)
     text, counters, summary, state, guards = quiet_snapshot(lab, d)
     s = check_against_fpmctl(text, counters, summary, state, guards)
 
-    # The n echo requests went through XDP, each once.
+    # The n echo requests h1 sent and h2 received went through XDP, each
+    # once, ECHO_FRAME bytes each.
     fwd = dict(interface="r1-eth0", reason="forwarded")
-    assert val(s, "fpmd_packets_total", **fwd) - \
-        val(s0, "fpmd_packets_total", **fwd) == n
-    assert val(s, "fpmd_tx_packets_total", interface="r1-eth1") - \
-        val(s0, "fpmd_tx_packets_total", interface="r1-eth1") == n
+    for fam, lbl, size in (
+            ("fpmd_packets_total", fwd, 1),
+            ("fpmd_bytes_total", fwd, ECHO_FRAME),
+            ("fpmd_tx_packets_total", dict(interface="r1-eth1"), 1),
+            ("fpmd_tx_bytes_total", dict(interface="r1-eth1"), ECHO_FRAME)):
+        assert val(s, fam, **lbl) - val(s0, fam, **lbl) == n * size, \
+            (fam, lbl, val(s, fam, **lbl) - val(s0, fam, **lbl), n * size)
     # Routes and neighbors by hand: the static source.
-    assert val(s, "fpmd_routes", family="ipv4", source="static",
-               protocol="fpmctl", state="forwarding") == 2
+    for fam in ("ipv4", "ipv6"):
+        assert val(s, "fpmd_routes", family=fam, source="static",
+                   protocol="fpmctl", state="forwarding") == 2, fam
     assert val(s, "fpmd_neighbors", family="ipv4", source="static") == 2
     assert val(s, "fpmd_neighbors", family="ipv6", source="static") == 2
 
@@ -250,21 +275,31 @@ def test_values_equal_fpmctl_with_zebra(frrlab):
                 e.get("state") == "forwarding" for e in routes)
     wait_for(routed, timeout=30, interval=0.2,
              what="zebra's route forwarding in fpmd")
+    c0, k0 = d.counter("r1-eth0", "forwarded"), sink(lab)
     assert ping(lab.h1, "10.99.0.1", 10, 0.02) == 10
+    assert_sink(lab, k0, 10)
     text, counters, summary, state, guards = quiet_snapshot(lab, d)
     s = check_against_fpmctl(text, counters, summary, state, guards)
     assert val(s, "fpmd_feed_connected", feed="fpm") == 1
     assert val(s, "fpmd_feed_replay_state", feed="fpm", state="settled") == 1
     assert val(s, "fpmd_feed_frames_total", feed="fpm") > 0
+    # zebra's selected routes, as zebra itself lists them.
+    fib = zebra_fib(f)
     assert val(s, "fpmd_feed_routes", feed="fpm") == \
-        summary["routesBySource"]["fpm"] >= 3
+        summary["routesBySource"]["fpm"] == len(fib), fib
     assert 0 < time.time() - val(
         s, "fpmd_feed_last_replay_start_timestamp_seconds", feed="fpm") < 300
     assert vsum(s, "fpmd_routes", family="ipv4", source="fpm",
                 state="forwarding") >= 3
-    assert vsum(s, "fpmd_routes", source="fpm", protocol="static") >= 1
+    assert vsum(s, "fpmd_routes", source="fpm", protocol="static") == 1
     assert val(s, "fpmd_packets_total", interface="r1-eth0",
-               reason="forwarded") >= 10
+               reason="forwarded") - c0 == 10
+
+
+def zebra_fib(f):
+    """zebra's selected, installed prefixes, both families."""
+    return {p for v6 in (False, True) for p, es in f.routes(v6).items()
+            if any(e.get("selected") and e.get("installed") for e in es)}
 
 
 def check_against_fpmctl(text, counters, summary, state, guards):
@@ -441,9 +476,11 @@ class Prometheus:
 def test_prometheus_scrapes_fpmd(lab):
     d = lab.fpmd(extra=["--metrics"])
     fast_path(lab, d)
+    fwd, k0 = d.counter("r1-eth0", "forwarded"), sink(lab)
     assert ping(lab.h1, lab.H2_V4, 10, 0.02) == 10
-    fwd = d.counter("r1-eth0", "forwarded")
-    assert fwd >= 12
+    assert_sink(lab, k0, 10)
+    fwd += 10       # the 10 echo requests h2 received, by XDP
+    assert d.counter("r1-eth0", "forwarded") == fwd
     prom = Prometheus(lab, lab.r1, f"127.0.0.1:{PORT}")
     try:
         wait_for(lambda: prom.query('up{job="fpmd"}') == 1, timeout=90,
