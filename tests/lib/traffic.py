@@ -31,7 +31,8 @@ class Udp:
         assert "ready" in line, f"udp receiver: {line}"
 
     def stop(self):
-        time.sleep(0.2)   # the last packets are still in flight
+        """Its counts, once it has read everything queued and in flight
+        (it ends when its socket has stayed empty for udpflow.QUIET)."""
         self.proc.send_signal(signal.SIGTERM)
         out, err = self.proc.communicate(timeout=10)
         assert self.proc.returncode == 0, err

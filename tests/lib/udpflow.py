@@ -7,8 +7,10 @@
       SIGINT); prints {"sent": {sport: n}} as JSON when done.
   udpflow.py recv PORT [--v6]
       counts packets per source port and per ingress interface until
-      SIGTERM, then prints {"received": {sport: {ifname: n}},
-      "total": n} as JSON. Prints "ready" on stderr once bound.
+      SIGTERM and then until the socket has stayed empty for QUIET s
+      (nothing queued or in flight is lost), then prints {"received":
+      {sport: {ifname: n}}, "total": n} as JSON. Prints "ready" on
+      stderr once bound.
 
 Each packet carries its flow and sequence number; receivers count each
 (flow, seq) once, so a duplicate is never mistaken for a retransmission.
@@ -22,6 +24,8 @@ import sys
 import time
 
 IP_PKTINFO = 8           # linux/in.h; not exported by Python's socket
+QUIET = 0.3              # s without a packet that ends a stopped receiver
+DRAIN_MAX = 5            # s a stopped receiver reads at most
 
 
 def send(a):
@@ -72,13 +76,25 @@ def recv(a):
     signal.signal(signal.SIGINT, lambda *_: stop.append(1))
     s.settimeout(0.1)
     print("ready", file=sys.stderr, flush=True)
-    while not stop:
+    # After SIGTERM: everything already queued is read, then packets still
+    # in flight, until the socket has been empty for QUIET seconds (a
+    # loaded machine may leave many queued, or late, when the stop comes).
+    # A sender still going ends it DRAIN_MAX s after SIGTERM.
+    quiet_since = stopped = None
+    while True:
+        if stop and quiet_since is None:
+            quiet_since = stopped = time.monotonic()
+        if stopped is not None and time.monotonic() - stopped > DRAIN_MAX:
+            break
         try:
             data, anc, _, src = s.recvmsg(2048, 256)
-        except socket.timeout:
+        except (socket.timeout, InterruptedError):
+            if quiet_since is not None and \
+                    time.monotonic() - quiet_since >= QUIET:
+                break
             continue
-        except InterruptedError:
-            continue
+        if quiet_since is not None:
+            quiet_since = time.monotonic()
         ifindex = 0
         for level, typ, val in anc:
             if typ in (IP_PKTINFO, socket.IPV6_PKTINFO):
