@@ -158,7 +158,8 @@ def test_no_options_attaches_nothing(plain_lab):
         for i in ("r1-eth0", "r1-eth1"):
             assert "xdp" not in lab.r1.run(f"ip link show dev {i}").stdout
         # Its own view: no interface; FPM listening on 127.0.0.1.
-        ctl = subprocess.run(["nsenter", "-t", str(p.pid), "-m", "-n",
+        # -r: fpmd's root too (a chroot's, in scripts/fresh-check.sh).
+        ctl = subprocess.run(["nsenter", "-t", str(p.pid), "-m", "-n", "-r",
                               BIN_FPMCTL, "--json", "show", "interfaces"],
                              capture_output=True, text=True, timeout=30)
         assert ctl.returncode == 0, ctl.stderr
