@@ -27,6 +27,7 @@ from lib.lab import (BH_NET, BUILDDIR, H2_DST, H2_NET, H2_NET6, h2_loopback,
 
 MTU_NET = "10.94.0.0/24"   # a kernel route with an mtu: fpmd's kernel path
 CONN1, CONN2 = "172.16.101.0/24", "172.16.102.0/24"
+CONN1_6, CONN2_6 = "2001:db8:101::/64", "2001:db8:102::/64"
 OFFLOADED_STATES = ("forwarding", "blackhole")
 
 
@@ -68,16 +69,18 @@ def test_routes_marked_and_counted(lab, server):
     wait_marks(f, {H2_NET: True, BH_NET: True, CONN1: True,
                    CONN2: True, MTU_NET: False})
     wait_marks(f, {H2_NET6: True}, v6=True)
-    # Every selected route fpmd has is marked, as fpmd says.
-    for v6 in (False, True):
-        want = fpmd_offloaded(d, v6)
+    # Exactly the routes start_all configured that XDP forwards or drops,
+    # and the links' subnets, are marked and counted; fpmd says the same.
+    for v6, want in ((False, {H2_NET, BH_NET, CONN1, CONN2}),
+                     (True, {H2_NET6, CONN1_6, CONN2_6})):
         wait_for(lambda: (lambda m: m if {p for p, o in m.items() if o}
                           == want else None)(zebra_marks(f, v6)),
                  timeout=10, interval=0.1,
-                 what=f"zebra's offloaded routes = fpmd's {want} (now "
+                 what=f"zebra's offloaded routes = {want} (now "
                       f"{zebra_marks(f, v6)})")
         assert fib_offloaded(f, v6) == len(want), \
             (v6, fib_offloaded(f, v6), want)
+        assert fpmd_offloaded(d, v6) == want, (v6, fpmd_offloaded(d, v6))
     # The mtu route: in the kernel, but fpmd keeps it off the fast path.
     assert routes_of(d, "plugin")[MTU_NET]["state"] == "mtu-metric"
     assert f.routes()[MTU_NET][0].get("installed"), f.routes()[MTU_NET]
