@@ -23,6 +23,7 @@ import signal
 import socket
 import struct
 import subprocess
+import threading
 import time
 
 from scapy.layers.inet import ICMP, IP, UDP, IPerror
@@ -40,19 +41,40 @@ PORT = 9  # discard: h2 answers nothing but port unreachable
 # ---- helpers ----------------------------------------------------------------
 
 class Capture:
-    """Every frame an interface in a namespace receives, until stop()."""
+    """Every frame an interface in a namespace receives, until stop();
+    frames() is what arrived so far."""
 
     def __init__(self, ns, ifname):
-        self.p = ns.popen(f"exec {PY} {RAWFRAMES} capture {ifname}",
+        self.ifname = ifname
+        self.p = ns.popen(f"exec {PY} {RAWFRAMES} capture {ifname} --lines",
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True)
         line = self.p.stderr.readline()
         assert line.strip() == "ready", f"capture on {ifname}: {line!r}"
+        self.got = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.got.append(bytes.fromhex(line.strip()))
+
+    def frames(self):
+        return list(self.got)
 
     def stop(self):
         self.p.send_signal(signal.SIGTERM)
-        out, _ = self.p.communicate(timeout=30)
-        return [bytes.fromhex(h) for h in json.loads(out)]
+        try:
+            err = self.p.stderr.read()
+            self.p.wait(timeout=30)
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+        self.reader.join(timeout=30)
+        # Its own socket overflowing is not a frame lost on the way.
+        assert "dropped" not in err, f"capture on {self.ifname}: {err}"
+        return self.frames()
 
 
 def send_frames(ns, ifname, frames, interval=0.0):
@@ -64,14 +86,49 @@ def send_frames(ns, ifname, frames, interval=0.0):
     return p
 
 
-def send_and_capture(lab, frames, settle=0.5):
-    """Send frames from h1; what h2 and h1 received meanwhile."""
+def send_and_capture(lab, frames, done):
+    """Send frames from h1; what h2 and h1 received meanwhile, once
+    done(at_h2, at_h1) is true (or 10 s passed: the caller's checks say
+    what is missing)."""
     c2 = Capture(lab.h2, "h2-eth0")
     c1 = Capture(lab.h1, "h1-eth0")
     p = send_frames(lab.h1, "h1-eth0", frames)
     assert p.wait(timeout=60) == 0
-    time.sleep(settle)
+    settle(lambda: done(c2.frames(), c1.frames()))
     return c2.stop(), c1.stop()
+
+
+def settle(cond, timeout=10):
+    """Until cond() (frames may still be crossing r1 when the sender is
+    done: a fixed wait is too short on a loaded machine), or timeout:
+    then the caller's checks name what never came."""
+    try:
+        wait_for(cond, timeout=timeout, interval=0.2)
+    except AssertionError:
+        pass
+
+
+def from_h1(lab, frames):
+    """The frames with h1's IPv4 or IPv6 source address."""
+    out = []
+    for b in frames:
+        e = Ether(b)
+        if (IP in e and e[IP].src == lab.H1_V4) or \
+                (IPv6 in e and e[IPv6].src == lab.H1_V6):
+            out.append(b)
+    return out
+
+
+def all_arrived(lab, n):
+    """done() for send_and_capture: n frames from h1 arrived at h2."""
+    return lambda at_h2, _: len(from_h1(lab, at_h2)) >= n
+
+
+def accounted(lab, kinds):
+    """done() for send_and_capture: every frame of an mtu_stream has an
+    outcome (arrived whole or fragmented, or answered with ICMP)."""
+    return lambda at_h2, at_h1: set(kinds) <= set(classify(lab, at_h2,
+                                                           at_h1))
 
 
 def setup_fast_path(lab, d):
@@ -137,8 +194,10 @@ def arrived_by_tag(lab, frames):
 def test_trimmed_frames_identical_to_kernel_forwarding(lab):
     lab.warm_kernel_neighbors()
     frames = trim_frames(lab)
+    def all_tags(at_h2, _):
+        return set(arrived_by_tag(lab, at_h2)) >= set(frames)
     # The kernel first: nothing attached to r1 yet.
-    got, _ = send_and_capture(lab, list(frames.values()))
+    got, _ = send_and_capture(lab, list(frames.values()), all_tags)
     kernel = arrived_by_tag(lab, got)
     assert set(kernel) == set(frames), \
         f"kernel forwarding lost {sorted(set(frames) - set(kernel))}"
@@ -146,7 +205,7 @@ def test_trimmed_frames_identical_to_kernel_forwarding(lab):
     d = lab.fpmd()
     setup_fast_path(lab, d)
     before, b0 = d.counters(), d.show("counters")
-    got, _ = send_and_capture(lab, list(frames.values()))
+    got, _ = send_and_capture(lab, list(frames.values()), all_tags)
     after, b1 = d.counters(), d.show("counters")
     xdp = arrived_by_tag(lab, got)
     rx = counter_deltas(before, after, "r1-eth0")
@@ -310,7 +369,7 @@ def test_mtu_change_under_stream(lab):
             mtus.append(m)
             time.sleep(0.05)
     assert p.returncode == 0
-    time.sleep(0.5)
+    settle(lambda: accounted(lab, kinds)(c2.frames(), c1.frames()))
     outcomes = classify(lab, c2.stop(), c1.stop())
     after = d.counters()
     k1 = kernel_mtu_counters(lab.r1)
@@ -334,7 +393,7 @@ def test_mtu_lowered_while_fpmd_busy(lab):
     d.proc.send_signal(signal.SIGSTOP)
     try:
         set_mtu(lab, 1280)
-        at_h2, at_h1 = send_and_capture(lab, frames)
+        at_h2, at_h1 = send_and_capture(lab, frames, accounted(lab, kinds))
     finally:
         d.proc.send_signal(signal.SIGCONT)
     after = d.counters()
@@ -366,7 +425,7 @@ def test_egress_deleted_while_fpmd_busy(lab):
     assert all(len(f) - 14 <= 68 for f in frames)
     # The path is fast before.
     before = d.counters()
-    send_and_capture(lab, frames)
+    send_and_capture(lab, frames, all_arrived(lab, len(frames)))
     rx = counter_deltas(before, d.counters(), "r1-eth0")
     assert rx.get("forwarded") == len(frames), rx
     unreach0 = lab.r1.snmp("Icmp", "OutDestUnreachs")
@@ -377,7 +436,18 @@ def test_egress_deleted_while_fpmd_busy(lab):
         c1 = Capture(lab.h1, "h1-eth0")
         p = send_frames(lab.h1, "h1-eth0", frames)
         assert p.wait(timeout=60) == 0
-        time.sleep(0.5)
+        # Until h1 has every unreachable r1's kernel counts as sent (the
+        # same on two polls in a row: the last frames may still be on
+        # their way through r1).
+        seen = []
+
+        def answered():
+            v4 = sum(1 for b in c1.frames() if ICMP in Ether(b) and
+                     Ether(b)[ICMP].type == 3)
+            now = (v4, lab.r1.snmp("Icmp", "OutDestUnreachs") - unreach0)
+            seen.append(now)
+            return now[0] and now[0] == now[1] and seen[-2:] == [now, now]
+        settle(answered)
         at_h1 = c1.stop()
     finally:
         d.proc.send_signal(signal.SIGCONT)
@@ -415,7 +485,8 @@ def test_ipv6_conf_mtu_followed(lab):
     applied(d, 1280, log0)
     frames, kinds = mtu_stream(lab, 10)
     before = d.counters()
-    outcomes = classify(lab, *send_and_capture(lab, frames))
+    outcomes = classify(lab, *send_and_capture(lab, frames,
+                                               accounted(lab, kinds)))
     after = d.counters()
     check_accounted(frames, kinds, outcomes, "device 1500, IPv6 1280")
     want = {"df": {"whole"}, "nodf": {"whole"}, "v6": {"icmp"}}
@@ -430,7 +501,8 @@ def test_ipv6_conf_mtu_followed(lab):
     lab.r1.sysctl("net.ipv6.conf.r1-eth1.mtu", 1500)
     applied(d, 1500, log0)
     before = d.counters()
-    outcomes = classify(lab, *send_and_capture(lab, frames))
+    outcomes = classify(lab, *send_and_capture(lab, frames,
+                                               accounted(lab, kinds)))
     after = d.counters()
     assert all(o == {"whole"} for o in outcomes.values()), outcomes
     rx = counter_deltas(before, after, "r1-eth0")

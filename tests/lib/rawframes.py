@@ -6,10 +6,13 @@ namespace with /usr/bin/python3 (ip netns exec NS ... rawframes.py ...).
   rawframes.py send IFNAME [--interval S]
       sends the frames given on stdin (hex, one per line) as they are:
       no padding, no checksum, nothing added; prints {"sent": n}.
-  rawframes.py capture IFNAME [--udp-port P --count N]
+  rawframes.py capture IFNAME [--udp-port P --count N --lines]
       records every frame the interface receives (not the ones it sends)
-      until SIGTERM, then prints them as a JSON list of hex strings.
-      Prints "ready" on stderr once the socket is bound. With --udp-port,
+      until SIGTERM, then prints them as a JSON list of hex strings (with
+      --lines: each one on a line of its own as it arrives, nothing at the
+      end). Prints "ready" on stderr once the socket is bound, and
+      "dropped N" there at the end if its socket buffer overflowed (N
+      frames the capture missed, not the network). With --udp-port,
       only IPv4/IPv6 UDP frames to port P, and a UDP socket bound to P
       takes them (so no ICMP port unreachable goes back); with --count,
       it stops by itself after N of them.
@@ -18,11 +21,14 @@ import argparse
 import json
 import signal
 import socket
+import struct
 import sys
 import time
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SOL_PACKET, PACKET_STATISTICS = 263, 6
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)
 
 
 def send(a):
@@ -59,7 +65,10 @@ def capture(a):
         sink.bind(("::", a.udp_port))
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                       socket.htons(ETH_P_ALL))
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
+    try:   # root: past net.core.rmem_max (212992 on a stock machine)
+        s.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 8 << 20)
+    except OSError:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     s.bind((a.ifname, 0))
     s.settimeout(0.05)
     stop = []
@@ -78,10 +87,17 @@ def capture(a):
             continue
         if a.udp_port and udp_dport(data) != a.udp_port:
             continue
+        if a.lines:
+            print(data.hex(), flush=True)
         got.append(data.hex())
         if a.count and len(got) >= a.count:
             break
-    print(json.dumps(got))
+    _, drops = struct.unpack("=II", s.getsockopt(SOL_PACKET,
+                                                 PACKET_STATISTICS, 8))
+    if drops:
+        print(f"dropped {drops}", file=sys.stderr, flush=True)
+    if not a.lines:
+        print(json.dumps(got))
 
 
 def main():
@@ -94,6 +110,7 @@ def main():
     pc.add_argument("ifname")
     pc.add_argument("--udp-port", type=int, default=0)
     pc.add_argument("--count", type=int, default=0)
+    pc.add_argument("--lines", action="store_true")
     a = p.parse_args()
     send(a) if a.cmd == "send" else capture(a)
 
