@@ -111,6 +111,7 @@ mount --bind "$r" "$r"        # ip netns needs / to be a mount point
 mount -t proc proc "$r/proc"
 mount --rbind /dev "$r/dev"
 mount --rbind /sys "$r/sys"
+umount "$r/sys/fs/bpf" 2>/dev/null || true   # the host'"'"'s, from /sys
 mount -t bpf bpf "$r/sys/fs/bpf"
 mount -t tmpfs -o mode=0755 tmpfs "$r/run"
 mkdir -p "$r/run/lock"
