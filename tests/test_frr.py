@@ -103,6 +103,21 @@ def routes_view(d):
     return out
 
 
+def quiet_fpm(d, quiet=1.0, timeout=20):
+    """Waits until zebra's FPM stream has been quiet for `quiet` s: a burst
+    (a replay, staticd's resend) has been applied as a whole."""
+    last, since = fpm(d)["messages"], time.monotonic()
+    deadline = since + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = fpm(d)["messages"]
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+    raise AssertionError(f"FPM stream not quiet for {quiet} s in {timeout} s")
+
+
 def changed_values(old, new, skip=()):
     return {p: (old[p], new.get(p)) for p in old
             if p not in skip and old[p] != new.get(p)}
@@ -400,9 +415,9 @@ def test_f1_zebra_graceful_restart(lab):
         f.configure(f"no ip route {GONE_NET} {lab.H2_V4}")
         lab.r1.run(f"ip route del {GONE_NET}")
         c1 = d.counter("r1-eth0", "forwarded")
-        time.sleep(1.5)
-        assert d.counter("r1-eth0", "forwarded") >= c1 + 50, \
-            "XDP stopped forwarding while zebra was gone"
+        wait_for(lambda: d.counter("r1-eth0", "forwarded") >= c1 + 50,
+                 timeout=15, interval=0.1,
+                 what="XDP forwarding 50 pings while zebra is gone")
         # The rest stays exactly; GONE may already be gone, since fpmd
         # follows the kernel's main table while zebra is away.
         assert {p: e for p, e in routes_view(d).items() if p != GONE_NET} \
@@ -437,7 +452,7 @@ def test_f1_zebra_graceful_restart(lab):
         wait_for(lambda: fpm(d)["messages"] > m0,
                  timeout=max(1, 15 - (time.time() - t_start)),
                  interval=0.2, what="staticd's resend")
-        time.sleep(0.5)
+        quiet_fpm(d)
         assert routes_view(d) == now, "routes changed with staticd's resend"
         moved = changed_values(vals1, map_values(d))
         if map_writes(d) != w1 or moved:
