@@ -1,18 +1,20 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """What a test run must not leave on the machine: network namespaces, BPF
-pins, FRR pathspace directories and the processes tests start (fpmd,
-FRR's daemons, bird, prometheus, traffic tools). `snapshot()` before the
-run, `new_since(snap)` after it: the difference is a leftover (conftest
-fails the run on one when FPMD_CHECK_LEFTOVERS=1, as scripts/test.sh
-sets; runs started meanwhile by someone else would count too).
+pins, FRR pathspace directories and the processes tests start: the
+daemons by name (fpmd, FRR's, bird, prometheus) wherever they run, and
+any process in a network namespace other than the host's (a ping,
+iperf3 or a container's holder in a test namespace). `snapshot()` before
+the run, `new_since(snap)` after it: the difference is a leftover
+(conftest fails the run on one when FPMD_CHECK_LEFTOVERS=1, as
+scripts/test.sh sets; another test session started meanwhile would
+count too, a shell's commands on the host would not).
 """
 import os
 
 BPFFS = "/sys/fs/bpf"
-# Process names (comm, 15 characters at most) tests start.
-COMMS = {"fpmd", "fpmd-nosan", "fpmctl", "zebra", "staticd", "mgmtd",
-         "bgpd", "ospfd", "ospf6d", "watchfrr", "bird", "prometheus",
-         "iperf3", "ping", "trafficgen", "tcpdump", "unshare", "sleep"}
+# Daemons tests start (comm, 15 characters at most), in any namespace.
+COMMS = {"fpmd", "fpmd-nosan", "zebra", "staticd", "mgmtd", "bgpd",
+         "ospfd", "ospf6d", "watchfrr", "bird", "prometheus", "trafficgen"}
 FRR_DIRS = ("/var/run/frr", "/etc/frr")
 
 
@@ -24,6 +26,7 @@ def _entries(path):
 
 
 def _procs():
+    host_net = os.readlink("/proc/self/ns/net")
     out = set()
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -31,9 +34,10 @@ def _procs():
         try:
             with open(f"/proc/{pid}/comm") as f:
                 comm = f.read().strip()
+            net = os.readlink(f"/proc/{pid}/ns/net")
         except OSError:
             continue
-        if comm in COMMS:
+        if comm in COMMS or net != host_net:
             out.add(f"{comm}[{pid}]")
     return out
 
