@@ -37,7 +37,8 @@ while [ "$i" -le "$runs" ]; do
 		failed=$((failed + 1))
 	fi
 	took=$(($(date +%s) - start))
-	echo "loaded-check: run $i $res in $((took / 60)) min $((took % 60)) s: $(tail -n 1 "$log" | tr -d '=')"
+	summary=$(grep -E '^=+ .* in [0-9.]+s' "$log" | tail -n 1 | tr -d '=')
+	echo "loaded-check: run $i $res in $((took / 60)) min $((took % 60)) s:${summary:- no pytest summary (see $log)}"
 	i=$((i + 1))
 done
 echo "loaded-check: $((runs - failed)) of $runs runs passed"
