@@ -177,7 +177,8 @@ def frrlab(request):
     yield from frr_lab(request)
 
 
-def need_plugin():
+@pytest.fixture
+def needs_plugin():
     """The zebra plugin, built with --with-frr-source: a failure unless
     the run opted out with FPMD_NO_PLUGIN=1 (then a skip, allowed)."""
     if os.path.exists(PLUGIN):
@@ -187,11 +188,6 @@ def need_plugin():
     if os.environ.get("FPMD_NO_PLUGIN") == "1":
         pytest.skip(why)
     pytest.fail(why + "; FPMD_NO_PLUGIN=1 skips its tests instead")
-
-
-@pytest.fixture
-def needs_plugin():
-    need_plugin()
 
 
 @pytest.fixture
