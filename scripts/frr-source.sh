@@ -60,6 +60,14 @@ case $DIR in /*) ;; *) DIR=$(pwd)/$DIR ;; esac
 STAMP=$DIR/.fpmd-frr-source
 # Headers FRR generates that zebra's and lib's headers include.
 GENERATED="lib/route_types.h lib/version.h"
+# FRR 9 on: lib/vty.h includes the mgmtd protocol's protobuf-c header.
+generated() {
+	if [ -f "$DIR/lib/mgmt.proto" ]; then
+		echo "$GENERATED lib/mgmt.pb-c.h"
+	else
+		echo "$GENERATED"
+	fi
+}
 
 ver=$(dpkg-query -W -f='${Version}' frr 2>/dev/null) ||
 	die "the frr package is not installed (apt-get install frr first): the plugin is built for the installed zebra"
@@ -68,7 +76,7 @@ ver=$(dpkg-query -W -f='${Version}' frr 2>/dev/null) ||
 prepared() {
 	[ -f "$STAMP" ] || return 1
 	grep -q '^incomplete' "$STAMP" && return 1
-	for h in $GENERATED; do
+	for h in $(generated); do
 		[ -f "$DIR/$h" ] || return 1
 	done
 	return 0
@@ -107,6 +115,11 @@ DEPS="autoconf automake libtool pkg-config gawk dpkg-dev make gcc
 bison flex texinfo python3-dev libyang2-dev libjson-c-dev libcap-dev
 libc-ares-dev libpcre2-dev libsnmp-dev librtr-dev libssh-dev libpam0g-dev
 libreadline-dev libelf-dev libprotobuf-c-dev"
+# libyang 2 is libyang2-dev in Debian 12 (whose libyang-dev is 1.x) and
+# libyang-dev from Debian 13 on, as in debian/control's alternative.
+if [ -z "$(apt-cache policy libyang2-dev 2>/dev/null | sed -n 's/^ *Candidate: \([^(]\)/\1/p')" ]; then
+	DEPS=$(printf '%s\n' "$DEPS" | sed 's/libyang2-dev/libyang-dev/')
+fi
 missing=""
 for p in $DEPS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q ' installed$' ||
@@ -125,17 +138,52 @@ rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
 say "fetching the source of frr $ver (installed)"
+# nearest_revision: the archive lists the installed version's source but
+# its pool lacks the files (a partial mirror or snapshot): take the
+# nearest earlier Debian revision of the same upstream release whose .dsc
+# the pool has, fetched with apt's own helper and unpacked by
+# dpkg-source, which checks the files against the .dsc.
+nearest_revision() {
+	up=${ver%-*}
+	rev=${ver##*-}
+	case $rev in '' | *[!0-9]*) return 1 ;; esac
+	uri=$(apt-get source -q --print-uris --only-source "frr=$ver" 2>/dev/null |
+		sed -n "s/^'\([^']*\.dsc\)'.*/\1/p" | head -n 1)
+	[ -n "$uri" ] || return 1
+	pool=${uri%/*}
+	r=$((rev - 1))
+	while [ "$r" -ge 1 ]; do
+		dsc=frr_${up#*:}-$r.dsc
+		if /usr/lib/apt/apt-helper download-file "$pool/$dsc" \
+			"$work/$dsc" >/dev/null 2>&1; then
+			for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]* [0-9]* //p' "$work/$dsc"); do
+				/usr/lib/apt/apt-helper download-file "$pool/$f" \
+					"$work/$f" >/dev/null 2>&1 || return 1
+			done
+			(cd "$work" && dpkg-source -x "$dsc" >>apt.log 2>&1) || return 1
+			echo "$up-$r"
+			return 0
+		fi
+		r=$((r - 1))
+	done
+	return 1
+}
+near=""
 if ! (cd "$work" && apt-get source -q --only-source "frr=$ver" >apt.log 2>&1); then
 	avail=$(apt-cache showsrc frr 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ')
-	cat "$work/apt.log" >&2
-	die "VERSION MISMATCH: the installed frr is $ver, the archive offers source ${avail:-none}.
+	if near=$(nearest_revision); then
+		say "WARNING: the archive lists frr $ver's source but has not its files; using $near, the nearest earlier revision of the same FRR release it has (Debian's changes between them are not in the module's view of zebra)"
+	else
+		cat "$work/apt.log" >&2
+		die "VERSION MISMATCH: the installed frr is $ver, the archive offers source ${avail:-none}.
   The archive serves only its newest revision: upgrade frr to it
   (apt-get install frr) and run this script again."
+	fi
 fi
 tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'frr-*' | head -n 1)
 [ -n "$tree" ] || die "apt-get source gave no frr-* directory in $work"
 srcver=$(cd "$tree" && dpkg-parsechangelog -S Version)
-[ "$srcver" = "$ver" ] ||
+[ "$srcver" = "${near:-$ver}" ] ||
 	die "VERSION MISMATCH: the source's debian/changelog says $srcver, the installed frr is $ver"
 mkdir -p "$(dirname "$DIR")"
 rmdir "$DIR" 2>/dev/null || true
@@ -165,6 +213,15 @@ dh_defaults="--build=$build --prefix=/usr --includedir='\${prefix}/include'
 --sysconfdir=/etc --localstatedir=/var --disable-option-checking
 --disable-silent-rules --libdir='\${prefix}/lib/$multiarch'
 --libexecdir='\${prefix}/lib/$multiarch' --disable-maintainer-mode"
+# Newer debhelper passes --runstatedir and no --libexecdir: as the
+# installed zebra was configured.
+zargs=$(/usr/lib/frr/zebra --version 2>/dev/null | sed -n '/configured with:/{n;p}')
+case $zargs in *--libexecdir=*) ;; *)
+	dh_defaults=$(printf '%s' "$dh_defaults" | sed "s|--libexecdir='[^']*'||") ;;
+esac
+case $zargs in *--runstatedir=/run*)
+	dh_defaults="$dh_defaults --runstatedir=/run" ;;
+esac
 
 say "bootstrapping"
 (cd "$DIR" && ./bootstrap.sh >"$DIR/.fpmd-bootstrap.log" 2>&1) ||
@@ -172,9 +229,20 @@ say "bootstrapping"
 say "configuring with debian/rules' flags"
 printf '%s\n' "./configure $dh_defaults $flags PYTHON=/usr/bin/python3" |
 	tr '\n' ' ' >"$DIR/.fpmd-configure-cmd"
-(cd "$DIR" && eval "$(cat .fpmd-configure-cmd)" >.fpmd-configure.log 2>&1) ||
-	die "FRR's configure failed, see $DIR/.fpmd-configure.log"
+configure() {
+	(cd "$DIR" && eval "$(cat .fpmd-configure-cmd)" >.fpmd-configure.log 2>&1)
+}
+if ! configure; then
+	# DEPS is what Debian 12's FRR 8.4 needs; another release's flags may
+	# want more (FRR 10: sqlite3, ...): its full Build-Depends, once.
+	say "configure failed ($(tail -n 1 "$DIR/.fpmd-configure.log")); installing frr's own Build-Depends (apt-get build-dep frr=$ver) and trying again"
+	apt-get build-dep -y -q "frr=$ver" >"$DIR/.fpmd-build-dep.log" 2>&1 ||
+		apt-get build-dep -y -q frr >>"$DIR/.fpmd-build-dep.log" 2>&1 ||
+		die "apt-get build-dep frr failed, see $DIR/.fpmd-build-dep.log"
+	configure || die "FRR's configure failed, see $DIR/.fpmd-configure.log"
+fi
 
+GENERATED=$(generated)
 say "generating headers: $GENERATED"
 # shellcheck disable=SC2086
 (cd "$DIR" && make $GENERATED >"$DIR/.fpmd-make.log" 2>&1) ||
@@ -192,4 +260,8 @@ if [ -n "$theirs" ] && [ "$theirs" != "$ours" ]; then
 	diff "$work/theirs" "$work/ours" | sed 's/^/  /' || true
 fi
 printf '%s\n' "$ver" >"$STAMP"
+# Which Debian revision's source it is, when not the installed one's.
+if [ -n "$near" ]; then
+	printf '%s\n' "$near" >"$DIR/.fpmd-frr-source-revision"
+fi
 say "FRR $ver prepared in $DIR (configure --with-frr-source=$DIR)"

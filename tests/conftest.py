@@ -22,7 +22,7 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 
 from lib import leftovers  # noqa: E402
-from lib.frr import PLUGIN, FrrLab, diagnostics  # noqa: E402
+from lib.frr import PLUGIN, FrrLab, Release, diagnostics  # noqa: E402
 from lib.lab import FPMD, Lab  # noqa: E402
 
 
@@ -133,6 +133,44 @@ def pytest_terminal_summary(terminalreporter):
                       "(tests/conftest.py ALLOWED_SKIPS, doc/testing.md)")
 
 
+# --- FRR releases --------------------------------------------------------------
+# The tests of these files that run a real zebra (fixtures frrlab,
+# plugin_lab, topology) run once per FRR release: the host's (Debian 12's,
+# "bookworm") and each Debian suite of FPMD_FRR_SUITES (default trixie,
+# FRR 10.3, and forky, the newest), from a root file system of its own
+# (scripts/frr-root.sh, tests/lib/frr.py Release). FPMD_FRR_SUITES=""
+# runs the host's only. A test marked frr_releases("bookworm", ...) runs
+# with those releases only (never a skip: the others are not generated).
+RELEASE_MODULES = {"test_frr", "test_fpm_status", "test_protocol",
+                   "test_offload", "test_plugin", "test_plugin_feed",
+                   "test_lab"}
+FRR_SUITES = os.environ.get("FPMD_FRR_SUITES", "trixie forky").split()
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "frr_releases(*suites): run with these FRR releases only "
+        "(bookworm is the host's)")
+
+
+def pytest_generate_tests(metafunc):
+    if "frr_release" not in metafunc.fixturenames or \
+            metafunc.module.__name__ not in RELEASE_MODULES:
+        return
+    suites = ["bookworm"] + FRR_SUITES
+    m = metafunc.definition.get_closest_marker("frr_releases")
+    if m:
+        suites = [x for x in suites if x in m.args]
+    metafunc.parametrize("frr_release", suites, indirect=True)
+
+
+@pytest.fixture
+def frr_release(request):
+    """The FRR a test's zebra runs (tests/lib/frr.py Release)."""
+    suite = getattr(request, "param", "bookworm")
+    return Release(None if suite == "bookworm" else suite)
+
+
 def need_fpmd():
     if not os.access(FPMD, os.X_OK):
         pytest.fail(f"{FPMD} not built (run make first)")
@@ -157,10 +195,11 @@ def lab():
         lab.cleanup()
 
 
-def frr_lab(request, **diag):
+def frr_lab(request, release, **diag):
     need_fpmd()
     with sigterm_interrupts():
-        lab = FrrLab(topo=getattr(request, "param", "line"))
+        lab = FrrLab(topo=getattr(request, "param", "line"),
+                     release=release)
         try:
             yield lab
         finally:
@@ -171,16 +210,21 @@ def frr_lab(request, **diag):
 
 
 @pytest.fixture
-def frrlab(request):
+def frrlab(request, frr_release):
     """An FrrLab fed over FPM; parametrize indirectly with "ecmp" for that
     topology."""
-    yield from frr_lab(request)
+    yield from frr_lab(request, frr_release)
 
 
 @pytest.fixture
-def needs_plugin():
-    """The zebra plugin, built with --with-frr-source: a failure unless
-    the run opted out with FPMD_NO_PLUGIN=1 (then a skip, allowed)."""
+def needs_plugin(frr_release):
+    """The zebra plugin, built with --with-frr-source (for a release of
+    another suite: built in its root, tests/lib/frr.py Release.plugin): a
+    failure unless the run opted out with FPMD_NO_PLUGIN=1 (then a skip,
+    allowed)."""
+    if frr_release.chroot and os.environ.get("FPMD_NO_PLUGIN") != "1":
+        frr_release.plugin()
+        return
     if os.path.exists(PLUGIN):
         return
     why = (f"zebra plugin not built ({PLUGIN} missing): configure "
@@ -191,11 +235,12 @@ def needs_plugin():
 
 
 @pytest.fixture
-def plugin_lab(request, needs_plugin):
+def plugin_lab(request, needs_plugin, frr_release):
     """An FrrLab for the zebra plugin (lib/frr.py start_frr, lib/feeds.py
     start_fpmd); parametrize indirectly with "ecmp" for that topology."""
-    yield from frr_lab(request, shows=("plugin", "routes", "nexthops",
-                                       "counters"), plugin=True)
+    yield from frr_lab(request, frr_release,
+                       shows=("plugin", "routes", "nexthops", "counters"),
+                       plugin=True)
 
 
 @pytest.fixture
@@ -208,7 +253,7 @@ def server():
 
 
 @pytest.fixture
-def topology(needs_plugin):
+def topology(needs_plugin, frr_release):
     """Builds lib/topo.py topologies: topology(nodes, links, **kw); each
     is cleaned up when the test ends, its logs printed (pytest shows them
     on failure). The zebra plugin must be built (see needs_plugin)."""
@@ -217,6 +262,7 @@ def topology(needs_plugin):
     built = []
 
     def make(nodes, links, **kw):
+        kw.setdefault("release", frr_release)
         t = Topology(nodes, links, **kw)
         built.append(t)
         return t

@@ -591,6 +591,8 @@ def malformed_cases(ok):
     ]
 
 
+# fpmd's own handling of raw FPM input: the FRR release does not matter.
+@pytest.mark.frr_releases("bookworm")
 def test_g_malformed_fpm_input(lab):
     h2_loopback(lab, H2_DST + "/24")
     d = lab.fpmd(extra=SETTLE)
@@ -679,6 +681,8 @@ def idle_close(p):
         p.wait()
 
 
+# fpmd's own handling of raw FPM input: the FRR release does not matter.
+@pytest.mark.frr_releases("bookworm")
 def test_g2_idle_client_changes_nothing(lab):
     """A client that connects and says nothing (a port scan, a stuck peer)
     has replayed nothing: it must not sweep zebra's routes. With zebra
@@ -763,6 +767,8 @@ def route_attrs_msg(prefix, attrs):
                  nla(RTA_TABLE, struct.pack("=I", 254)) + attrs)
 
 
+# fpmd's own handling of raw FPM input: the FRR release does not matter.
+@pytest.mark.frr_releases("bookworm")
 def test_g4_wider_ecmp_than_fpmd_takes_kernel_path(lab):
     h2_loopback(lab, H2_DST + "/24", "10.96.0.1/24")
     d = lab.fpmd(extra=SETTLE)
@@ -803,6 +809,8 @@ def test_g4_wider_ecmp_than_fpmd_takes_kernel_path(lab):
 # kernel nexthop objects). fpmd once refused such a group ("group member
 # nexthop unknown") and every route using it took the kernel path until
 # the group changed; now the group is held until its last member is in.
+# fpmd's own handling of raw FPM input: the FRR release does not matter.
+@pytest.mark.frr_releases("bookworm")
 def test_g5_group_ahead_of_its_members_is_held(lab):
     h2_loopback(lab, H2_DST + "/24")
     d = lab.fpmd(extra=SETTLE)
@@ -845,6 +853,8 @@ def long_dst_frame(n):
     return fpm_frame(bad + ROUTE_KEY_OVERFLOW[4 + 52:])
 
 
+# fpmd's own handling of raw FPM input: the FRR release does not matter.
+@pytest.mark.frr_releases("bookworm")
 def test_g3_foreign_family_long_dst(lab):
     h2_loopback(lab, H2_DST + "/24")
     d = lab.fpmd(extra=SETTLE)

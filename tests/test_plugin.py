@@ -28,7 +28,7 @@ import pytest
 from lib.feeds import routes_of, start_fpmd, start_plugin, wait_replayed
 from lib.feeds import wait_no_plugin_route as wait_no_route
 from lib.feeds import wait_plugin_route as wait_route
-from lib.frr import PLUGIN, plugin_sock, start_frr, zplugin
+from lib.frr import plugin_sock, start_frr, zplugin
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
 from lib.traffic import (Udp, assert_kernel_flat, assert_lossless, fwd4,
@@ -339,7 +339,7 @@ def test_e2_zebra_restart_replay(lab, server):
     h2_loopback(lab, H2_DST + "/24", "10.97.0.1/24")
     d = start_fpmd(lab)
     f = lab.frr(start=False, fpm=False)
-    mod = ["-M", f"{PLUGIN}:{plugin_sock(lab)}"]
+    mod = ["-M", f"{f.rel.plugin()}:{plugin_sock(lab)}"]
     f.start_zebra(retain=True, extra=mod)
     f.start("staticd")
     wait_replayed(d)

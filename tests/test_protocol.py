@@ -19,7 +19,6 @@ import collections
 import json
 
 from lib.fpmwire import RT_SCOPE_LINK, fpm_keeper, frame, route
-from lib.frr import PLUGIN
 from lib.lab import wait_for
 
 # (prefix, rtm_protocol, table, the name fpmctl shows): zebra2proto() /
@@ -204,7 +203,7 @@ def test_zebra_over_plugin(needs_plugin, frrlab):
     lab = frrlab
     d = lab.fpmd(extra=("--no-fpm",))
     f = lab.frr(start=False, fpm=False)
-    f.start_zebra(extra=["-M", f"{PLUGIN}:{d.plugin_sock}"])
+    f.start_zebra(extra=["-M", f"{f.rel.plugin()}:{d.plugin_sock}"])
     f.start("staticd")
     # The plugin has zebra's own route type: "connected".
     check_zebra_protocols(lab, d, f, "plugin", "connected")

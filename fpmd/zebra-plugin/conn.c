@@ -8,8 +8,8 @@
  */
 #include "fpmd_zebra.h"
 
-static void fz_read(struct thread *t);
-static void fz_flush(struct thread *t);
+static void fz_read(struct fz_event *t);
+static void fz_flush(struct fz_event *t);
 
 /* ---- buffers --------------------------------------------------------- */
 
@@ -88,7 +88,7 @@ void fz_ring_clear(struct fz_ring *r)
 static void fz_kick(void)
 {
 	if (!atomic_exchange_explicit(&fz.kicked, true, memory_order_acq_rel))
-		thread_add_event(fz.fthread->master, fz_flush, NULL, 0,
+		fz_add_event(fz.fthread->master, fz_flush, NULL, 0,
 				 &fz.t_kick);
 }
 
@@ -169,7 +169,7 @@ static void fz_schedule_connect(void)
 {
 	if (atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
 		return;
-	thread_add_timer_msec(fz.fthread->master, fz_connect, NULL, FZ_RETRY_MS,
+	fz_add_timer_msec(fz.fthread->master, fz_connect, NULL, FZ_RETRY_MS,
 			      &fz.t_connect);
 }
 
@@ -182,8 +182,8 @@ static void fz_disconnect(bool quiet, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintfrr(why, sizeof(why), fmt, ap);
 	va_end(ap);
-	THREAD_OFF(fz.t_read);
-	THREAD_OFF(fz.t_write);
+	FZ_OFF(fz.t_read);
+	FZ_OFF(fz.t_write);
 	if (fz.fd >= 0)
 		close(fz.fd);
 	fz.fd = -1;
@@ -221,7 +221,7 @@ static void fz_disconnect(bool quiet, const char *fmt, ...)
 	fz_schedule_connect();
 }
 
-void fz_connect(struct thread *t)
+void fz_connect(struct fz_event *t)
 {
 	Fpmd__PluginMsg m = FPMD__PLUGIN_MSG__INIT;
 	Fpmd__Hello hello = FPMD__HELLO__INIT;
@@ -280,11 +280,11 @@ void fz_connect(struct thread *t)
 				 " begins",
 			  fz.path, begin.id);
 	fz.absent_logged = false;
-	thread_add_read(fz.fthread->master, fz_read, NULL, fd, &fz.t_read);
+	fz_add_read(fz.fthread->master, fz_read, NULL, fd, &fz.t_read);
 	fz_kick();
 	/* The RIB is the main pthread's: the walk runs there. */
 	if (!atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
-		thread_add_event(zrouter.master, fz_walk_start, NULL, gen,
+		fz_add_event(zrouter.master, fz_walk_start, NULL, gen,
 				 &fz.t_walk_start);
 }
 
@@ -317,7 +317,7 @@ static void fz_write_some(void)
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				thread_add_write(fz.fthread->master, fz_flush,
+				fz_add_write(fz.fthread->master, fz_flush,
 						 NULL, fz.fd, &fz.t_write);
 				return;
 			}
@@ -332,7 +332,7 @@ static void fz_write_some(void)
 	}
 }
 
-static void fz_flush(struct thread *t)
+static void fz_flush(struct fz_event *t)
 {
 	bool overrun;
 
@@ -461,6 +461,8 @@ static bool fz_handle(const uint8_t *buf, size_t len)
 			  m->replay_done->id, m->replay_done->routes,
 			  m->replay_done->nexthops);
 		break;
+	case FPMD__FPMD_MSG__MSG__NOT_SET:
+	case _FPMD__FPMD_MSG__MSG__CASE_IS_INT_SIZE:
 	default:
 		break; /* newer fpmd: ignore what we do not know */
 	}
@@ -468,7 +470,7 @@ static bool fz_handle(const uint8_t *buf, size_t len)
 	return true;
 }
 
-static void fz_read(struct thread *t)
+static void fz_read(struct fz_event *t)
 {
 	const uint8_t *msg;
 	size_t len;
@@ -477,7 +479,7 @@ static void fz_read(struct thread *t)
 
 	n = wire_fill(fz.fd, &fz.in);
 	if (n == -EAGAIN || n == -EINTR) {
-		thread_add_read(fz.fthread->master, fz_read, NULL, fz.fd,
+		fz_add_read(fz.fthread->master, fz_read, NULL, fz.fd,
 				&fz.t_read);
 		return;
 	}
@@ -499,5 +501,5 @@ static void fz_read(struct thread *t)
 			      FZ_MAX_MSG);
 		return;
 	}
-	thread_add_read(fz.fthread->master, fz_read, NULL, fz.fd, &fz.t_read);
+	fz_add_read(fz.fthread->master, fz_read, NULL, fz.fd, &fz.t_read);
 }

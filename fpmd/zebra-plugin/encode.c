@@ -7,7 +7,7 @@
  */
 #include "fpmd_zebra.h"
 
-static void fz_walk_routes(struct thread *t);
+static void fz_walk_routes(struct fz_event *t);
 
 /* ---- encoding -------------------------------------------------------- */
 
@@ -215,7 +215,7 @@ void fz_walk_stop(void)
 	if (fz.walk.rn)
 		route_unlock_node(fz.walk.rn);
 	fz.walk.rn = NULL;
-	THREAD_OFF(fz.walk.t);
+	FZ_OFF(fz.walk.t);
 }
 
 struct fz_nhe_walk {
@@ -254,12 +254,12 @@ static int fz_walk_nhe(struct hash_bucket *b, void *arg)
 	return HASHWALK_CONTINUE;
 }
 
-void fz_walk_start(struct thread *t)
+void fz_walk_start(struct fz_event *t)
 {
 	struct fz_nhe_walk a = { .ok = true };
 
 	fz_walk_stop();
-	fz.walk.gen = THREAD_VAL(t);
+	fz.walk.gen = FZ_VAL(t);
 	if (!fz_walk_current())
 		return;
 	pthread_mutex_lock(&fz.lock);
@@ -280,7 +280,7 @@ void fz_walk_start(struct thread *t)
 	dplane_ctx_fini(&a.ctx);
 	if (!a.ok)
 		return;
-	thread_add_event(zrouter.master, fz_walk_routes, NULL, 0, &fz.walk.t);
+	fz_add_event(zrouter.master, fz_walk_routes, NULL, 0, &fz.walk.t);
 }
 
 /* One route node: its selected FIB entry, if fpmd can use it. */
@@ -318,7 +318,7 @@ static bool fz_walk_node(struct route_node *rn)
 	return true;
 }
 
-static void fz_walk_routes(struct thread *t)
+static void fz_walk_routes(struct fz_event *t)
 {
 	Fpmd__PluginMsg m = FPMD__PLUGIN_MSG__INIT;
 	Fpmd__ReplayEnd end = FPMD__REPLAY_END__INIT;
@@ -330,7 +330,7 @@ static void fz_walk_routes(struct thread *t)
 	}
 	if (fz_backlog() > FZ_WALK_HIGH) {
 		/* fpmd is behind: let it catch up, keep zebra's memory flat. */
-		thread_add_timer_msec(zrouter.master, fz_walk_routes, NULL, 10,
+		fz_add_timer_msec(zrouter.master, fz_walk_routes, NULL, 10,
 				      &fz.walk.t);
 		return;
 	}
@@ -352,7 +352,7 @@ static void fz_walk_routes(struct thread *t)
 			 * held node survives between slices. */
 			fz.walk.rn = srcdest_route_next(fz.walk.rn);
 			if (++n >= FZ_WALK_SLICE && fz.walk.rn) {
-				thread_add_event(zrouter.master, fz_walk_routes,
+				fz_add_event(zrouter.master, fz_walk_routes,
 						 NULL, 0, &fz.walk.t);
 				return;
 			}

@@ -81,24 +81,18 @@ static void fz_ctx(struct zebra_dplane_ctx *ctx)
 	enum dplane_op_e op = dplane_ctx_get_op(ctx);
 	bool route = false, nexthop = false, del = false;
 
-	switch (op) {
-	case DPLANE_OP_ROUTE_INSTALL:
-	case DPLANE_OP_ROUTE_UPDATE:
+	/* Not a switch: FRR 10 builds with -Wswitch-enum, and the enum grows
+	 * with every release. */
+	if (op == DPLANE_OP_ROUTE_INSTALL || op == DPLANE_OP_ROUTE_UPDATE)
 		route = true;
-		break;
-	case DPLANE_OP_ROUTE_DELETE:
+	else if (op == DPLANE_OP_ROUTE_DELETE)
 		route = del = true;
-		break;
-	case DPLANE_OP_NH_INSTALL:
-	case DPLANE_OP_NH_UPDATE:
+	else if (op == DPLANE_OP_NH_INSTALL || op == DPLANE_OP_NH_UPDATE)
 		nexthop = true;
-		break;
-	case DPLANE_OP_NH_DELETE:
+	else if (op == DPLANE_OP_NH_DELETE)
 		nexthop = del = true;
-		break;
-	default:
+	else
 		return;
-	}
 	/* Not connected: the replay of the next connection covers it. */
 	if (!atomic_load_explicit(&fz.is_up, memory_order_acquire)) {
 		CNT_INC(skipped_down);
@@ -224,7 +218,7 @@ static int fz_start(struct zebra_dplane_provider *prov)
 		zlog_err(FZ_LOG "cannot start its pthread: no fast path feed");
 		return -1;
 	}
-	thread_add_event(fz.fthread->master, fz_connect, NULL, 0,
+	fz_add_event(fz.fthread->master, fz_connect, NULL, 0,
 			 &fz.t_connect);
 	return 0;
 }
@@ -262,13 +256,13 @@ static int fz_finish(struct zebra_dplane_provider *prov, bool early)
 static int fz_early_fini(void)
 {
 	atomic_store_explicit(&fz.shutdown, true, memory_order_relaxed);
-	THREAD_OFF(fz.t_walk_start);
-	THREAD_OFF(fz.t_status);
+	FZ_OFF(fz.t_walk_start);
+	FZ_OFF(fz.t_status);
 	fz_walk_stop();
 	return 0;
 }
 
-static int fz_late_init(struct thread_master *tm)
+static int fz_late_init(struct fz_loop *tm)
 {
 	const char *arg = THIS_MODULE->load_args;
 	int ret;
@@ -302,8 +296,44 @@ static int fz_late_init(struct thread_master *tm)
 	return 0;
 }
 
+/* The FRR release zebra runs: libfrr's own entry in the module list. */
+static const char *fz_running_release(void)
+{
+	for (struct frrmod_runtime *m = frrmod_list; m; m = m->next)
+		if (m->info && m->info->name && m->info->version &&
+		    !strcmp(m->info->name, "libfrr"))
+			return m->info->version;
+	return NULL;
+}
+
+/* Same major.minor: the structures and enums the module uses match. */
+static bool fz_same_release(const char *a, const char *b)
+{
+	unsigned int amaj, amin, bmaj, bmin;
+
+	return sscanf(a, "%u.%u", &amaj, &amin) == 2 &&
+	       sscanf(b, "%u.%u", &bmaj, &bmin) == 2 && amaj == bmaj &&
+	       amin == bmin;
+}
+
 static int fz_module_init(void)
 {
+	const char *running = fz_running_release();
+
+	/* Built against another release, the module would misread zebra's
+	 * structures: refuse, and zebra says the module failed to load. */
+	if (!running || !fz_same_release(running, FRR_VERSION)) {
+		zlog_err(FZ_LOG "built for FRR " FRR_VERSION ", but this zebra is "
+				"FRR %s: not loading (build the module against "
+				"this FRR's source, or install the fpmd-frr "
+				"package made for it)",
+			 running ? running : "of unknown version");
+		fprintf(stderr,
+			FZ_LOG "built for FRR " FRR_VERSION ", but this zebra "
+			       "is FRR %s: not loading\n",
+			running ? running : "of unknown version");
+		return -1;
+	}
 	hook_register(frr_late_init, fz_late_init);
 	return 0;
 }

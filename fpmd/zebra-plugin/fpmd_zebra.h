@@ -35,6 +35,8 @@
 #include "zebra/zebra_router.h"
 #include "zebra/zebra_vrf.h"
 
+#include "fz_compat.h"
+
 
 #include "fpmd.pb-c.h"
 #include "../common/wire.h"
@@ -133,7 +135,7 @@ struct fpmd_zebra {
 	bool absent_logged, refused_logged;
 	struct wire_buf in;
 	struct fz_buf w; /* taken from q, being written */
-	struct thread *t_connect, *t_read, *t_write, *t_kick;
+	struct fz_event *t_connect, *t_read, *t_write, *t_kick;
 	time_t log_window;
 	unsigned int log_count, log_suppressed;
 	time_t connected_at;
@@ -155,7 +157,7 @@ struct fpmd_zebra {
 	_Atomic uint64_t w_left; /* bytes in w not yet written */
 
 	/* zebra's main pthread: the replay walk. */
-	struct thread *t_walk_start;
+	struct fz_event *t_walk_start;
 	struct {
 		uint32_t gen;
 		uint64_t id;
@@ -163,7 +165,7 @@ struct fpmd_zebra {
 		bool in_table;
 		struct route_node *rn;
 		uint64_t routes, nexthops;
-		struct thread *t;
+		struct fz_event *t;
 	} walk;
 
 	/* Route statuses: filled on the plugin's pthread under st_lock,
@@ -172,7 +174,7 @@ struct fpmd_zebra {
 	struct fz_status_q st_q;
 	struct fz_status_q st_main;
 	size_t st_next;
-	struct thread *t_status;
+	struct fz_event *t_status;
 
 	struct fz_counters c;
 };
@@ -182,7 +184,7 @@ extern struct fpmd_zebra fz;
 #define CNT_GET(f) atomic_load_explicit(&fz.c.f, memory_order_relaxed)
 
 /* conn.c: the plugin's pthread, and the queue any pthread writes to. */
-void fz_connect(struct thread *t);
+void fz_connect(struct fz_event *t);
 void fz_buf_free(struct fz_buf *b);
 void fz_ring_clear(struct fz_ring *r);
 /* Queue one message for fpmd (see conn.c). */
@@ -203,7 +205,7 @@ bool fz_send_route(bool del, int type, const struct prefix *p,
 bool fz_send_nexthop(bool del, uint32_t id, const struct nexthop_group *ng,
 		     const struct nh_grp *grp, uint8_t ngrp, uint32_t gen);
 /* zebra's main pthread: walk the RIB for the replay of connection gen. */
-void fz_walk_start(struct thread *t);
+void fz_walk_start(struct fz_event *t);
 void fz_walk_stop(void);
 
 /* offload.c */

@@ -6,15 +6,30 @@
  */
 #include "fpmd_zebra.h"
 
-static void fz_status_apply(struct thread *t);
+static void fz_status_apply(struct fz_event *t);
 
 /* ---- offload status in zebra's RIB ----------------------------------- */
 
 /*
- * FRR 8.4 has no dataplane API to set a route's offload flags (a provider
- * can only fail a route, and then zebra keeps it out of the kernel too;
- * DPLANE_OP_ROUTE_NOTIFY updates nexthop FIB flags only). So the flags
- * are set here, on zebra's main pthread, as zebra's own netlink code sets
+ * FRR 8.5 and later: zebra's own path. The mark of the prefix's selected
+ * FIB entry goes to zebra as a DPLANE_OP_ROUTE_NOTIFY context, as
+ * dplane_fpm_nl hands it an FPM route notification, and zebra's
+ * rib_process_dplane_notify() sets ZEBRA_FLAG_OFFLOADED or
+ * ZEBRA_FLAG_OFFLOAD_FAILED (and clears the route's `q` under
+ * --asic-offload=notify_on_offload). The context names the entry (type,
+ * instance, table, vrf, prefix) and carries no nexthops, as FPM's does:
+ * with nexthops, zebra would take them as the set installed in the FIB
+ * and clear the FIB flag of every other. Built on the main pthread, where
+ * the RIB is.
+ *
+ * zebra has no notification that removes a mark: the entries fpmd no
+ * longer answers for (not selected any more, or fpmd gone) are cleared
+ * here on the main pthread, as below.
+ *
+ * FRR 8.4 has no such path (it has the op, but reads no offload flags
+ * from it; a provider can only fail a route, and then zebra keeps it out
+ * of the kernel too). There the flags are set here, on zebra's main
+ * pthread, as zebra's own netlink code sets
  * them from a kernel notification: ZEBRA_FLAG_OFFLOADED or
  * ZEBRA_FLAG_OFFLOAD_FAILED on the prefix's selected FIB entry
  * (dest->selected_fib), both cleared on its other entries. zebra sets
@@ -52,10 +67,11 @@ void fz_status_push(const struct fz_status *s)
 	pthread_mutex_unlock(&fz.st_lock);
 	/* thread_add_event is safe from any pthread; one pending is enough. */
 	if (sched && !atomic_load_explicit(&fz.shutdown, memory_order_relaxed))
-		thread_add_event(zrouter.master, fz_status_apply, NULL, 0,
+		fz_add_event(zrouter.master, fz_status_apply, NULL, 0,
 				 &fz.t_status);
 }
 
+#if !FZ_HAVE_ROUTE_NOTIFY
 static void fz_re_mark(struct route_entry *re, bool offloaded)
 {
 	if (offloaded) {
@@ -66,11 +82,42 @@ static void fz_re_mark(struct route_entry *re, bool offloaded)
 		UNSET_FLAG(re->flags, ZEBRA_FLAG_OFFLOADED);
 	}
 }
+#endif
 
 static void fz_re_unmark(struct route_entry *re)
 {
 	UNSET_FLAG(re->flags, ZEBRA_FLAG_OFFLOADED | ZEBRA_FLAG_OFFLOAD_FAILED);
 }
+
+#if FZ_HAVE_ROUTE_NOTIFY
+/* Main pthread: the mark of re, rn's selected FIB entry, to zebra. */
+static bool fz_notify(struct route_node *rn, struct route_entry *re,
+		      bool offloaded)
+{
+	struct zebra_dplane_ctx *ctx = dplane_ctx_alloc();
+	const struct route_table *table = srcdest_rnode_table(rn);
+	const struct rib_table_info *info = table ? table->info : NULL;
+	const struct prefix *p, *src_p;
+	uint32_t flags;
+
+	if (!ctx)
+		return false;
+	srcdest_rnode_prefixes(rn, &p, &src_p);
+	if (!info ||
+	    dplane_ctx_route_init_basic(ctx, DPLANE_OP_ROUTE_NOTIFY, re, p,
+					(const struct prefix_ipv6 *)src_p,
+					info->afi, info->safi) != 0) {
+		dplane_ctx_fini(&ctx);
+		return false;
+	}
+	flags = re->flags & ~(ZEBRA_FLAG_OFFLOADED | ZEBRA_FLAG_OFFLOAD_FAILED |
+			      ZEBRA_FLAG_TRAPPED);
+	flags |= offloaded ? ZEBRA_FLAG_OFFLOADED : ZEBRA_FLAG_OFFLOAD_FAILED;
+	dplane_ctx_set_flags(ctx, flags);
+	dplane_provider_enqueue_to_zebra(ctx);
+	return true;
+}
+#endif
 
 /* Main pthread: one status onto the RIB. */
 static void fz_status_one(const struct fz_status *s)
@@ -101,7 +148,14 @@ static void fz_status_one(const struct fz_status *s)
 			fz_re_unmark(re);
 			continue;
 		}
+#if FZ_HAVE_ROUTE_NOTIFY
+		if (!fz_notify(rn, re, s->offloaded)) {
+			CNT_INC(status_dropped);
+			continue;
+		}
+#else
 		fz_re_mark(re, s->offloaded);
+#endif
 		if (s->offloaded)
 			CNT_INC(marked_offloaded);
 		else
@@ -128,7 +182,7 @@ static void fz_status_clear_all(void)
 	CNT_INC(clears);
 }
 
-static void fz_status_apply(struct thread *t)
+static void fz_status_apply(struct fz_event *t)
 {
 	int n = 0;
 
@@ -157,7 +211,7 @@ static void fz_status_apply(struct thread *t)
 				fz_status_one(s);
 			if (++n >= FZ_STATUS_SLICE) {
 				/* Let zebra breathe; the rest next turn. */
-				thread_add_event(zrouter.master,
+				fz_add_event(zrouter.master,
 						 fz_status_apply, NULL, 0,
 						 &fz.t_status);
 				return;

@@ -12,6 +12,16 @@ FrrLab extends Lab (tests/lib/lab.py) with FRR instances and a second topology
 (h1 - r1 - {r2, r3} - h2 for ECMP); its cleanup() stops FRR, then does
 everything Lab.cleanup() does, then removes the pathspace directories.
 
+An instance runs the host's FRR (Debian 12's) or, given a Release, FRR
+from another Debian suite: its root file system (scripts/frr-root.sh,
+cached in /var/cache/fpmd/frr-roots) with the daemons started by chroot
+inside the namespace, in a mount namespace of their own with /proc, /sys,
+/dev and the lab's temp dir mounted in the root (configs, logs and the
+plugin socket have the same paths inside and out). FRR >= 10 starts
+mgmtd first, and its staticd takes its configuration through mgmtd
+(vtysh) only. The root's frr user has this machine's uid, as an frr
+installed here would.
+
 Also here: zebra with our plugin (start_frr), commands on zebra's own vty
 (the plugin's are not in vtysh), the offload marks the plugin sets in
 zebra's RIB, and the diagnostics the FRR fixtures print at teardown.
@@ -25,7 +35,7 @@ import socket
 import subprocess
 import time
 
-from lib.lab import BUILDDIR, Lab, sh, wait_for
+from lib.lab import BUILDDIR, REPO, Lab, sh, wait_for
 from lib.runner import read_text
 
 # Our zebra module (fpmd/zebra-plugin/), built with --with-frr-source.
@@ -36,8 +46,93 @@ FRR_RUN = "/var/run/frr"
 FRR_ETC = "/etc/frr"
 FRR_USER = "frr"
 
-# Daemons in start order; stopping goes in parallel.
+# Daemons in start order; stopping goes in parallel (mgmtd goes first
+# where the release has it: Release.daemons).
 DAEMONS = ("zebra", "staticd")
+
+FRR_ROOT = os.path.join(REPO, "scripts", "frr-root.sh")
+
+
+class Release:
+    """The FRR a test runs: the host's (suite None), or a Debian suite's
+    in its root file system (scripts/frr-root.sh makes it the first time,
+    ~3 min). version is the Debian package's, upstream its FRR part."""
+
+    _cache = {}
+    _plugins = {}
+
+    def __new__(cls, suite=None):
+        if suite in cls._cache:
+            return cls._cache[suite]
+        self = super().__new__(cls)
+        self.suite = suite
+        if suite:
+            r = subprocess.run(["sh", FRR_ROOT, suite], capture_output=True,
+                               text=True, timeout=1800)
+            if r.returncode != 0:
+                raise FrrError(f"no FRR root for {suite}:\n{r.stderr}")
+            self.root = r.stdout.strip().splitlines()[-1]
+        else:
+            self.root = ""
+        r = subprocess.run(["dpkg-query", "--admindir",
+                            self.root + "/var/lib/dpkg", "-W",
+                            "-f=${Version}", "frr"],
+                           capture_output=True, text=True)
+        if r.returncode != 0 or not r.stdout:
+            raise FrrError(f"frr is not installed in {self.root or '/'}")
+        self.version = r.stdout.strip()
+        self.upstream = self.version.split(":")[-1].split("-")[0]
+        self.major, self.minor = (int(x) for x in
+                                  self.upstream.split(".")[:2])
+        # /var/run is a link to /run: absolute, so the host's from here.
+        self.run_dir = "/run/frr" if suite else FRR_RUN
+        self.mgmtd = os.path.exists(self.host(FRR_SBIN + "/mgmtd"))
+        self.daemons = (("mgmtd",) if self.mgmtd else ()) + DAEMONS
+        cls._cache[suite] = self
+        return self
+
+    def __repr__(self):
+        return f"FRR {self.upstream} ({self.suite or 'host'})"
+
+    @property
+    def chroot(self):
+        return bool(self.root)
+
+    def host(self, path):
+        """A path of the release's file system, as the host sees it."""
+        return self.root + path
+
+    def plugin(self):
+        """Our zebra module for this release: the build's for the host's
+        FRR, built in the root (frr-root.sh --plugin, once per run)
+        otherwise. The path as the release's zebra sees it."""
+        if not self.chroot:
+            return PLUGIN
+        if self.suite not in self._plugins:
+            r = subprocess.run(["sh", FRR_ROOT, "--plugin", self.suite],
+                               capture_output=True, text=True, timeout=1800)
+            if r.returncode != 0:
+                raise FrrError(f"the plugin for {self}: {r.stderr}")
+            path = r.stdout.strip().splitlines()[-1]
+            self._plugins[self.suite] = path[len(self.root):]
+        return self._plugins[self.suite]
+
+    def argv(self, ns, tmp, cmd):
+        """cmd run inside ns with this release's files: in the root, with
+        /proc, /sys, /dev and tmp mounted there for it alone."""
+        if not self.chroot:
+            return ["ip", "netns", "exec", ns.name] + cmd
+        os.makedirs(self.host(tmp), exist_ok=True)
+        script = ('r=$1 t=$2; shift 2; mount -t proc proc "$r/proc" && '
+                  'mount --rbind /sys "$r/sys" && '
+                  'mount --rbind /dev "$r/dev" && '
+                  'mount --bind "$t" "$r$t" && exec chroot "$r" "$@"')
+        return ["ip", "netns", "exec", ns.name, "unshare", "--mount",
+                "--propagation", "private", "sh", "-c", script, "sh",
+                self.root, tmp] + cmd
+
+    def vtysh_argv(self):
+        return (["chroot", self.root] if self.chroot else []) + ["vtysh"]
 
 
 def _frr_ids():
@@ -59,21 +154,37 @@ class Frr:
     """
 
     def __init__(self, lab, ns, fpm=True, nhg=True, kernel_nhg=True,
-                 fpm_port=None, zebra_conf=()):
+                 fpm_port=None, zebra_conf=(), release=None):
         self.lab, self.ns = lab, ns
+        self.rel = release or getattr(lab, "release", None) or Release()
         self.ps = ns.name                      # unique per run already
-        self.rundir = os.path.join(FRR_RUN, self.ps)
-        self.etcdir = os.path.join(FRR_ETC, self.ps)
+        # In the release's file system (inner) and as the host sees it.
+        self.rundir_in = os.path.join(self.rel.run_dir, self.ps)
+        self.rundir = self.rel.host(self.rundir_in)
+        self.etcdir = self.rel.host(os.path.join(FRR_ETC, self.ps))
         self.confdir = os.path.join(lab.tmp, "frr-" + self.ps)
+        self.daemons = list(self.rel.daemons)
         self.fpm = fpm
         uid, gid = _frr_ids()
         # Removed by remove() on every exit path, also if a step below
         # fails; only what this instance created.
         self.created = []
         lab.frrs.append(self)
-        if not os.path.isdir(FRR_RUN):   # normally made by tmpfiles.d/frr
-            os.makedirs(FRR_RUN, 0o755)
-            os.chown(FRR_RUN, uid, gid)
+        frr_run = self.rel.host(self.rel.run_dir)
+        if not os.path.isdir(frr_run):   # normally made by tmpfiles.d/frr
+            os.makedirs(frr_run, 0o755)
+            os.chown(frr_run, uid, gid)
+        if self.rel.chroot:
+            # The mount point of the lab's temp dir (Release.argv), and
+            # what FRR 10 wants (FRR-LAB.md).
+            mnt = self.rel.host(lab.tmp)
+            if not os.path.isdir(mnt):
+                os.makedirs(mnt)
+                self.created.append(mnt)
+            vartmp = self.rel.host("/var/tmp/frr")
+            if not os.path.isdir(vartmp):
+                os.makedirs(vartmp)
+                os.chown(vartmp, uid, gid)
         for d in (self.rundir, self.etcdir, self.confdir):
             os.mkdir(d)
             self.created.append(d)
@@ -81,7 +192,10 @@ class Frr:
         # The daemons read their configs after dropping to frr: the lab's
         # temp dir (0700 root) must let them through.
         os.chmod(lab.tmp, 0o711)
-        open(os.path.join(self.etcdir, "vtysh.conf"), "w").close()
+        for name in ("vtysh.conf", "frr.conf"):
+            path = os.path.join(self.etcdir, name)
+            open(path, "w").close()
+            os.chown(path, uid, gid)
         zebra = [f"hostname {ns.name}"]
         if fpm:
             line = "fpm address 127.0.0.1"
@@ -108,8 +222,9 @@ class Frr:
     def conf(self, daemon):
         return os.path.join(self.confdir, daemon + ".conf")
 
-    def pidfile(self, daemon):
-        return os.path.join(self.rundir, daemon + ".pid")
+    def pidfile(self, daemon, inner=False):
+        return os.path.join(self.rundir_in if inner else self.rundir,
+                            daemon + ".pid")
 
     def logfile(self, daemon):
         return os.path.join(self.lab.tmp, f"{self.ps}-{daemon}.log")
@@ -147,19 +262,32 @@ class Frr:
         child has read its config and opened its vty socket."""
         if self.running(daemon):
             raise FrrError(f"{self.ps}: {daemon} already running")
-        argv = ["ip", "netns", "exec", self.ns.name,
-                os.path.join(FRR_SBIN, daemon), "-d", "-N", self.ps,
-                "-f", self.conf(daemon), "-i", self.pidfile(daemon),
-                "--log", "file:" + self.logfile(daemon),
-                "-P", "0"]            # no vty TCP port, the unix socket only
+        cmd = [os.path.join(FRR_SBIN, daemon), "-d", "-N", self.ps,
+               "-i", self.pidfile(daemon, inner=True),
+               "--log", "file:" + self.logfile(daemon),
+               "-P", "0"]             # no vty TCP port, the unix socket only
+        if not self.by_mgmtd(daemon):
+            cmd += ["-f", self.conf(daemon)]
         if daemon == "zebra" and self.fpm:
-            argv += ["-M", "dplane_fpm_nl"]
-        argv += list(args)
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+            cmd += ["-M", "dplane_fpm_nl"]
+        cmd += list(args)
+        argv = self.rel.argv(self.ns, self.lab.tmp, cmd)
+        # Its output to a file, not a pipe: FRR 10's daemonized children
+        # keep the parent's stdout and stderr open.
+        out = os.path.join(self.lab.tmp, f"{self.ps}-{daemon}.start")
+        with open(out, "w") as o:
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=o,
+                               stderr=subprocess.STDOUT, timeout=30)
         if r.returncode != 0 or not self.running(daemon):
             raise FrrError(f"{self.ps}: {daemon} did not start "
-                           f"({r.returncode}): {' '.join(argv)}\n{r.stdout}"
-                           f"{r.stderr}\n{self.logtext(daemon)}")
+                           f"({r.returncode}): {' '.join(argv)}\n"
+                           f"{read_text(out)}\n{self.logtext(daemon)}")
+        if daemon != "mgmtd" and self.by_mgmtd(daemon):
+            with open(self.conf(daemon)) as f:
+                lines = [x for x in f.read().splitlines()
+                         if x.strip() and not x.startswith("hostname")]
+            if lines:
+                self.configure(*lines)
         return self
 
     def start_zebra(self, retain=False, graceful=None, extra=()):
@@ -171,7 +299,16 @@ class Frr:
             args.append("-r")
         if graceful is not None:
             args += ["-K", str(graceful)]
+        if self.rel.mgmtd and not self.running("mgmtd"):
+            self.start("mgmtd")
         return self.start("zebra", args)
+
+    def by_mgmtd(self, daemon):
+        """mgmtd itself, and daemons whose configuration only mgmtd takes
+        (staticd since FRR 10): started without a file, then configured
+        through vtysh (start())."""
+        return daemon == "mgmtd" or (daemon == "staticd" and
+                                     self.rel.major >= 10)
 
     def start_all(self, retain=False, graceful=None):
         self.start_zebra(retain, graceful)
@@ -188,12 +325,13 @@ class Frr:
         return pid
 
     def stop(self, *daemons, timeout=15):
-        stop_parallel([(self, d) for d in (daemons or DAEMONS)], timeout)
+        stop_parallel([(self, d) for d in (daemons or self.daemons)],
+                      timeout)
 
     # ---- vtysh ------------------------------------------------------------
 
     def vtysh(self, *cmds, check=True, timeout=30):
-        argv = ["vtysh", "-N", self.ps]
+        argv = self.rel.vtysh_argv() + ["-N", self.ps]
         for c in cmds:
             argv += ["-c", c]
         r = subprocess.run(argv, capture_output=True, text=True,
@@ -234,6 +372,13 @@ class Frr:
         """Everything this instance created on the host: the pathspace's run
         and etc directories (the config dir goes with the lab's tmp)."""
         for d in self.created:
+            if self.rel.chroot and d == self.rel.host(self.lab.tmp):
+                # A mount point in the root: empty here, never followed.
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+                continue
             shutil.rmtree(d, ignore_errors=True)
         self.created = []
 
@@ -284,8 +429,9 @@ class FrrLab(Lab):
     R1_R2_V4, R1_R3_V4 = "10.0.12.1", "10.0.13.1"
     ECMP_DST = "10.99.0.1"
 
-    def __init__(self, topo="line", receiver_gro=True):
+    def __init__(self, topo="line", receiver_gro=True, release=None):
         self.topo = topo
+        self.release = release
         self.frrs = []
         super().__init__(receiver_gro)
 
@@ -347,7 +493,8 @@ class FrrLab(Lab):
 
     def cleanup(self):
         try:
-            left = stop_parallel([(f, d) for f in self.frrs for d in DAEMONS])
+            left = stop_parallel([(f, d) for f in self.frrs
+                                  for d in f.daemons])
             if left:
                 print(f"FRR daemons needed SIGKILL: {left}")
         finally:
@@ -368,7 +515,7 @@ def plugin_sock(lab):
 def start_frr(lab, **kw):
     """zebra with the plugin (no FPM module) and staticd on r1."""
     f = lab.frr(start=False, fpm=False, **kw)
-    f.start_zebra(extra=["-M", f"{PLUGIN}:{plugin_sock(lab)}"])
+    f.start_zebra(extra=["-M", f"{f.rel.plugin()}:{plugin_sock(lab)}"])
     f.start("staticd")
     return f
 
@@ -377,7 +524,7 @@ def zebra_vty(f, *cmds):
     """Commands on zebra's own vty socket, as vtysh sends them, in one
     session (e.g. "enable" first); returns the last one's output. vtysh
     only knows the commands compiled into it, not those a module adds."""
-    path = os.path.join(FRR_RUN, f.ps, "zebra.vty")
+    path = os.path.join(f.rundir, "zebra.vty")
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
     try:
@@ -478,7 +625,7 @@ def ns_wait_tentative(ns, timeout=5):
     raise AssertionError(f"{ns.name}: IPv6 addresses still tentative")
 
 
-__all__ = ["Frr", "FrrLab", "FrrError", "stop_parallel", "sh", "PLUGIN",
+__all__ = ["Frr", "FrrLab", "FrrError", "Release", "stop_parallel", "sh", "PLUGIN",
            "start_frr", "zebra_vty", "zplugin", "diagnostics", "zebra_marks",
            "fib_offloaded", "wait_marks",
            "ns_has_listener", "ns_wait_tentative"]

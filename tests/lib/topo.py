@@ -222,7 +222,11 @@ class Topology(Lab):
     reachable as t["r1"]. start=False: only namespaces, links and
     addresses; start() then starts fpmd, FRR and bird."""
 
-    def __init__(self, nodes, links, start=True, receiver_gro=True):
+    def __init__(self, nodes, links, start=True, receiver_gro=True,
+                 release=None):
+        """release: the FRR the routers run (tests/lib/frr.py Release;
+        default the host's)."""
+        self.release = release
         names = [n.name for n in nodes]
         if len(set(names)) != len(names):
             raise ValueError(f"topology: duplicate node names in {names}")
@@ -361,18 +365,21 @@ class Topology(Lab):
         spec = n.spec
         confs = {d: self._conf(c, n) for d, c in spec.frr.items()}
         plugin = spec.fpmd and spec.feed == "plugin"
-        if plugin and not os.path.exists(PLUGIN):
-            raise FileNotFoundError(
-                f"topology: router {n.name}: zebra plugin {PLUGIN} not "
-                "built (configure --with-frr-source=DIR)")
         f = FrrDaemons(self, n.ns, confs,
                        fpm=spec.fpmd and spec.feed == "fpm")
         n.frr = f
-        extra = ["-M", f"{PLUGIN}:{os.path.join(n.tmp, 'plugin.sock')}"] \
-            if plugin else []
+        extra = []
+        if plugin:
+            so = f.rel.plugin()
+            if not os.path.exists(f.rel.host(so)):
+                raise FileNotFoundError(
+                    f"topology: router {n.name}: zebra plugin {so} not "
+                    "built (configure --with-frr-source=DIR)")
+            extra = ["-M", f"{so}:{os.path.join(n.tmp, 'plugin.sock')}"]
         f.start_zebra(extra=extra)
-        for d in f.daemons[1:]:
-            f.start(d)
+        for d in f.daemons:
+            if d not in ("mgmtd", "zebra"):
+                f.start(d)
         return f
 
     def _start_bird(self, n):
@@ -640,7 +647,8 @@ class FrrDaemons(Frr):
 
     def __init__(self, lab, ns, confs, fpm=False):
         super().__init__(lab, ns, fpm=fpm, zebra_conf=confs.get("zebra", ()))
-        self.daemons = ["zebra"] + [d for d in confs if d != "zebra"]
+        self.daemons = [d for d in self.rel.daemons if d != "staticd"] + \
+            [d for d in confs if d != "zebra"]
         for d in self.daemons[1:]:
             self._write_conf(d, [f"hostname {ns.name}"] + list(confs[d]))
 
