@@ -4,6 +4,7 @@
 # Builds the Debian packages fpmd and fpmd-frr:
 #
 #   scripts/package.sh [--install] [OUTDIR]      (default ./build-deb)
+#   scripts/package.sh --suite SUITE [OUTDIR]    for another Debian release
 #
 # from a copy of the tree (dpkg-buildpackage writes into the parent of
 # the source and runs autoreconf in it, which must not touch ./build, the
@@ -18,15 +19,47 @@
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 install=no
-if [ "${1:-}" = --install ]; then
-	install=yes
-	shift
-fi
+suite=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--install) install=yes; shift ;;
+	--suite) suite=${2:?--suite needs a Debian suite name}; shift 2 ;;
+	*) break ;;
+	esac
+done
 out=${1:-$top/build-deb}
 case $out in /*) ;; *) out=$(pwd)/$out ;; esac
 
 say() { echo "package: $*"; }
 die() { echo "package: error: $*" >&2; exit 1; }
+
+# --suite SUITE: both packages built for another Debian release, in its
+# root file system (scripts/frr-root.sh makes it the first time), so that
+# fpmd-frr holds a module for that release's FRR and depends on exactly
+# its frr. They land in OUTDIR/SUITE; --install does not apply.
+if [ -n "$suite" ]; then
+	[ "$install" = no ] || die "--install installs on this machine: not with --suite"
+	root=$(sh "$top/scripts/frr-root.sh" "$suite") || exit 1
+	src=$root/build/package-src
+	rm -rf "$src" "$root/build/package-out"
+	mkdir -p "$src"
+	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar --null -T - -cf -) | tar -C "$src" -xf -
+	say "building in the $suite root ($root)"
+	sh "$top/scripts/frr-root.sh" --run "$suite" \
+		sh /build/package-src/scripts/package.sh /build/package-out ||
+		die "building for $suite failed (above)"
+	mkdir -p "$out/$suite"
+	rm -f "$out/$suite"/*.deb
+	cp "$root/build/package-out"/*.deb "$out/$suite/"
+	rm -rf "$src"
+	say "$suite packages in $out/$suite:"
+	for d in "$out/$suite"/fpmd*.deb; do
+		say "  $(basename "$d"): $(dpkg-deb -f "$d" Depends)"
+	done
+	exit 0
+fi
 
 # The package's version is configure.ac's.
 ver=$(sed -n 's/^AC_INIT(\[fpmd\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")

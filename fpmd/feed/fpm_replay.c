@@ -106,7 +106,9 @@ static int cmp_pfx(const void *a, const void *b)
 
 /*
  * While zebra is away, the kernel's main table is the truth it left
- * behind: held FPM routes the kernel no longer has are removed.
+ * behind: held FPM routes the kernel no longer has are removed. FRR 10's
+ * local routes (`L`, the router's own addresses) mirror the kernel's
+ * local table, not its main one: they stay while the kernel has them.
  */
 static void kernel_check(void)
 {
@@ -116,7 +118,9 @@ static void kernel_check(void)
 	size_t i;
 
 	if (nl_dump_routes(AF_INET, RT_TABLE_MAIN, kset_cb, &k) ||
-	    nl_dump_routes(AF_INET6, RT_TABLE_MAIN, kset_cb, &k) || k.failed) {
+	    nl_dump_routes(AF_INET6, RT_TABLE_MAIN, kset_cb, &k) ||
+	    nl_dump_routes(AF_INET, RT_TABLE_LOCAL, kset_cb, &k) ||
+	    nl_dump_routes(AF_INET6, RT_TABLE_LOCAL, kset_cb, &k) || k.failed) {
 		free(k.p);
 		return;
 	}

@@ -89,6 +89,20 @@ static bool group_stale(const Fpmd__RouteOp *r, const struct prefix *p)
 	return true;
 }
 
+/*
+ * Forward by the route's nexthop object, or by its own paths (always
+ * sent): those when zebra never installed the object (FRR 10's connected
+ * routes name one, and no NexthopOp comes for it) or it is stale.
+ */
+static bool use_group(const Fpmd__RouteOp *r, const struct prefix *p)
+{
+	if (!r->nhg_id)
+		return false;
+	if (r->n_paths && !rib_nexthop_find(SRC_PLUGIN, r->nhg_id))
+		return false;
+	return !group_stale(r, p);
+}
+
 int plugin_route_type(int type, const char **err)
 {
 	static const enum rib_rtype types[] = {
@@ -154,8 +168,7 @@ int plugin_route_op(const Fpmd__RouteOp *r, const char **err)
 		 * zebra never sets): see route_mtu_metric() in fpm_apply.c. */
 		rq.type = RT_KERNEL;
 		rq.kreason = KR_MTU_METRIC;
-	} else if (rq.type == RT_UNICAST && r->nhg_id &&
-		   !group_stale(r, &rq.p)) {
+	} else if (rq.type == RT_UNICAST && use_group(r, &rq.p)) {
 		rq.nhid = r->nhg_id;
 	} else if (rq.type == RT_UNICAST && r->n_paths > NH_MAX_MEMBERS) {
 		/* Refusing it would leave a covering route (or the route's

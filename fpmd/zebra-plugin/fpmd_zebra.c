@@ -87,6 +87,11 @@ static void fz_ctx(struct zebra_dplane_ctx *ctx)
 		route = true;
 	else if (op == DPLANE_OP_ROUTE_DELETE)
 		route = del = true;
+	/* A kernel or connected route gone from the kernel (8.4 also sends a
+	 * ROUTE_DELETE: fpmd takes a second delete as done). Another entry
+	 * zebra then selects for the prefix comes as its own install. */
+	else if (op == DPLANE_OP_SYS_ROUTE_DELETE)
+		route = del = true;
 	else if (op == DPLANE_OP_NH_INSTALL || op == DPLANE_OP_NH_UPDATE)
 		nexthop = true;
 	else if (op == DPLANE_OP_NH_DELETE)
@@ -119,6 +124,14 @@ static int fz_process(struct zebra_dplane_provider *prov)
 		 * a later provider); fpmd being absent or refusing never
 		 * fails a route. */
 		dplane_ctx_set_status(ctx, ZEBRA_DPLANE_REQUEST_SUCCESS);
+		/* zebra's system-route notifications, which we asked for, go
+		 * back to zebra as nothing: 8.4 to 10.3 do nothing with them
+		 * there, but FRR 10.7 takes a returning SYS_ROUTE_ADD for a
+		 * route the kernel added and adds it again, which notifies
+		 * again, without end. */
+		if (dplane_ctx_get_op(ctx) == DPLANE_OP_SYS_ROUTE_ADD ||
+		    dplane_ctx_get_op(ctx) == DPLANE_OP_SYS_ROUTE_DELETE)
+			dplane_ctx_set_op(ctx, DPLANE_OP_NONE);
 		dplane_provider_enqueue_out_ctx(prov, ctx);
 	}
 	if (i >= limit)
@@ -288,6 +301,10 @@ static int fz_late_init(struct fz_loop *tm)
 			 ret);
 		return 0;
 	}
+	/* Kernel and connected routes leaving the kernel: FRR 10 queues no
+	 * ROUTE_DELETE for them (8.4 does), only this notification, and only
+	 * on request (fz_process). */
+	dplane_enable_sys_route_notifs();
 	hook_register(frr_early_fini, fz_early_fini);
 	install_element(VIEW_NODE, &show_fpmd_plugin_cmd);
 	zlog_info(FZ_LOG "loaded (built for FRR " FRR_VERSION "), feeding "

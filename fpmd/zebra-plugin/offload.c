@@ -17,10 +17,15 @@ static void fz_status_apply(struct fz_event *t);
  * rib_process_dplane_notify() sets ZEBRA_FLAG_OFFLOADED or
  * ZEBRA_FLAG_OFFLOAD_FAILED (and clears the route's `q` under
  * --asic-offload=notify_on_offload). The context names the entry (type,
- * instance, table, vrf, prefix) and carries no nexthops, as FPM's does:
- * with nexthops, zebra would take them as the set installed in the FIB
- * and clear the FIB flag of every other. Built on the main pthread, where
- * the RIB is.
+ * instance, table, vrf, prefix) and its nexthops, copied with their
+ * flags: zebra matches a connected route by its nexthops (there may be
+ * one per interface), and takes the context's nexthops as the set
+ * installed in the FIB, which must stay what it is. Built on the main
+ * pthread, where the RIB is.
+ *
+ * Local routes (FRR 10's `L`, the router's own addresses) get no mark:
+ * zebra installs them nowhere (the kernel's local table answers), and XDP
+ * hands their packets to the kernel by design, which is no failure.
  *
  * zebra has no notification that removes a mark: the entries fpmd no
  * longer answers for (not selected any more, or fpmd gone) are cleared
@@ -114,6 +119,8 @@ static bool fz_notify(struct route_node *rn, struct route_entry *re,
 			      ZEBRA_FLAG_TRAPPED);
 	flags |= offloaded ? ZEBRA_FLAG_OFFLOADED : ZEBRA_FLAG_OFFLOAD_FAILED;
 	dplane_ctx_set_flags(ctx, flags);
+	if (re->nhe)
+		dplane_ctx_set_nexthops(ctx, re->nhe->nhg.nexthop);
 	dplane_provider_enqueue_to_zebra(ctx);
 	return true;
 }
@@ -148,6 +155,12 @@ static void fz_status_one(const struct fz_status *s)
 			fz_re_unmark(re);
 			continue;
 		}
+#ifdef ZEBRA_ROUTE_LOCAL
+		if (re->type == ZEBRA_ROUTE_LOCAL) {
+			fz_re_unmark(re);
+			continue;
+		}
+#endif
 #if FZ_HAVE_ROUTE_NOTIFY
 		if (!fz_notify(rn, re, s->offloaded)) {
 			CNT_INC(status_dropped);

@@ -178,9 +178,11 @@ class Frr:
             # The mount point of the lab's temp dir (Release.argv), and
             # what FRR 10 wants (FRR-LAB.md).
             mnt = self.rel.host(lab.tmp)
-            if not os.path.isdir(mnt):
+            try:        # a topology starts its routers' FRR in parallel
                 os.makedirs(mnt)
                 self.created.append(mnt)
+            except FileExistsError:
+                pass
             vartmp = self.rel.host("/var/tmp/frr")
             if not os.path.isdir(vartmp):
                 os.makedirs(vartmp)
@@ -262,6 +264,12 @@ class Frr:
         child has read its config and opened its vty socket."""
         if self.running(daemon):
             raise FrrError(f"{self.ps}: {daemon} already running")
+        # FRR 10 opens its log after dropping to frr, in the lab's temp
+        # dir that only root writes: the file is there, frr's.
+        log = self.logfile(daemon)
+        if not os.path.exists(log):
+            open(log, "w").close()
+            os.chown(log, *_frr_ids())
         cmd = [os.path.join(FRR_SBIN, daemon), "-d", "-N", self.ps,
                "-i", self.pidfile(daemon, inner=True),
                "--log", "file:" + self.logfile(daemon),
@@ -334,9 +342,20 @@ class Frr:
         argv = self.rel.vtysh_argv() + ["-N", self.ps]
         for c in cmds:
             argv += ["-c", c]
-        r = subprocess.run(argv, capture_output=True, text=True,
-                           timeout=timeout)
-        out = r.stdout + r.stderr
+        for attempt in range(50):
+            r = subprocess.run(argv, capture_output=True, text=True,
+                               timeout=timeout)
+            out = r.stdout + r.stderr
+            # FRR 10: mgmtd's datastore is locked for the length of
+            # another configuration session (a vtysh of the test's
+            # helpers, staticd's own startup): try again.
+            if "could not lock" not in out:
+                break
+            time.sleep(0.1)
+        # FRR 10's mgmtd notes a configuration that changes nothing (a
+        # static route it still holds); FRR 8.4 says nothing.
+        out = out.replace("% Configuration applied with notes:\n"
+                          "No changes found to be committed!", "")
         if check and (r.returncode != 0 or "\n% " in "\n" + out):
             raise FrrError(f"{self.ps}: vtysh {cmds} failed "
                            f"({r.returncode}):\n{out}")

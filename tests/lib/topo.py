@@ -649,8 +649,9 @@ class FrrDaemons(Frr):
         super().__init__(lab, ns, fpm=fpm, zebra_conf=confs.get("zebra", ()))
         self.daemons = [d for d in self.rel.daemons if d != "staticd"] + \
             [d for d in confs if d != "zebra"]
-        for d in self.daemons[1:]:
-            self._write_conf(d, [f"hostname {ns.name}"] + list(confs[d]))
+        for d in self.daemons:
+            if d in confs and d != "zebra":
+                self._write_conf(d, [f"hostname {ns.name}"] + list(confs[d]))
 
     def stop(self, *daemons, timeout=15):
         stop_parallel([(self, d) for d in (daemons or self.daemons)], timeout)
