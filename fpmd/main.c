@@ -87,6 +87,8 @@ static void stop(void)
 
 	metrics_close();
 	ctl_close();
+	if (!keep)
+		fpm_status_parting();
 	fpm_close();
 	plugin_close();
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {

@@ -24,6 +24,20 @@ else
 	     "without it" >&2
 	exit 1
 fi
+# FRR from other Debian releases for the FRR tests (tests/conftest.py
+# FPMD_FRR_SUITES, default trixie and forky): each root is made once and
+# cached (scripts/frr-root.sh, ~4 min the first time), and the zebra
+# plugin is built for each here, so that a failure says which.
+suites=${FPMD_FRR_SUITES-trixie forky}
+for s in $suites; do
+	start=$(date +%s)
+	"$top/scripts/frr-root.sh" "$s" >/dev/null
+	if [ "${FPMD_NO_PLUGIN:-}" != 1 ]; then
+		"$top/scripts/frr-root.sh" --plugin "$s" >/dev/null
+	fi
+	echo "test.sh: FRR of $s ($(sed -n 's/^frr //p' "${FPMD_FRR_ROOTS:-/var/cache/fpmd/frr-roots}/$s/.fpmd-frr-root")) ready in $(($(date +%s) - start)) s"
+done
+export FPMD_FRR_SUITES="$suites" FPMD_FRR_PLUGINS_BUILT=1
 # Sanitized build: the daemon, fpmctl and the C tests run under ASan/UBSan.
 # shellcheck disable=SC2086
 FPMD_BUILDDIR=${FPMD_BUILDDIR:-$top/build} "$top/scripts/build.sh" \

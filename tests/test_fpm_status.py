@@ -30,7 +30,7 @@ from lib.fpmwire import (NLM_F_REQUEST, RT_SCOPE_LINK, RTA_DST, RTA_ENCAP,
                          RTPROT_BGP, RTPROT_KERNEL, RTPROT_OSPF, ZEBRA_METRIC,
                          client, client_result, exchange, frame, nexthop, nla,
                          route)
-from lib.frr import zebra_vty
+from lib.frr import fib_offloaded, wait_marks, zebra_marks, zebra_vty
 from lib.lab import wait_for
 
 AF = {4: socket.AF_INET, 6: socket.AF_INET6}
@@ -346,3 +346,95 @@ def test_zebra_84_unaffected(frrlab):
     assert not bad, bad
     assert {p for p, es in f.routes().items()
             if any(e.get("installed") for e in es)} >= {H2_NET2}
+
+
+# ---- route status in a real zebra, per FRR release ----------------------------
+
+H2_NET3 = "10.96.0.0/24"
+
+
+def fpm_marks_work(rel):
+    """Does this zebra take fpmd's notifications into its RIB? FRR 8.4
+    reads and discards them; 10.3.x reads the table field as a VRF id and
+    looks up table 0, so it finds no route (fixed in 10.4)."""
+    return (rel.major, rel.minor) >= (10, 4)
+
+
+def queued(f, prefix):
+    return [e for e in f.routes().get(prefix, []) if e.get("queued")]
+
+
+def test_zebra_route_status(frrlab):
+    """With fpm/route-status, `show ip route json` follows what XDP does
+    with each route zebra sent over FPM: "offloaded" true when XDP
+    forwards it, false while its gateway is unresolved, while its egress
+    is kept on the kernel path (tc egress), and once fpmd stopped; and with
+    `--asic-offload=notify_on_offload` no route fpmd answered stays `q`.
+    Connected routes get no mark: zebra matches them by their nexthops,
+    which a notification does not carry. Where zebra ignores the
+    notifications (8.4, 10.3.x) nothing is marked and the feed is
+    unharmed."""
+    lab = frrlab
+    lab.h2.run(f"ip addr add {H2_NET.replace('0/24', '1/24')} dev lo")
+    d = lab.fpmd(extra=("--fpm-settle", "300", "--fpm-route-status"))
+    f = lab.frr(start=False)
+    rel = f.rel
+    works = fpm_marks_work(rel)
+    f.start_zebra(extra=["--asic-offload=notify_on_offload"] if works
+                  else [])
+    f.start("staticd")
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}",
+                f"ip route {H2_NET3} {UNRESOLVED_GW}")
+
+    def fpm_state(p):
+        return [e["state"] for e in d.show("routes").get(p, [])
+                if e["source"] == "fpm"]
+    wait_for(lambda: fpm_state(H2_NET3) == ["unresolved"], timeout=15,
+             what=f"{H2_NET3} unresolved in fpmd")
+    lab.warm_kernel_neighbors()
+    wait_for(lambda: fpm_state(H2_NET) == ["forwarding"], timeout=15,
+             what=f"{H2_NET} forwarding in fpmd")
+    wait_for(lambda: d.show("fpm")["routeStatusSent"] >= 2, timeout=5,
+             what="notifications sent")
+    if not works:
+        # Read and dropped (8.4: discarded; 10.3: no such route found):
+        # no mark, and the feed goes on as before.
+        f.configure(f"ip route {H2_NET2} {lab.H2_V4}")
+        wait_for(lambda: fpm_state(H2_NET2) == ["forwarding"], timeout=10,
+                 what=f"{H2_NET2} forwarding")
+        marks = zebra_marks(f)
+        assert all(v is None for v in marks.values()), marks
+        assert fib_offloaded(f) == 0
+        s = d.show("fpm")
+        assert s["connections"] == 1 and s["errors"] == 0, s
+        return
+
+    wait_marks(f, {H2_NET: True, H2_NET3: False})
+    assert not queued(f, H2_NET) and not queued(f, H2_NET3), \
+        (f.routes()[H2_NET], f.routes()[H2_NET3])
+    # Connected routes: no mark (and so counted nowhere).
+    conn = [p for p, es in f.routes().items()
+            if any(e.get("protocol") == "connected" for e in es)]
+    assert conn and all(zebra_marks(f).get(p) is None for p in conn)
+    assert fib_offloaded(f) == 1
+
+    # The unresolved gateway answers: offloaded.
+    lab.h2.run(f"ip addr add {UNRESOLVED_GW}/24 dev h2-eth0")
+    lab.r1.run(f"ping -c1 -W1 {UNRESOLVED_GW}", check=False)
+    wait_marks(f, {H2_NET3: True})
+    assert fib_offloaded(f) == 2
+
+    # tc egress on r1-eth1: XDP would bypass it, so both routes that
+    # leave by it take the kernel path; removed, they are back.
+    lab.r1.run("tc qdisc add dev r1-eth1 clsact && tc filter add dev "
+               "r1-eth1 egress protocol ip pref 10 u32 match u32 0 0")
+    wait_marks(f, {H2_NET: False, H2_NET3: False})
+    lab.r1.run("tc qdisc del dev r1-eth1 clsact")
+    wait_marks(f, {H2_NET: True, H2_NET3: True})
+
+    # fpmd stops (XDP goes with it): zebra hears it before the close.
+    d.stop()
+    wait_marks(f, {H2_NET: False, H2_NET3: False})
+    assert fib_offloaded(f) == 0
+    assert "told zebra 2 routes leave the fast path" in d.logtext(), \
+        d.logtext()[-2000:]

@@ -19,6 +19,7 @@ skipped. Run:
 """
 import os
 import re
+import shutil
 import socket
 import threading
 import time
@@ -28,7 +29,7 @@ import pytest
 from lib.feeds import routes_of, start_fpmd, start_plugin, wait_replayed
 from lib.feeds import wait_no_plugin_route as wait_no_route
 from lib.feeds import wait_plugin_route as wait_route
-from lib.frr import plugin_sock, start_frr, zplugin
+from lib.frr import FrrError, Release, plugin_sock, start_frr, zplugin
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
 from lib.traffic import (Udp, assert_kernel_flat, assert_lossless, fwd4,
@@ -508,3 +509,26 @@ def test_g_refusals_logged_with_prefix(lab):
     assert BH_NET in seen and H2_NET in seen, seen
     assert count(f.logtext(), "fpmd refused") == 1, f.logtext()
     assert f"blackhole {BH_NET}" in lab.r1.run("ip route").stdout
+
+
+# ---- h. a module built for another FRR release is refused at load -----------
+
+@pytest.mark.frr_releases("trixie", "forky")
+def test_h_other_release_refused(lab):
+    """The module built for the other of FRR 10.3 and 10.7 (same major,
+    the same symbols, other structures) loaded into this zebra: it
+    refuses with one clear line, zebra does not start, and the module
+    built for it loads."""
+    f = lab.frr(start=False, fpm=False)
+    other = Release("forky" if f.rel.suite == "trixie" else "trixie")
+    so = os.path.join(lab.tmp, "fpmd_zebra_other.so")
+    shutil.copy(other.host(other.plugin()), so)
+    with pytest.raises(FrrError) as e:
+        f.start_zebra(extra=["-M", f"{so}:{plugin_sock(lab)}"])
+    want = (f"fpmd plugin: built for FRR {other.upstream}, but this zebra "
+            f"is FRR {f.rel.upstream}: not loading")
+    assert want in str(e.value), str(e.value)[-3000:]
+    assert not f.running("zebra")
+    f.start_zebra(extra=["-M", f"{f.rel.plugin()}:{plugin_sock(lab)}"])
+    assert "fpmd plugin: loaded (built for FRR " + f.rel.upstream in \
+        f.logtext()

@@ -55,6 +55,9 @@ int fpm_route_status_send(const struct fpm_route_status *rs);
 void fpm_route_changed(const struct route *r);
 /* Write the notifications fpm_route_changed() queued (event loop). */
 void fpm_status_flush(void);
+/* fpmd stops and XDP goes: every FPM route "offload failed" to zebra,
+ * written (for up to 2 s) before the connection closes. */
+void fpm_status_parting(void);
 
 /* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
  * returns bytes consumed, or -1 with why filled on malformed input. */

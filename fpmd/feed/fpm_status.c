@@ -8,6 +8,7 @@
  * of a route's status. FRR 8.4 reads and discards them.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -142,7 +143,11 @@ int fpm_route_status_send(const struct fpm_route_status *rs)
 	return out_put(buf, len);
 }
 
-void fpm_route_changed(const struct route *r)
+/* The status notification of r's FPM entry, as zebra's frame for it was
+ * (netlink_route_multipath_msg_encode): only main-table routes are in
+ * fpmd's table. */
+static void route_status_of(const struct route *r, bool offloaded,
+			    struct fpm_route_status *rs)
 {
 	static const uint8_t rtn[] = {
 		[RT_UNICAST] = RTN_UNICAST,
@@ -153,9 +158,25 @@ void fpm_route_changed(const struct route *r)
 		[RT_KERNEL] = RTN_UNICAST,
 	};
 	const struct route_entry *e = &r->e[SRC_FPM];
+
+	*rs = (struct fpm_route_status){
+		.p = r->p,
+		.rtproto = e->rtproto,
+		.rtm_type = rtn[e->type],
+		.rtm_table = RT_TABLE_MAIN,
+		.rtm_scope = RT_SCOPE_UNIVERSE,
+		.has_priority = true,
+		.priority = ZEBRA_ROUTE_METRIC,
+		.offloaded = offloaded,
+	};
+}
+
+void fpm_route_changed(const struct route *r)
+{
 	struct fpm_route_status rs;
 
-	if (!e->present || !cfg.fpm_route_status || fpm.conn_fd < 0)
+	if (!r->e[SRC_FPM].present || !cfg.fpm_route_status ||
+	    fpm.conn_fd < 0)
 		return;
 	/* A route the frame being applied adds gets its reply at the end of
 	 * the frame: one, with the frame's fields. */
@@ -171,19 +192,55 @@ void fpm_route_changed(const struct route *r)
 		if (table == RT_TABLE_MAIN && !memcmp(&p, &r->p, sizeof(p)))
 			return;
 	}
-	/* As zebra's frame for it was (netlink_route_multipath_msg_encode):
-	 * only main-table routes are in fpmd's table. */
-	rs = (struct fpm_route_status){
-		.p = r->p,
-		.rtproto = e->rtproto,
-		.rtm_type = rtn[e->type],
-		.rtm_table = RT_TABLE_MAIN,
-		.rtm_scope = RT_SCOPE_UNIVERSE,
-		.has_priority = true,
-		.priority = ZEBRA_ROUTE_METRIC,
-		.offloaded = prefix_offloaded(&r->p),
-	};
+	route_status_of(r, prefix_offloaded(&r->p), &rs);
 	fpm_route_status_send(&rs);
+}
+
+/*
+ * fpmd stops and takes XDP off the interfaces: every route zebra has from
+ * the FPM feed leaves the fast path. zebra has no way to drop a mark, so
+ * each gets RTM_F_OFFLOAD_FAILED (what is now true), written before the
+ * connection closes; up to FPM_PARTING_MS, and what zebra does not take
+ * by then is counted as dropped. A restart that keeps forwarding
+ * (--keep-forwarding, SIGUSR2) sends nothing: the marks stay right.
+ */
+#define FPM_PARTING_MS 2000
+
+void fpm_status_parting(void)
+{
+	struct hnode *n, *tmp;
+	uint64_t deadline;
+	unsigned int sent = 0;
+	size_t i;
+
+	if (!cfg.fpm_route_status || fpm.conn_fd < 0)
+		return;
+	ht_for_each(&rib_routes, n, tmp, i)
+	{
+		struct route *r = container_of(n, struct route, node);
+		struct fpm_route_status rs;
+
+		if (!r->e[SRC_FPM].present)
+			continue;
+		route_status_of(r, false, &rs);
+		if (!fpm_route_status_send(&rs))
+			sent++;
+	}
+	deadline = now_ns(CLOCK_MONOTONIC) + FPM_PARTING_MS * 1000000ull;
+	while (wire_out_pending(&out) && now_ns(CLOCK_MONOTONIC) < deadline) {
+		struct pollfd pfd = { .fd = fpm.conn_fd, .events = POLLOUT };
+		int ret;
+
+		if (poll(&pfd, 1, 50) < 0 && errno != EINTR)
+			break;
+		ret = wire_flush(fpm.conn_fd, &out);
+		if (ret && ret != -EAGAIN)
+			break;
+	}
+	log_info("fpm: fpmd stops: told zebra %u route%s leave the fast path "
+		 "(offload failed)%s",
+		 sent, sent == 1 ? "" : "s",
+		 wire_out_pending(&out) ? "; zebra did not read them all" : "");
 }
 
 /* The RIB's "route status changed" hook: queued here, written by

@@ -16,6 +16,10 @@ BPFFS = "/sys/fs/bpf"
 COMMS = {"fpmd", "fpmd-nosan", "zebra", "staticd", "mgmtd", "bgpd",
          "ospfd", "ospf6d", "watchfrr", "bird", "prometheus", "trafficgen"}
 FRR_DIRS = ("/var/run/frr", "/etc/frr")
+# The FRR roots of other Debian suites (scripts/frr-root.sh): their
+# pathspaces, and the mount points of the labs' temp dirs in them.
+FRR_ROOTS = os.environ.get("FPMD_FRR_ROOTS", "/var/cache/fpmd/frr-roots")
+ROOT_DIRS = ("/run/frr", "/etc/frr", "/tmp")
 
 
 def _entries(path):
@@ -44,7 +48,11 @@ def _procs():
 
 def snapshot():
     frr = set()
-    for d in FRR_DIRS:
+    dirs = list(FRR_DIRS)
+    for root in _entries(FRR_ROOTS):
+        if os.path.isdir(root) and not root.endswith(".new"):
+            dirs += [root + d for d in ROOT_DIRS]
+    for d in dirs:
         frr |= {p for p in _entries(d) if os.path.isdir(p)}
     return {
         "network namespace": _entries("/run/netns"),

@@ -525,8 +525,11 @@ class Topology(Lab):
                 if not sel:
                     return None
                 if via and n.name in via:
+                    # FRR 10 keeps "fib" on a nexthop whose link went
+                    # down (the kernel dropped it): active ones only.
                     ifs = {h.get("interfaceName") for x in sel
-                           for h in x.get("nexthops", []) if h.get("fib")}
+                           for h in x.get("nexthops", [])
+                           if h.get("fib") and h.get("active")}
                     if ifs != {via[n.name]}:
                         return None
                 if n.fpmd:
