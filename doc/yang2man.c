@@ -9,6 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <libyang/libyang.h>
+#include <libyang/version.h>
+
+/* A leaf's (leaf-list's) default as text: libyang 2 and 3 (Debian 12 and
+ * 13) keep it as a value, libyang 5 (forky) as the module's string. */
+#if LY_VERSION_MAJOR >= 5
+#define DFLT_SET(d) ((d).str != NULL)
+#define DFLT_STR(ctx, d) ((void)(ctx), (d).str)
+#else
+#define DFLT_SET(d) ((d) != NULL)
+#define DFLT_STR(ctx, d) lyd_value_get_canonical((ctx), (d))
+#endif
 
 /* roff: a leading '.' or '\'' would be a request, '\' an escape. */
 static void text(const char *s)
@@ -128,8 +139,8 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 
 		t = l->type;
 		units = l->units;
-		if (l->dflt)
-			dflt = lyd_value_get_canonical(n->module->ctx, l->dflt);
+		if (DFLT_SET(l->dflt))
+			dflt = DFLT_STR(n->module->ctx, l->dflt);
 	} else {
 		const struct lysc_node_leaflist *l = (const void *)n;
 
@@ -142,8 +153,7 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 
 			snprintf(dflts + used, sizeof(dflts) - used, "%s%s",
 				 i ? ", " : "",
-				 lyd_value_get_canonical(n->module->ctx,
-							 l->dflts[i]));
+				 DFLT_STR(n->module->ctx, l->dflts[i]));
 			dflt = dflts;
 		}
 	}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <libyang/libyang.h>
+#include <libyang/version.h>
 
 #include "conf/conf.h"
 #include "fpmd_yang.h"
@@ -52,7 +53,7 @@ const char *xdp_mode_name(enum xdp_mode m)
  */
 static void ly_error(const char *where, char *err, size_t elen)
 {
-	struct ly_err_item *e = ly_err_first(ctx);
+	const struct ly_err_item *e = ly_err_first(ctx);
 	char path[512] = "", msg[512];
 	const char *loc, *q, *ln;
 	long line = 0;
@@ -64,7 +65,16 @@ static void ly_error(const char *where, char *err, size_t elen)
 	/* The last error is the most specific (the first may be a summary). */
 	e = e->prev ? e->prev : e;
 	snprintf(msg, sizeof(msg), "%s", e->msg ? e->msg : "invalid");
+#if LY_VERSION_MAJOR >= 3
+	/* libyang 3 (Debian 13) on: the path and the line, apart. */
+	loc = NULL;
+	snprintf(path, sizeof(path), "%s",
+		 e->data_path ? e->data_path :
+		 e->schema_path ? e->schema_path : "");
+	line = (long)e->line;
+#else
 	loc = e->path;
+#endif
 	if (loc && (q = strchr(loc, '"'))) {
 		const char *end = strchr(q + 1, '"');
 
