@@ -402,6 +402,14 @@ def test_zebra_route_status(frrlab):
              what=f"{H2_NET} forwarding in fpmd")
     wait_for(lambda: d.show("fpm")["routeStatusSent"] >= 2, timeout=5,
              what="notifications sent")
+    # fpmd names zebra's release (its process's frr package), and warns
+    # where the notifications go nowhere.
+    log = d.logtext()
+    assert re.search(rf"fpm: zebra \(pid \d+\) is FRR {re.escape(rel.version)}"
+                     r"\n", log), log[-3000:]
+    warned = "which reads and discards route status" in log or \
+        "which drops every route status notification" in log
+    assert warned == (not works), log[-3000:]
     if not works:
         # Read and dropped (8.4: discarded; 10.3: no such route found):
         # no mark, and the feed goes on as before.

@@ -19,7 +19,9 @@
  * connection with the status FRR >= 8.5 reads (fpm_status.c).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +226,117 @@ static bool peer_allowed(int fd, const char *peer)
 	return false;
 }
 
+/*
+ * The FRR release of the zebra at the other end, for what fpmd can warn
+ * about: the process owning the peer socket (sock_diag's inode, found in
+ * /proc/PID/fd), and the frr package's version in the dpkg status of that
+ * process's root (Debian's and FRR's own packages; a chroot or container
+ * has its own). 0 with ver filled, or -errno.
+ */
+static int zebra_release(int fd, char *ver, size_t vlen, long *pidp)
+{
+	char path[PATH_MAX], want[32], link[64], line[256];
+	struct dirent *de;
+	bool in_frr = false;
+	uint32_t inode;
+	long pid = -1;
+	uid_t uid;
+	DIR *proc;
+	FILE *f;
+	int ret;
+
+	ret = nl_tcp_peer(fd, &uid, &inode);
+	if (ret)
+		return ret;
+	snprintf(want, sizeof(want), "socket:[%u]", inode);
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while (pid < 0 && (de = readdir(proc))) {
+		DIR *fds;
+		struct dirent *fe;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", de->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((fe = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s",
+				 de->d_name, fe->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, want)) {
+				pid = strtol(de->d_name, NULL, 10);
+				break;
+			}
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+	if (pid < 0)
+		return -ESRCH;
+	*pidp = pid;
+	snprintf(path, sizeof(path), "/proc/%ld/root/var/lib/dpkg/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ret = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Package: ", 9))
+			in_frr = !strcmp(line + 9, "frr\n");
+		else if (in_frr && !strncmp(line, "Version: ", 9)) {
+			line[strcspn(line, "\n")] = '\0';
+			/* A Debian version is short; a longer one is cut. */
+			memcpy(ver, line + 9, vlen - 1);
+			ver[vlen - 1] = '\0';
+			ret = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+/* Route status notifications go nowhere in some FRR releases: say so
+ * once per connection, when fpm/route-status is on. */
+static void zebra_release_check(int fd)
+{
+	unsigned int maj = 0, min = 0;
+	char ver[64];
+	long pid = -1;
+	int ret = zebra_release(fd, ver, sizeof(ver), &pid);
+
+	if (ret) {
+		log_debug("fpm: zebra's FRR release unknown (%s)",
+			  strerror(-ret));
+		return;
+	}
+	log_info("fpm: zebra (pid %ld) is FRR %s", pid, ver);
+	if (sscanf(strchr(ver, ':') ? strchr(ver, ':') + 1 : ver, "%u.%u",
+		   &maj, &min) != 2)
+		return;
+	if (maj < 8 || (maj == 8 && min < 5))
+		log_warn("fpm: zebra is FRR %s, which reads and discards route "
+			 "status notifications (FRR 8.5 on reads them): `show ip "
+			 "route` will not show fpmd's offload status; the zebra "
+			 "plugin (fpmd-frr) sets it",
+			 ver);
+	else if (maj == 10 && min == 3)
+		log_warn("fpm: zebra is FRR %s, which drops every route status "
+			 "notification (FRR 10.3 reads the table as a VRF id; "
+			 "fixed in 10.4): `show ip route` will not show fpmd's "
+			 "offload status, and with --asic-offload="
+			 "notify_on_offload its routes stay queued; the zebra "
+			 "plugin (fpmd-frr) sets the status on 10.3",
+			 ver);
+}
+
 int fpm_accept(int listen_fd)
 {
 	struct sockaddr_storage ss;
@@ -261,6 +374,8 @@ int fpm_accept(int listen_fd)
 	log_info("fpm: zebra connected from %s (connection %llu): taking its "
 		 "replay",
 		 fpm.st.peer, (unsigned long long)fpm.st.connections);
+	if (cfg.fpm_route_status)
+		zebra_release_check(fd);
 	return fd;
 }
 

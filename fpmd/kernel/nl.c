@@ -330,18 +330,30 @@ int nl_get_nsid(int nsfd)
 	return nsid;
 }
 
+struct peer_diag {
+	int64_t uid;
+	uint32_t inode;
+};
+
 static int diag_cb(const struct nlmsghdr *nlh, void *data)
 {
 	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
+	struct peer_diag *pd = data;
 
 	if (nlh->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
 	    nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
 		return MNL_CB_OK;
-	*(int64_t *)data = m->idiag_uid;
+	pd->uid = m->idiag_uid;
+	pd->inode = m->idiag_inode;
 	return MNL_CB_OK;
 }
 
 int nl_tcp_peer_uid(int fd, uid_t *uid)
+{
+	return nl_tcp_peer(fd, uid, NULL);
+}
+
+int nl_tcp_peer(int fd, uid_t *uid, uint32_t *inode)
 {
 	struct sockaddr_storage here, there;
 	socklen_t hl = sizeof(here), tl = sizeof(there);
@@ -349,7 +361,7 @@ int nl_tcp_peer_uid(int fd, uid_t *uid)
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct inet_diag_req_v2 *req;
 	struct mnl_socket *s;
-	int64_t found = -1;
+	struct peer_diag found = { .uid = -1 };
 	int ret;
 
 	if (getsockname(fd, (struct sockaddr *)&here, &hl) < 0 ||
@@ -396,8 +408,10 @@ int nl_tcp_peer_uid(int fd, uid_t *uid)
 	mnl_socket_close(s);
 	if (ret)
 		return ret;
-	if (found < 0)
+	if (found.uid < 0)
 		return -ENOENT;
-	*uid = (uid_t)found;
+	*uid = (uid_t)found.uid;
+	if (inode)
+		*inode = found.inode;
 	return 0;
 }

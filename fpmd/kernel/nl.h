@@ -124,6 +124,8 @@ int nl_parse_netconf(const struct nlmsghdr *nlh, struct nl_netconf *nc);
 /* The uid owning the other end of the TCP connection fd, by sock_diag.
  * -ENOENT: that end is no socket of this namespace (a remote peer). */
 int nl_tcp_peer_uid(int fd, uid_t *uid);
+/* The same, and the inode of that socket (to find its process). */
+int nl_tcp_peer(int fd, uid_t *uid, uint32_t *inode);
 
 /* A non-blocking netlink socket (proto, e.g. NETLINK_XFRM) subscribed to
  * one multicast group, for change notifications only; returns its fd. */
