@@ -187,10 +187,7 @@ run)
 plugin)
 	b=$root/build/fpmd
 	rm -rf "$b"
-	mkdir -p "$b"
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf -) | tar -C "$b" -xf -
+	sh "$top/scripts/copy-tree.sh" "$b"
 	# The FRR source as this tree's frr-source.sh prepares it (nothing
 	# to do when it already has).
 	in_root "$root" sh /build/fpmd/scripts/frr-source.sh \

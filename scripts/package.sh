@@ -42,10 +42,7 @@ if [ -n "$suite" ]; then
 	root=$(sh "$top/scripts/frr-root.sh" "$suite") || exit 1
 	src=$root/build/package-src
 	rm -rf "$src" "$root/build/package-out"
-	mkdir -p "$src"
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf -) | tar -C "$src" -xf -
+	sh "$top/scripts/copy-tree.sh" "$src"
 	say "building in the $suite root ($root)"
 	sh "$top/scripts/frr-root.sh" --run "$suite" \
 		sh /build/package-src/scripts/package.sh /build/package-out ||
@@ -76,17 +73,7 @@ missing=$(cd "$top" && dpkg-checkbuilddeps 2>&1) ||
 work=$(mktemp -d /tmp/fpmd-package.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 src=$work/fpmd-$ver
-mkdir -p "$src"
-# Tracked and new files, as the tree is now; nothing ignored (builds,
-# autotools output).
-if git -C "$top" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-	(cd "$top" && git ls-files -z --cached --others --exclude-standard |
-		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
-		tar --null -T - -cf -) | tar -C "$src" -xf -
-else
-	tar -C "$top" --exclude=./build --exclude='./build-*' \
-		--exclude=./debian/build -cf - . | tar -C "$src" -xf -
-fi
+sh "$top/scripts/copy-tree.sh" "$src"
 
 say "building fpmd $ver in $src"
 start=$(date +%s)
