@@ -200,6 +200,8 @@ uint32_t fz_mtu(uint32_t mtu, uint32_t nh_mtu)
 
 /* ---- the replay walk (zebra's main pthread) -------------------------- */
 
+static void fz_walk_run(void);
+
 static bool fz_walk_current(void)
 {
 	bool ok;
@@ -254,10 +256,57 @@ static int fz_walk_nhe(struct hash_bucket *b, void *arg)
 	return HASHWALK_CONTINUE;
 }
 
+/*
+ * Whether zebra has its own picture of the system yet. From FRR 9 on zebra
+ * reads interfaces, addresses and kernel routes through its dataplane once
+ * the event loop runs, and sets startup_time only when that is done
+ * (zebra_main_router_started); 8.4 reads them before the loop. The routes
+ * those reads make (connected, local, and with -K the kept kernel routes)
+ * then wait in the meta queue. A walk before they are processed would
+ * leave them out, and fpmd, which removes at ReplayEnd whatever the replay
+ * did not send, would take them off the fast path until they came live a
+ * few milliseconds later: traffic to a connected network would meet the
+ * kernel path meanwhile. Waiting costs nothing, fpmd forwards by the routes
+ * it holds until ReplayEnd, but it is bounded, since under a large table
+ * the meta queue may not empty for a long time.
+ */
+static bool fz_zebra_settled(unsigned int *queued)
+{
+	*queued = zrouter.mq ? zrouter.mq->size : 0;
+	return zrouter.startup_time != 0 && *queued == 0;
+}
+
+static void fz_walk_wait(struct fz_event *t)
+{
+	unsigned int queued;
+	int64_t waited;
+
+	(void)t;
+	if (!fz_walk_current())
+		return;
+	waited = monotime_since(&fz.walk.wait_from, NULL) / 1000;
+	if (!fz_zebra_settled(&queued)) {
+		if (waited < FZ_SETTLE_MAX_MS) {
+			fz_add_timer_msec(zrouter.master, fz_walk_wait, NULL,
+					  FZ_SETTLE_POLL_MS, &fz.walk.t);
+			return;
+		}
+		zlog_warn(FZ_LOG "replay %" PRIu64 " starts while zebra is still "
+				 "%s (%u route updates queued after %" PRId64
+				 " ms): what it adds later reaches fpmd live",
+			  fz.walk.id,
+			  zrouter.startup_time ? "busy" : "starting", queued,
+			  waited);
+	} else if (waited >= 100) {
+		zlog_info(FZ_LOG "replay %" PRIu64 " waited %" PRId64
+				 " ms for zebra's startup",
+			  fz.walk.id, waited);
+	}
+	fz_walk_run();
+}
+
 void fz_walk_start(struct fz_event *t)
 {
-	struct fz_nhe_walk a = { .ok = true };
-
 	fz_walk_stop();
 	fz.walk.gen = FZ_VAL(t);
 	if (!fz_walk_current())
@@ -265,6 +314,14 @@ void fz_walk_start(struct fz_event *t)
 	pthread_mutex_lock(&fz.lock);
 	fz.walk.id = fz.replay_id;
 	pthread_mutex_unlock(&fz.lock);
+	monotime(&fz.walk.wait_from);
+	fz_walk_wait(NULL);
+}
+
+static void fz_walk_run(void)
+{
+	struct fz_nhe_walk a = { .ok = true };
+
 	fz.walk.afi = AFI_IP;
 	fz.walk.in_table = false;
 	fz.walk.routes = fz.walk.nexthops = 0;

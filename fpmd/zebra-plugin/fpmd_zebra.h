@@ -51,6 +51,10 @@
 #define FZ_RETRY_MS 1000
 /* Routes per slice of the replay walk on zebra's main pthread. */
 #define FZ_WALK_SLICE 2000
+/* The walk waits for zebra's startup reads to be processed (encode.c),
+ * looking every FZ_SETTLE_POLL_MS, for at most FZ_SETTLE_MAX_MS. */
+#define FZ_SETTLE_POLL_MS 10
+#define FZ_SETTLE_MAX_MS 10000
 /* The walk waits while more than this is queued for fpmd ... */
 #define FZ_WALK_HIGH (16u << 20)
 /* ... and live operations beyond this drop the connection: the replay of
@@ -165,6 +169,7 @@ struct fpmd_zebra {
 		bool in_table;
 		struct route_node *rn;
 		uint64_t routes, nexthops;
+		struct timeval wait_from; /* when it began waiting for zebra */
 		struct fz_event *t;
 	} walk;
 
