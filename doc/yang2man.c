@@ -8,18 +8,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libyang/libyang.h>
-#include <libyang/version.h>
 
-/* A leaf's (leaf-list's) default as text: libyang 2 and 3 (Debian 12 and
- * 13) keep it as a value, libyang 5 (forky) as the module's string. */
+#include "conf/ly_compat.h"
+
+/*
+ * The compiled schema as this file reads it, across libyang's releases
+ * (conf/ly_compat.h says which LY_VERSION_MAJOR is which):
+ *   - sized arrays: LY_ARRAY_COUNT (tree.h) before 5, LYA_COUNT (ly_array.h)
+ *     from 5 on;
+ *   - a leaf's (leaf-list's) default: a compiled value (struct lyd_value *)
+ *     before 5, from 5 on the module's string (struct lysc_value), whose
+ *     canonical form lyd_value_validate_dflt() gives. The page shows the
+ *     canonical form with each (DFLT_LEAF is NULL for a leaf without one).
+ */
 #if LY_VERSION_MAJOR >= 5
-#define DFLT_SET(d) ((d).str != NULL)
-#define DFLT_STR(ctx, d) ((void)(ctx), (d).str)
+#define ARRAY_COUNT(a) LYA_COUNT(a)
+typedef LYA_COUNT_T count_t;
+typedef const struct lysc_value *dflt_t;
+#define DFLT_LEAF(l) ((l)->dflt.str ? &(l)->dflt : NULL)
+#define DFLT_LIST(l, i) (&(l)->dflts[i])
 #else
-#define DFLT_SET(d) ((d) != NULL)
-#define DFLT_STR(ctx, d) lyd_value_get_canonical((ctx), (d))
+#define ARRAY_COUNT(a) LY_ARRAY_COUNT(a)
+typedef LY_ARRAY_COUNT_TYPE count_t;
+typedef const struct lyd_value *dflt_t;
+#define DFLT_LEAF(l) ((l)->dflt)
+#define DFLT_LIST(l, i) ((l)->dflts[i])
 #endif
+
+/* Appends n's default d, canonical, to buf (", " between values). */
+static void dflt_add(char *buf, size_t len, const struct lysc_node *n,
+		     dflt_t d)
+{
+	size_t used = strlen(buf);
+	const char *sep = used ? ", " : "";
+#if LY_VERSION_MAJOR >= 5
+	const char *canon = NULL;
+
+	if (lyd_value_validate_dflt(n, d->str, d->prefixes, NULL, NULL,
+				    &canon) || !canon) {
+		snprintf(buf + used, len - used, "%s%s", sep, d->str);
+		return;
+	}
+	snprintf(buf + used, len - used, "%s%s", sep, canon);
+	lydict_remove(n->module->ctx, canon);
+#else
+	snprintf(buf + used, len - used, "%s%s", sep,
+		 lyd_value_get_canonical(n->module->ctx, d));
+#endif
+}
 
 /* roff: a leading '.' or '\'' would be a request, '\' an escape. */
 static void text(const char *s)
@@ -52,7 +88,7 @@ static void range(const char *what, const struct lysc_range *r, bool sign)
 	if (!r)
 		return;
 	printf(", %s ", what);
-	for (LY_ARRAY_COUNT_TYPE i = 0; i < LY_ARRAY_COUNT(r->parts); i++) {
+	for (count_t i = 0; i < ARRAY_COUNT(r->parts); i++) {
 		if (sign)
 			printf("%s%lld..%lld", i ? " | " : "",
 			       (long long)r->parts[i].min_64,
@@ -103,8 +139,7 @@ static void type_line(const struct lysc_type *t)
 		const struct lysc_type_str *s = (const void *)t;
 
 		range("length", s->length, false);
-		for (LY_ARRAY_COUNT_TYPE i = 0; i < LY_ARRAY_COUNT(s->patterns); i++)
-		{
+		for (count_t i = 0; i < ARRAY_COUNT(s->patterns); i++) {
 			printf(", pattern \\(lq");
 			for (const char *c = s->patterns[i]->expr; *c; c++)
 				fputs(*c == '\\' ? "\\e" : *c == '-' ? "\\-" :
@@ -126,8 +161,9 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 {
 	const bool *want_config = arg;
 	const struct lysc_type *t;
-	const char *units, *dflt = NULL;
+	const char *units;
 	char path[512], dflts[256] = "";
+	bool has_dflt = false;
 
 	*skip = 0;
 	if (!(n->nodetype & (LYS_LEAF | LYS_LEAFLIST)))
@@ -139,22 +175,19 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 
 		t = l->type;
 		units = l->units;
-		if (DFLT_SET(l->dflt))
-			dflt = DFLT_STR(n->module->ctx, l->dflt);
+		if (DFLT_LEAF(l)) {
+			dflt_add(dflts, sizeof(dflts), n, DFLT_LEAF(l));
+			has_dflt = true;
+		}
 	} else {
 		const struct lysc_node_leaflist *l = (const void *)n;
 
 		t = l->type;
 		units = l->units;
 		/* A leaf-list may default to several values: list them. */
-		for (LY_ARRAY_COUNT_TYPE i = 0; i < LY_ARRAY_COUNT(l->dflts);
-		     i++) {
-			size_t used = strlen(dflts);
-
-			snprintf(dflts + used, sizeof(dflts) - used, "%s%s",
-				 i ? ", " : "",
-				 DFLT_STR(n->module->ctx, l->dflts[i]));
-			dflt = dflts;
+		for (count_t i = 0; i < ARRAY_COUNT(l->dflts); i++) {
+			dflt_add(dflts, sizeof(dflts), n, DFLT_LIST(l, i));
+			has_dflt = true;
 		}
 	}
 	lysc_path(n, LYSC_PATH_DATA, path, sizeof(path));
@@ -168,7 +201,7 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 		const struct lysc_type_enum *e = (const void *)t;
 
 		printf(".RS\n");
-		for (LY_ARRAY_COUNT_TYPE i = 0; i < LY_ARRAY_COUNT(e->enums); i++) {
+		for (count_t i = 0; i < ARRAY_COUNT(e->enums); i++) {
 			printf(".TP\n.B %s\n", e->enums[i].name);
 			text(e->enums[i].dsc);
 		}
@@ -176,8 +209,8 @@ static LY_ERR leaf(struct lysc_node *n, void *arg, ly_bool *skip)
 	}
 	if (units)
 		printf(".br\nUnits: %s\n", units);
-	if (dflt)
-		printf(".br\nDefault: %s\n", dflt);
+	if (has_dflt)
+		printf(".br\nDefault: %s\n", dflts);
 	if (n->flags & LYS_MAND_TRUE)
 		printf(".br\nMandatory%s.\n", lysc_node_when(n) ? " when its condition holds" : "");
 	if (n->flags & LYS_KEY)
@@ -200,7 +233,7 @@ int main(int argc, char **argv)
 				"[CONFIG-FILE [YANG-DIR]]\n");
 		return 2;
 	}
-	if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY, &ctx) ||
+	if (fpmd_ly_ctx_new(&ctx) ||
 	    lys_parse_path(ctx, argv[1], LYS_IN_YANG, (struct lys_module **)&m)) {
 		fprintf(stderr, "yang2man: %s does not compile\n", argv[1]);
 		return 1;

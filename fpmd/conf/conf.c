@@ -12,10 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <libyang/libyang.h>
-#include <libyang/version.h>
 
 #include "conf/conf.h"
+#include "conf/ly_compat.h"
 #include "fpmd_yang.h"
 
 #define TOP "/fpmd:fpmd"
@@ -31,7 +30,7 @@ struct ly_ctx *config_ctx(void)
 		return ctx;
 	/* Errors are stored, not printed: we say them with file and line. */
 	ly_log_options(LY_LOSTORE);
-	if (ly_ctx_new(NULL, LY_CTX_NO_YANGLIBRARY, &ctx) ||
+	if (fpmd_ly_ctx_new(&ctx) ||
 	    lys_parse_mem(ctx, fpmd_yang_text, LYS_IN_YANG, NULL)) {
 		fprintf(stderr, "fpmd: internal error: yang/fpmd.yang does not "
 				"compile\n");
