@@ -19,6 +19,43 @@
 
 #define TOP "/fpmd:fpmd"
 
+/*
+ * Where libyang's error e is: the node's path (data, else schema; "" when
+ * it names none) into path, and the input line (0: none). libyang 2
+ * (Debian 12) says both in one string: 'Data location "/p", line number
+ * 6.', 'Schema location "/p".' or 'Line number 1.'. From 3 on (Debian 13,
+ * forky) they are apart, and a missing mandatory node is located at its
+ * parent: its name, from the message, completes the path libyang 2 gave.
+ */
+static long ly_err_where(const struct ly_err_item *e, char *path, size_t plen)
+{
+#if LY_VERSION_MAJOR >= 3
+	char name[128];
+	int whole = 0;
+
+	snprintf(path, plen, "%s", e->data_path ? e->data_path :
+		 e->schema_path ? e->schema_path : "");
+	if (e->data_path && e->msg &&
+	    sscanf(e->msg, "Mandatory node \"%127[^\"]\" instance does not "
+		   "exist.%n", name, &whole) == 1 && whole) {
+		size_t l = strlen(path);
+
+		snprintf(path + l, plen - l, "/%s", name);
+	}
+	return (long)e->line;
+#else
+	const char *loc = e->path, *q, *end, *ln;
+
+	path[0] = '\0';
+	if (!loc)
+		return 0;
+	if ((q = strchr(loc, '"')) && (end = strchr(q + 1, '"')))
+		snprintf(path, plen, "%.*s", (int)(end - q - 1), q + 1);
+	ln = strcasestr(loc, "line number ");
+	return ln ? strtol(ln + 12, NULL, 10) : 0;
+#endif
+}
+
 /* The running configuration; main.c loads it, reload.c reloads it. */
 struct fpmd_config cfg;
 
@@ -47,15 +84,36 @@ const char *xdp_mode_name(enum xdp_mode m)
 }
 
 /*
- * libyang's stored error as "WHERE:LINE: PATH: reason". Its location reads
- * 'Data location "/p", line number 6.' or 'Schema location "/p".'
+ * libyang's message on one line. From libyang 3 on, a union value's
+ * message ends in ":\n" and lists the subtypes it failed on (left out:
+ * the reason ends there); a message quoting the input quotes its newlines
+ * (each, with the indentation after it, becomes a space).
  */
+static void one_line(char *msg)
+{
+	bool quoted = false;
+
+	for (char *p = msg; *p; p++) {
+		if (*p == '"') {
+			quoted = !quoted;
+		} else if (!quoted && p[0] == ':' && p[1] == '\n') {
+			strcpy(p, ".");
+			return;
+		} else if (*p == '\n') {
+			size_t sp = strspn(p + 1, " \t");
+
+			*p = ' ';
+			memmove(p + 1, p + 1 + sp, strlen(p + 1 + sp) + 1);
+		}
+	}
+}
+
+/* libyang's stored error as "WHERE:LINE: PATH: reason". */
 static void ly_error(const char *where, char *err, size_t elen)
 {
 	const struct ly_err_item *e = ly_err_first(ctx);
-	char path[512] = "", msg[512];
-	const char *loc, *q, *ln;
-	long line = 0;
+	char path[512], msg[512];
+	long line;
 
 	if (!e) {
 		snprintf(err, elen, "%s: invalid configuration", where);
@@ -64,25 +122,8 @@ static void ly_error(const char *where, char *err, size_t elen)
 	/* The last error is the most specific (the first may be a summary). */
 	e = e->prev ? e->prev : e;
 	snprintf(msg, sizeof(msg), "%s", e->msg ? e->msg : "invalid");
-#if LY_VERSION_MAJOR >= 3
-	/* libyang 3 (Debian 13) on: the path and the line, apart. */
-	loc = NULL;
-	snprintf(path, sizeof(path), "%s",
-		 e->data_path ? e->data_path :
-		 e->schema_path ? e->schema_path : "");
-	line = (long)e->line;
-#else
-	loc = e->path;
-#endif
-	if (loc && (q = strchr(loc, '"'))) {
-		const char *end = strchr(q + 1, '"');
-
-		if (end)
-			snprintf(path, sizeof(path), "%.*s", (int)(end - q - 1),
-				 q + 1);
-		if ((ln = strstr(loc, "line number ")))
-			line = strtol(ln + 12, NULL, 10);
-	}
+	one_line(msg);
+	line = ly_err_where(e, path, sizeof(path));
 	if (line)
 		snprintf(err, elen, "%s:%ld: %s: %s", where, line,
 			 path[0] ? path : TOP, msg);
