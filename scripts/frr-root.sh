@@ -9,6 +9,8 @@
 #   scripts/frr-root.sh [--refresh] SUITE        prints the root's path
 #   scripts/frr-root.sh --run SUITE COMMAND...   runs COMMAND in the root
 #   scripts/frr-root.sh --plugin SUITE           builds fpmd_zebra.so there
+#   scripts/frr-root.sh --scratch SUITE DIR COMMAND...
+#                        runs COMMAND in a throwaway copy of the root
 #
 # A run that makes a root holds $cache/SUITE.lock: others wait for it.
 #
@@ -28,6 +30,13 @@
 # root for COMMAND only, in a mount namespace of its own, and copies
 # nothing in: COMMAND sees the root's files only.
 #
+# --scratch runs COMMAND in a copy-on-write view of the root (overlayfs,
+# its changes in a temporary directory removed afterwards), with DIR of
+# this machine mounted at the same path in it, in a network namespace of
+# its own with nothing but lo: a package can be installed and its daemons
+# started there (the tests of each suite's packages do) without changing
+# the cached root or touching this machine's network.
+#
 # --plugin copies this tree (tracked and new files) into the root's
 # /build/fpmd, runs its scripts/frr-source.sh there (nothing to do when
 # the source is prepared), configures the tree with --with-frr-source and
@@ -46,12 +55,13 @@ while [ $# -gt 0 ]; do
 	--refresh) refresh=yes; shift ;;
 	--run) mode=run; shift ;;
 	--plugin) mode=plugin; shift ;;
-	--help | -h) sed -n '3,32s/^# \{0,1\}//p' "$0"; exit 0 ;;
-	-*) die "unknown option $1 (--refresh, --run, --plugin)" ;;
+	--scratch) mode=scratch; shift ;;
+	--help | -h) sed -n '3,42s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-*) die "unknown option $1 (--refresh, --run, --scratch, --plugin)" ;;
 	*) break ;;
 	esac
 done
-[ $# -ge 1 ] || die "usage: $0 [--refresh|--run|--plugin] SUITE [COMMAND...]"
+[ $# -ge 1 ] || die "usage: $0 [--refresh|--run|--scratch|--plugin] SUITE [COMMAND...]"
 suite=$1
 shift
 case $suite in
@@ -183,6 +193,28 @@ root)
 run)
 	[ $# -ge 1 ] || die "--run SUITE COMMAND..."
 	in_root "$root" "$@"
+	;;
+scratch)
+	[ $# -ge 2 ] || die "--scratch SUITE DIR COMMAND..."
+	dir=$(cd "$1" && pwd) || die "no directory $1"
+	shift
+	tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/fpmd-scratch.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	mkdir "$tmp/upper" "$tmp/work" "$tmp/root"
+	rc=0
+	unshare --mount --net --propagation private sh -c '
+		t=$1 r=$2 d=$3; shift 3
+		mount -t overlay overlay \
+			-o "lowerdir=$r,upperdir=$t/upper,workdir=$t/work" "$t/root" &&
+		mkdir -p "$t/root$d" && mount --bind "$d" "$t/root$d" &&
+		ip link set lo up &&
+		mount -t proc proc "$t/root/proc" &&
+		mount --rbind /dev "$t/root/dev" &&
+		mount --rbind /sys "$t/root/sys" &&
+		exec chroot "$t/root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+	' sh "$tmp" "$root" "$dir" "$@" || rc=$?
+	exit $rc
 	;;
 plugin)
 	b=$root/build/fpmd

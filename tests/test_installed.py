@@ -14,10 +14,14 @@ failure, never a skip. Without the variable the whole file is skipped.
   interfaces), real zebra loading the module by name (-M fpmd_zebra) and
   staticd; a static route from vtysh shows as forwarding in the installed
   fpmctl, and XDP forwards a ping. Further checks of the running router
-  (offload flags, metrics, notify) take the `router` fixture.
+  (offload flags, metrics, notify) take the `router` fixture;
+- the packages built for each other FRR release the tests run
+  (FPMD_FRR_SUITES; .ci/run names them in FPMD_SUITE_PACKAGES) install in
+  a throwaway copy of that release's root and work there.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -91,6 +95,65 @@ def test_fpmd_frr_pins_frr():
     deps = [d.strip() for d in dpkg_query("${Depends}", "fpmd-frr")
             .split(",")]
     assert f"frr (= {frr})" in deps, deps
+
+
+# ---- the packages of other Debian releases ----------------------------------
+# .ci/run builds fpmd and fpmd-frr for each suite of FPMD_FRR_SUITES in
+# that suite's root (scripts/package.sh --suite SUITE DIR) and names DIR
+# in FPMD_SUITE_PACKAGES. Each is installed in a throwaway copy of the
+# suite's root (scripts/frr-root.sh --scratch: overlayfs, an empty network
+# namespace), as an operator of that release would install them.
+
+FRR_SUITES = os.environ.get("FPMD_FRR_SUITES", "trixie forky").split()
+ROOT_SH = os.path.join(os.path.dirname(__file__), "..", "scripts",
+                       "frr-root.sh")
+# Inside the scratch root: install both, check fpmd and its configuration
+# with that release's libraries, and start that release's zebra with the
+# module named as an operator would (-M fpmd_zebra).
+SUITE_CHECK = r"""
+set -e
+cd "$1"
+dpkg -i ./fpmd_*.deb ./fpmd-frr_*.deb >dpkg.log 2>&1 || { cat dpkg.log; exit 1; }
+dpkg-query -W -f '${Version}\n' frr
+dpkg-query -W -f '${Depends}\n' fpmd-frr
+fpmd --version
+fpmd -C >/dev/null
+install -d -o frr -g frr /run/frr
+timeout 5 /usr/lib/frr/zebra -M fpmd_zebra:"$1/plugin.sock" --log stdout \
+    >zebra.log 2>&1 || [ $? = 124 ]
+grep "fpmd plugin" zebra.log
+"""
+
+
+@pytest.mark.parametrize("suite", FRR_SUITES)
+def test_suite_packages(suite, tmp_path):
+    """fpmd and fpmd-frr built for SUITE install in that release, fpmd-frr
+    depends on exactly its frr, fpmd reads its configuration with that
+    release's libyang, and its zebra loads the module by name."""
+    top = os.environ.get("FPMD_SUITE_PACKAGES")
+    assert top, ("FPMD_SUITE_PACKAGES is not set: .ci/run builds each "
+                 "suite's packages (scripts/package.sh --suite) and names "
+                 "their directory there")
+    d = os.path.join(top, suite)
+    debs = [f for f in os.listdir(d) if f.endswith(".deb") and
+            "dbgsym" not in f and f.startswith(("fpmd_", "fpmd-frr_"))]
+    assert len(debs) == 2, f"{d}: {sorted(os.listdir(d))}"
+    for f in debs:
+        shutil.copy(os.path.join(d, f), tmp_path)
+    os.chmod(tmp_path, 0o755)
+    r = subprocess.run(["sh", ROOT_SH, "--scratch", suite, str(tmp_path),
+                        "sh", "-c", SUITE_CHECK, "sh", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    out = r.stdout
+    assert r.returncode == 0, out + r.stderr
+    frr, dep_line, version = out.splitlines()[:3]
+    deps = [x.strip() for x in dep_line.split(",")]
+    assert f"frr (= {frr})" in deps, (frr, deps)
+    assert version.startswith("fpmd "), out
+    major_minor = re.match(r"\d+\.\d+", frr).group(0)
+    assert re.search(r"fpmd plugin: loaded \(built for FRR " +
+                     re.escape(major_minor), out), out
+    assert "not loading" not in out, out
 
 
 def test_man_pages_say_package_paths():
