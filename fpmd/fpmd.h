@@ -39,13 +39,12 @@ struct fpmd_args {
 	const char *config_file; /* -f; NULL: the default file if any */
 	struct cli_sets cli;     /* the command line, re-applied on reload */
 	bool dryrun, daemon_mode;
+	bool under_journal; /* stderr was the journal's stream at start */
 };
 extern struct fpmd_args fpmd_args;
 
 /* 0, or -1 after a message on stderr; --help, --version exit here. */
 int parse_args(int argc, char **argv);
-
-/* ---- main.c ------------------------------------------------------------- */
 
 /* The default log target: syslog under systemd and with -d. */
 void log_target_resolve(struct fpmd_config *c);
@@ -61,7 +60,7 @@ void log_notes(const char *notes);
  */
 int fpmd_reload(char *err, size_t elen);
 
-/* ---- loop.c ------------------------------------------------------------- */
+/* ---- ev.c --------------------------------------------------------------- */
 
 enum ev_kind {
 	EV_SIGNAL,
@@ -80,20 +79,46 @@ enum ev_kind {
 	EV_METRICS,
 };
 
+struct ev {
+	enum ev_kind kind;
+	int fd;
+};
+
+/* The loop's epoll set: 0, or -errno. */
+int ev_open(void);
+/* Register fd for input (ev_add_edge: both ways, edge-triggered). */
 int ev_add(int fd, enum ev_kind kind);
+int ev_add_edge(int fd, enum ev_kind kind);
 /* Change what a registered fd waits for. */
 void ev_mod(int fd, enum ev_kind kind, bool in, bool out);
+/* Up to max (16) ready descriptors, or -errno. */
+int ev_wait(struct ev *evs, int max, int timeout_ms);
 
 /* Work the loop does once the current batch of events is read. */
+enum ev_request {
+	EV_REQ_RECHECK = 1,       /* guards and attachments (periodic) */
+	EV_REQ_NEIGH_RESYNC = 2,  /* neighbors re-read */
+	EV_REQ_LOCAL_REFRESH = 4, /* the kernel's local table re-read */
+};
 void fpmd_request_recheck(void);
 void fpmd_request_neigh_resync(void);
 void fpmd_request_local_refresh(void);
+bool ev_requested(unsigned int what);
+/* Whether any of what was asked for, clearing it. */
+bool ev_take(unsigned int what);
 
+/* ---- tick.c ------------------------------------------------------------- */
+
+/* The guard timer, armed: its fd, or -errno. */
+int tick_open(void);
 /* Route writes into the fast path before anything observable. */
 void commit_maps(uint32_t max_drops);
 /* Guards, attachments, RIB trimming, the slow local table re-read. */
 void periodic(void);
 void guard_timer_arm(void);
+
+/* ---- loop.c ------------------------------------------------------------- */
+
 /*
  * The loop's own descriptors: signals (mask, already blocked), the guard
  * timer, netlink events (nlfd) and the notification watches. -1 after a

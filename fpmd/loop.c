@@ -9,7 +9,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
@@ -18,7 +17,6 @@
 #include "common/log.h"
 #include "feed/fpm.h"
 #include "feed/plugin.h"
-#include "fib/maps.h"
 #include "fpmd.h"
 #include "kernel/guard.h"
 #include "kernel/iface.h"
@@ -26,122 +24,24 @@
 #include "notify.h"
 #include "rib/rib.h"
 
-static int epfd = -1, sfd = -1, timer_fd = -1;
-static bool recheck, need_neigh_resync, need_local_refresh;
-
-static uint64_t mono_us(void)
-{
-	return now_ns(CLOCK_MONOTONIC) / 1000;
-}
+static int sfd = -1;
 
 static uint64_t mono_ms(void)
 {
-	return mono_us() / 1000;
-}
-
-void fpmd_request_recheck(void)
-{
-	recheck = true;
-}
-
-void fpmd_request_neigh_resync(void)
-{
-	need_neigh_resync = true;
-}
-
-void fpmd_request_local_refresh(void)
-{
-	need_local_refresh = true;
-}
-
-static int ev_add_events(int fd, enum ev_kind kind, uint32_t events)
-{
-	struct epoll_event e = { .events = events };
-
-	e.data.u64 = ((uint64_t)kind << 32) | (uint32_t)fd;
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &e);
-}
-
-int ev_add(int fd, enum ev_kind kind)
-{
-	return ev_add_events(fd, kind, EPOLLIN);
-}
-
-void ev_mod(int fd, enum ev_kind kind, bool in, bool out)
-{
-	struct epoll_event e = { .events = (in ? EPOLLIN : 0) |
-					   (out ? EPOLLOUT : 0) };
-
-	e.data.u64 = ((uint64_t)kind << 32) | (uint32_t)fd;
-	epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &e);
-}
-
-void periodic(void)
-{
-	static uint64_t local_last;
-
-	/* The backstop for attachment changes that send no event (bpf_link,
-	 * changes while down). */
-	for (int s = 0; s < FPMD_MAX_IFACES; s++)
-		if (iface_tab[s].used)
-			iface_watch(&iface_tab[s], fpmd_prog_fd);
-	if (guard_check() && !cfg.allow_nf_bypass)
-		log_debug("guard: netfilter still refuses the fast path");
-	recheck = false;
-	rib_trim();
-	/* Events drive the local table; a slow re-read catches a local
-	 * route the kernel added well after announcing its address (IPv6
-	 * DAD). A dump walks the whole FIB (~0.3 s at 1M routes). */
-	if (mono_ms() - local_last >= 30000) {
-		local_last = mono_ms();
-		local_routes_refresh();
-	}
-}
-
-void guard_timer_arm(void)
-{
-	struct itimerspec its = { 0 };
-
-	its.it_interval.tv_sec = cfg.guard_interval_ms / 1000;
-	its.it_interval.tv_nsec = (long)(cfg.guard_interval_ms % 1000) * 1000000;
-	its.it_value = its.it_interval;
-	timerfd_settime(timer_fd, 0, &its, NULL);
-}
-
-void commit_maps(uint32_t max_drops)
-{
-	static bool failed;
-	uint32_t nh_top, group_top;
-	int ret;
-
-	if (max_drops) {
-		rib_index_tops(&nh_top, &group_top);
-		ret = maps_shrink(max_drops, nh_top, group_top);
-	} else {
-		ret = maps_commit(0);
-	}
-
-	if (ret && !failed)
-		log_err("fib: new IPv4 table parts cannot be published: %s; "
-			"routes written since are not yet in the fast path, "
-			"retrying", strerror(-ret));
-	else if (!ret && failed)
-		log_info("fib: pending IPv4 table parts published");
-	failed = ret != 0;
+	return now_ns(CLOCK_MONOTONIC) / 1000000;
 }
 
 int loop_open(const sigset_t *mask, int nlfd)
 {
-	epfd = epoll_create1(EPOLL_CLOEXEC);
+	int tfd;
+
 	sfd = signalfd(-1, mask, SFD_CLOEXEC);
-	timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
-	if (sfd < 0 || timer_fd < 0 || epfd < 0 || ev_add(sfd, EV_SIGNAL) ||
-	    ev_add(timer_fd, EV_TIMER) || ev_add(nlfd, EV_NL) ||
-	    watches_ev_add()) {
+	if (ev_open() || sfd < 0 || (tfd = tick_open()) < 0 ||
+	    ev_add(sfd, EV_SIGNAL) || ev_add(tfd, EV_TIMER) ||
+	    ev_add(nlfd, EV_NL) || watches_ev_add()) {
 		log_err("event loop: %s", strerror(errno));
 		return -1;
 	}
-	guard_timer_arm();
 	return 0;
 }
 
@@ -193,7 +93,7 @@ static int signal_read(bool *keep)
 
 int loop_run(bool *keep)
 {
-	struct epoll_event evs[16];
+	struct ev evs[16];
 
 	uint64_t local_due = 0; /* ms, CLOCK_MONOTONIC */
 	bool status_busy = false;
@@ -208,17 +108,17 @@ int loop_run(bool *keep)
 		}
 		if (status_busy)
 			timeout = 0;
-		n = epoll_wait(epfd, evs, 16, timeout);
+		n = ev_wait(evs, 16, timeout);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			if (n == -EINTR)
 				continue;
-			log_err("epoll: %s", strerror(errno));
+			log_err("epoll: %s", strerror(-n));
 			return -1;
 		}
 		for (int k = 0; k < n; k++) {
-			enum ev_kind kind = (enum ev_kind)(evs[k].data.u64 >> 32);
-			int fd = (int)(uint32_t)evs[k].data.u64;
+			enum ev_kind kind = evs[k].kind;
+			int fd = evs[k].fd;
 
 			/* Whatever answers or reports sees committed maps. */
 			if (kind == EV_CTL_CLIENT || kind == EV_METRICS ||
@@ -248,9 +148,7 @@ int loop_run(bool *keep)
 				/* Edge-triggered both ways: ctl_client_io reads
 				 * and writes until EAGAIN. */
 				if (cfd >= 0)
-					ev_add_events(cfd, EV_CTL_CLIENT,
-						      EPOLLIN | EPOLLOUT |
-							  EPOLLET);
+					ev_add_edge(cfd, EV_CTL_CLIENT);
 				break;
 			}
 			case EV_CTL_CLIENT:
@@ -265,8 +163,8 @@ int loop_run(bool *keep)
 						 "re-reading links and "
 						 "neighbors");
 					nl_dump_links(link_changed, NULL);
-					need_neigh_resync = true;
-					need_local_refresh = true;
+					fpmd_request_neigh_resync();
+					fpmd_request_local_refresh();
 					/* Lost netconf, rule or tc events:
 					 * re-check everything. */
 					fpmd_request_recheck();
@@ -320,26 +218,23 @@ int loop_run(bool *keep)
 		 * once more 100 ms later (the kernel adds the local route
 		 * after announcing the address). A dump walks the whole FIB,
 		 * so never more often than that. */
-		if (need_local_refresh && !local_due) {
+		if (ev_take(EV_REQ_LOCAL_REFRESH) && !local_due) {
 			local_routes_refresh();
 			local_due = mono_ms() + 100;
 		}
-		need_local_refresh = false;
 		if (local_due && mono_ms() >= local_due) {
 			local_due = 0;
 			local_routes_refresh();
 		}
-		if (need_neigh_resync) {
-			need_neigh_resync = false;
+		if (ev_take(EV_REQ_NEIGH_RESYNC))
 			neigh_resync();
-		}
 		/* Events first, once per batch: a sysctl is applied to the
 		 * maps right after the kernel announced it. */
 		if (guard_pending(GUARD_PENDING_FULL))
-			recheck = true;
+			fpmd_request_recheck();
 		else if (guard_pending(GUARD_PENDING_SYSCTL))
 			guard_sysctls();
-		if (recheck)
+		if (ev_requested(EV_REQ_RECHECK))
 			periodic();
 		/* Route status changes, a slice at a time, then to zebra. */
 		commit_maps(0);
@@ -370,6 +265,6 @@ void startup_events(void)
 	/* neigh_resync and the local table follow at once; the flags stay
 	 * set, so that the loop looks again once the kernel has added the
 	 * local routes of addresses it just announced. */
-	if (recheck)
+	if (ev_requested(EV_REQ_RECHECK))
 		periodic();
 }

@@ -54,30 +54,6 @@ static int enter_netns(const char *name)
 	return 0;
 }
 
-static bool under_journal; /* stderr was the journal's stream at start */
-
-/*
- * Left to its default, the log goes where the service manager collects
- * it, as FRR's daemons do: syslog under systemd (journald takes syslog
- * with its levels, and forwards it to a syslog daemon if there is one)
- * and with -d (stderr is /dev/null); stderr otherwise.
- */
-void log_target_resolve(struct fpmd_config *c)
-{
-	if (c->log_target_default && (fpmd_args.daemon_mode || under_journal))
-		c->log_target = "syslog";
-}
-
-void log_notes(const char *notes)
-{
-	const char *p = notes, *nl;
-
-	while (p && *p && (nl = strchr(p, '\n'))) {
-		log_info("config: %.*s", (int)(nl - p), p);
-		p = nl + 1;
-	}
-}
-
 /* SIGUSR2: the service manager restarts fpmd; leave forwarding in place. */
 static bool stop_keep;
 
@@ -193,7 +169,7 @@ int main(int argc, char **argv)
 		config_free(&cfg);
 		return 0;
 	}
-	under_journal = log_stderr_is_journal();
+	fpmd_args.under_journal = log_stderr_is_journal();
 	log_target_resolve(&cfg);
 	if (log_open(cfg.log_target, cfg.log_file, cfg.debug)) {
 		fprintf(stderr, "fpmd: %s: cannot open the log file %s: %s\n",

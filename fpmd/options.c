@@ -3,12 +3,15 @@
  * fpmd's command line: one table gives getopt its options, --help its
  * text, and each option the YANG leaf it sets. The leaves are checked by
  * libyang with the file's (config_load), and re-applied on every reload.
+ * Also where the log goes by default, and config_load's notes, which
+ * start-up and reload both log.
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "fpmd.h"
 
 struct fpmd_args fpmd_args;
@@ -297,4 +300,27 @@ int parse_args(int argc, char **argv)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Left to its default, the log goes where the service manager collects
+ * it, as FRR's daemons do: syslog under systemd (journald takes syslog
+ * with its levels, and forwards it to a syslog daemon if there is one)
+ * and with -d (stderr is /dev/null); stderr otherwise.
+ */
+void log_target_resolve(struct fpmd_config *c)
+{
+	if (c->log_target_default && (fpmd_args.daemon_mode ||
+				       fpmd_args.under_journal))
+		c->log_target = "syslog";
+}
+
+void log_notes(const char *notes)
+{
+	const char *p = notes, *nl;
+
+	while (p && *p && (nl = strchr(p, '\n'))) {
+		log_info("config: %.*s", (int)(nl - p), p);
+		p = nl + 1;
+	}
 }

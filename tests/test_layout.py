@@ -159,6 +159,101 @@ def test_long_units_listed_still_exist_and_are_long():
         assert why, f"{u}: say why it reads better whole"
 
 
+# A function with external linkage: its name at the start of a line, after
+# its return type, then "(" (fpmd's style puts the type on the same line).
+FUNC_DEF = re.compile(r"^(?!static\b)(?:[a-z_]\w*[ \t*]+)+\**([a-z_]\w*)\(",
+                      re.M)
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
+
+
+def defined_functions():
+    """{name: unit} of every function defined with external linkage."""
+    defs = {}
+    for u in units():
+        if not u.endswith(".c"):
+            continue
+        with open(os.path.join(SRC, u)) as f:
+            text = COMMENT.sub("", f.read())
+        for m in FUNC_DEF.finditer(text):
+            defs.setdefault(m.group(1), u)
+    return defs
+
+
+STATIC_DEF = re.compile(r"^static\b(?:[ \t]+[a-z_]\w*[ \t*]*)+?\**([a-z_]\w*)\(",
+                        re.M)
+
+
+def calls_up(u, text, defs):
+    """The functions of defs, defined in a folder above unit u's in LAYERS,
+    that text (u's source) calls. A call through a pointer (ops->f(),
+    cb.f()) is the way down and is not one, nor a call of u's own static
+    function of the same name."""
+    text = STRING.sub('""', COMMENT.sub("", text))
+    own = set(STATIC_DEF.findall(text))
+    here = LAYERS.index(folder(u))
+    found = []
+    for name, du in defs.items():
+        d = folder(du)
+        if d not in LAYERS or LAYERS.index(d) >= here or name in own:
+            continue
+        if re.search(r"(?<![\w.>])" + name + r"\s*\(", text):
+            found.append((u, name, du))
+    return found
+
+
+def test_upward_calls_checker_finds_one():
+    # The checker itself, on a made-up unit: a direct call up is found; a
+    # call through a callback pointer, a name in a comment or a string and
+    # a static function of the unit's own are not.
+    defs = {"link_gone": "links.c", "out_put": "api/metrics_text.c"}
+    text = ('static int out_put(int x)\n{ return x; }\n'
+            'void f(void)\n{\n\tc->ops->link_gone(2); cb.link_gone(3);\n'
+            '\t/* link_gone(4) */ log("link_gone(5)"); out_put(1);\n}\n')
+    assert calls_up("kernel/x.c", text, defs) == []
+    text += "void g(void)\n{\n\tlink_gone(1);\n}\n"
+    assert calls_up("kernel/x.c", text, defs) == \
+        [("kernel/x.c", "link_gone", "links.c")]
+
+
+def test_no_call_points_up_the_layers():
+    # An include that points up is caught above; a call can point up
+    # without one (a prototype repeated by hand). Lower layers reach the
+    # daemon through the callbacks it hands them (struct nl_event_ops and
+    # the like).
+    defs = defined_functions()
+    bad = []
+    for u in units():
+        if u.endswith(".c") and folder(u) in LAYERS:
+            with open(os.path.join(SRC, u)) as f:
+                bad += calls_up(u, f.read(), defs)
+    assert not bad, ("calls against the layers of doc/ARCHITECTURE.md:\n  "
+                     + "\n  ".join(f"{u} calls {n}() of {du}"
+                                    for u, n, du in bad))
+
+
+def test_daemon_units_call_without_a_cycle():
+    # Within the top folder too: the loop (loop.c) calls the units that
+    # serve its events, and they reach back only through ev.c (register a
+    # descriptor, ask for work after the batch) and tick.c.
+    defs = {n: u for n, u in defined_functions().items()
+            if folder(u) == TOP}
+    graph = {}
+    for u in units():
+        if folder(u) != TOP or not u.endswith(".c"):
+            continue
+        with open(os.path.join(SRC, u)) as f:
+            text = STRING.sub('""', COMMENT.sub("", f.read()))
+        own = set(STATIC_DEF.findall(text))
+        for name, du in defs.items():
+            if du != u and name not in own and \
+                    re.search(r"(?<![\w.>])" + name + r"\s*\(", text):
+                graph.setdefault(u, set()).add(du)
+    cycle = find_cycle(graph)
+    assert cycle is None, "call cycle between the daemon's units: " + \
+        " -> ".join(cycle)
+
+
 MAP_WRITE = re.compile(r"\bbpf_map_(update|delete)_(elem|batch)\b")
 
 
