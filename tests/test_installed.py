@@ -125,8 +125,7 @@ grep "fpmd plugin" zebra.log
 """
 
 
-@pytest.mark.parametrize("suite", FRR_SUITES)
-def test_suite_packages(suite, tmp_path):
+def suite_packages(suite, tmp_path):
     """fpmd and fpmd-frr built for SUITE install in that release, fpmd-frr
     depends on exactly its frr, fpmd reads its configuration with that
     release's libyang, and its zebra loads the module by name."""
@@ -154,6 +153,13 @@ def test_suite_packages(suite, tmp_path):
     assert re.search(r"fpmd plugin: loaded \(built for FRR " +
                      re.escape(major_minor), out), out
     assert "not loading" not in out, out
+
+
+# No suites (FPMD_FRR_SUITES="": .ci/fresh's brand-new root has no roots
+# of other releases), no test; an empty parameter set would be a skip.
+if FRR_SUITES:
+    test_suite_packages = pytest.mark.parametrize("suite", FRR_SUITES)(
+        suite_packages)
 
 
 def test_man_pages_say_package_paths():
