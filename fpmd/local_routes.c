@@ -69,6 +69,13 @@ static bool set_has(const struct local_set *s, const struct prefix *p)
 	return s->n && bsearch(p, s->p, s->n, sizeof(*s->p), cmp_prefix);
 }
 
+/* An empty set has no array: qsort's base is nonnull even for none. */
+static void set_sort(struct local_set *s)
+{
+	if (s->n)
+		qsort(s->p, s->n, sizeof(*s->p), cmp_prefix);
+}
+
 static struct local_dump local_prev;
 
 /* After adoption: what the maps hold is the last dump. */
@@ -95,10 +102,8 @@ void local_routes_seed(void)
 		memcpy(p.addr, &k, 4);
 		set_push(&local_prev.addrs, &p);
 	}
-	qsort(local_prev.routes.p, local_prev.routes.n, sizeof(struct prefix),
-	      cmp_prefix);
-	qsort(local_prev.addrs.p, local_prev.addrs.n, sizeof(struct prefix),
-	      cmp_prefix);
+	set_sort(&local_prev.routes);
+	set_sort(&local_prev.addrs);
 }
 
 /*
@@ -121,8 +126,8 @@ void local_routes_refresh(void)
 		free(d.addrs.p);
 		return;
 	}
-	qsort(d.routes.p, d.routes.n, sizeof(struct prefix), cmp_prefix);
-	qsort(d.addrs.p, d.addrs.n, sizeof(struct prefix), cmp_prefix);
+	set_sort(&d.routes);
+	set_sort(&d.addrs);
 	for (i = 0; i < local_prev.routes.n; i++)
 		if (!set_has(&d.routes, &local_prev.routes.p[i]))
 			rib_route_del(SRC_KERNEL_LOCAL, &local_prev.routes.p[i],

@@ -8,7 +8,11 @@ by a test that fails without its fix:
 - plugin acks to a plugin that reads slowly: every RouteOp gets exactly one
   Ack (fpmd once dropped them with "send failed");
 - FPM routes of another table survive the settle sweep of a replay that
-  refreshed them.
+  refreshed them;
+- (issue 27) a namespace whose kernel has no route at all: an FPM peer
+  that leaves has its routes checked against the empty tables, fpmd
+  starts there and adopts its empty DXR table (sanitized fpmd aborted:
+  qsort(NULL, 0, ...), whose base the C library declares nonnull).
 
 Real fpmd on the h1-r1-h2 lab (tests/lib/lab.py), raw FPM, control and plugin
 clients (no zebra needed for these)."""
@@ -19,7 +23,10 @@ import subprocess
 import threading
 import time
 
-from lib.fpmwire import FpmClient, fpm_frame, fpm_keeper, route_msg
+from lib.feeds import fpm, fpm_routes, wait_no_route
+from lib.fpmwire import RT_SCOPE_LINK, FpmClient, fpm_frame, fpm_keeper
+from lib.fpmwire import route as fpm_route
+from lib.fpmwire import route_msg
 from lib.lab import FPMCTL, wait_for
 from lib.proto import frame, hello, pb, replay_begin, replay_end, route
 from lib.proto import Client
@@ -63,6 +70,74 @@ def test_other_table_routes_survive_the_settle_sweep(lab):
     wait_for(lambda: d.logtext().count("fpm: replay settled") == 3,
              what="replay 3 settled")
     assert not other_table(d), other_table(d)
+
+
+# ---- a namespace whose kernel has no route ---------------------------------
+
+def kernel_routes(ns):
+    """Every route of ns's kernel, all tables, both families."""
+    return [ln for fam in ("-4", "-6") for ln in ns.run(
+        f"ip {fam} route show table all").stdout.splitlines()]
+
+
+def empty_kernel(ns):
+    """Take lo down and its addresses away: lab namespaces bring lo up,
+    and the local table keeps 127.0.0.0/8 while lo has 127.0.0.1 (down or
+    not). Nothing else is there: the kernel has no route left."""
+    ns.run("ip link set lo down && ip addr flush dev lo")
+    assert kernel_routes(ns) == [], kernel_routes(ns)
+
+
+def alive(d, what):
+    assert d.proc.poll() is None, \
+        f"fpmd died {what}:\n{d.output()}\n{d.logtext()[d.log_start:]}"
+
+
+def test_fpm_peer_gone_kernel_tables_empty(lab):
+    """An FPM peer sends a route and leaves; while its routes are held,
+    fpmd compares them with the kernel's main and local tables, which
+    are empty here: the route goes (the kernel dropped it), fpmd stays."""
+    ns = lab.add_ns(lab.prefix + "e")
+    d = lab.fpmd(ifnames=(), ns=ns, extra=("--no-plugin",))
+    # The route is in the kernel as zebra would have put it, via lo; it
+    # leaves the kernel with lo's addresses below.
+    ns.run("ip route add 10.55.0.0/24 dev lo")
+    assert FpmClient(lab, ns).run(fpm_frame(
+        fpm_route("10.55.0.0/24", oif=1, scope=RT_SCOPE_LINK)),
+        close_early=True) == "sent-and-closed"
+    wait_for(lambda: fpm(d)["replayState"] == "held", timeout=10,
+             what="the peer's routes held")
+    assert "10.55.0.0/24" in fpm_routes(d), fpm_routes(d)
+    log0 = len(d.logtext())
+    empty_kernel(ns)
+    # The kernel is looked at every 5 s while the routes are held.
+    try:
+        wait_no_route(d, "10.55.0.0/24", timeout=12)
+    except Exception:
+        alive(d, "checking held routes against empty kernel tables")
+        raise
+    alive(d, "after its held routes were checked")
+    assert "the kernel dropped 1 of its routes: removed them too" in \
+        d.logtext()[log0:], d.logtext()[log0:]
+    assert fpm(d)["replayState"] == "held"
+
+
+def test_empty_kernel_start_and_dxr_adoption(lab):
+    """fpmd starts in a namespace whose kernel has no route (its local
+    table mirrored as nothing) and, after a stop that keeps the maps, a
+    new fpmd adopts the DXR table with no prefix in it."""
+    ns = lab.add_ns(lab.prefix + "e")
+    empty_kernel(ns)
+    args = ("--ipv4-lookup", "dxr", "--keep-forwarding", "--no-fpm",
+            "--no-plugin")
+    d = lab.fpmd(ifnames=(), ns=ns, extra=args)
+    assert d.show("summary")["routesV4"] == 0
+    assert d.stop() == 0, d.output() + d.logtext()
+    d = lab.fpmd(ifnames=(), ns=ns, extra=args)
+    alive(d, "adopting an empty DXR table")
+    assert "bpffs: adopted the maps pinned in" in \
+        d.logtext()[d.log_start:], d.logtext()[d.log_start:]
+    assert d.show("summary")["routesV4"] == 0
 
 
 # ---- show routes streams ---------------------------------------------------

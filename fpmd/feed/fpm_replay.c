@@ -124,14 +124,17 @@ static void kernel_check(void)
 		free(k.p);
 		return;
 	}
-	qsort(k.p, k.n, sizeof(*k.p), cmp_pfx);
+	/* An empty dump leaves k.p NULL, which qsort and bsearch must not
+	 * see even with no element (their base is declared nonnull). */
+	if (k.n)
+		qsort(k.p, k.n, sizeof(*k.p), cmp_pfx);
 	ht_for_each(&rib_routes, n, tmp, i)
 	{
 		struct route *r = container_of(n, struct route, node);
 		const char *err;
 
 		if (r->e[SRC_FPM].present &&
-		    !bsearch(&r->p, k.p, k.n, sizeof(*k.p), cmp_pfx) &&
+		    !(k.n && bsearch(&r->p, k.p, k.n, sizeof(*k.p), cmp_pfx)) &&
 		    !rib_route_del(SRC_FPM, &r->p, &err))
 			removed++;
 	}

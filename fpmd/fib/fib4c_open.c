@@ -198,7 +198,8 @@ static int adopt(struct fib4c *f)
 		    (rec->len ? ~0u << (32 - rec->len) : 0);
 		rs[nr++] = (struct arule){ a, rec->val, s, rec->len };
 	}
-	qsort(rs, nr, sizeof(*rs), arule_cmp);
+	if (nr) /* none: rs is NULL, which qsort must not see */
+		qsort(rs, nr, sizeof(*rs), arule_cmp);
 	while ((f->pmask + 1) / 2 < nr) /* no rehash while replaying */
 		f->pmask = f->pmask * 2 + 1;
 	free(f->pfx);

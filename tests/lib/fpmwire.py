@@ -239,11 +239,11 @@ except socket.timeout:
 
 
 class FpmClient:
-    """A raw FPM client inside r1's namespace: a plain TCP socket, so
-    `ip netns exec` is fine for it (no bpffs needed)."""
+    """A raw FPM client inside r1's namespace (or ns): a plain TCP socket,
+    so `ip netns exec` is fine for it (no bpffs needed)."""
 
-    def __init__(self, lab):
-        self.proc = lab.r1.popen(
+    def __init__(self, lab, ns=None):
+        self.proc = (ns or lab.r1).popen(
             f"exec {PY} -c {shquote(FPM_CLIENT)}", stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
