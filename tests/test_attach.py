@@ -16,7 +16,9 @@ import signal
 import subprocess
 import time
 
-from lib.lab import (BUILDDIR, FPMD, ping, ping_result, ping_stream,
+import pytest
+
+from lib.lab import (BUILDDIR, FPMD, PY, ping, ping_result, ping_stream,
                      wait_for)
 from lib.runner import read_text
 
@@ -351,6 +353,78 @@ def test_second_fpmd_on_served_interface_refused(lab):
         assert forwarded(d) - before >= 5, diag(d)
     finally:
         shutil.rmtree(other_pin, ignore_errors=True)
+
+
+# An fpmd before 0.1 (up to e0eaa19) named the default instance's lock file
+# after the escaped bpffs-dir, as every other: it opened it O_CREAT, took
+# flock(LOCK_EX | LOCK_NB), wrote "pid\nbpffs-dir\n" and held it for its
+# life. This stand-in does exactly that, then waits for its stdin to close.
+OLD_FPMD_LOCK = r"""
+import fcntl, os, sys
+path, pin = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.ftruncate(fd, 0)
+os.write(fd, f"{os.getpid()}\n{pin}\n".encode())
+print("locked", flush=True)
+sys.stdin.read()
+"""
+DEFAULT_PIN = "/sys/fs/bpf/fpmd"
+OLD_LOCK = "/run/fpmd/sys-fs-bpf-fpmd.pid"   # lock_file(DEFAULT_PIN)
+
+
+def test_running_fpmd_before_0_1_refused(lab):
+    """Upgrading while an fpmd before 0.1 runs on the default bpffs-dir:
+    it holds /run/fpmd/sys-fs-bpf-fpmd.pid, not /run/fpmd/fpmd.pid, and
+    the new fpmd must refuse as it does for a current one, naming its pid
+    and that file, and change nothing. The old fpmd is a stand-in (a
+    Python process taking the same flock on the same file with the same
+    contents, OLD_FPMD_LOCK): building the old fpmd from history would
+    need that commit's build dependencies. Once the old one is gone, its
+    file left unlocked (SIGKILL), the new fpmd starts there."""
+    if any(os.path.exists(p) for p in (DEFAULT_PIN, OLD_LOCK,
+                                       "/run/fpmd/fpmd.pid")):
+        pytest.skip("a default fpmd instance exists on this machine")
+    os.makedirs("/run/fpmd", exist_ok=True)
+    conf = lab.write_config(lab.config_doc(("r1-eth0",),
+                                           bpffs_dir=DEFAULT_PIN))
+    old = subprocess.Popen([PY, "-c", OLD_FPMD_LOCK, OLD_LOCK, DEFAULT_PIN],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True)
+    try:
+        assert old.stdout.readline().strip() == "locked"
+        d = lab.fpmd(config=conf, wait=False)
+        rc = finish(d.proc)
+        text = d.logtext()[d.log_start:]
+        assert rc == 1, f"new fpmd: {rc}\n{text}"
+        assert (f"bpffs-dir {DEFAULT_PIN} is in use by a running fpmd "
+                f"(pid {old.pid}, lock file {OLD_LOCK}): refusing to "
+                "start; nothing was changed") in text, text
+        # Nothing touched: no pins, no program, no lock file of its own,
+        # the old one's file as it was.
+        assert not os.path.exists(DEFAULT_PIN)
+        assert prog_id(lab.r1, "r1-eth0") == 0
+        assert not os.path.exists("/run/fpmd/fpmd.pid")
+        assert read_text(OLD_LOCK) == f"{old.pid}\n{DEFAULT_PIN}\n"
+
+        old.kill()                      # the file stays, unlocked
+        old.wait(10)
+        d = lab.fpmd(config=conf)
+        assert prog_id(lab.r1, "r1-eth0") != 0, d.logtext()
+        assert read_text("/run/fpmd/fpmd.pid").split()[0] == \
+            str(d.proc.pid)
+        d.stop()
+        assert d.proc.returncode == 0, d.logtext()
+        assert not os.path.exists(DEFAULT_PIN)
+    finally:
+        if old.poll() is None:
+            old.kill()
+            old.wait(10)
+        for d in lab.daemons:
+            d.stop()
+        if os.path.exists(OLD_LOCK):
+            os.unlink(OLD_LOCK)
+        shutil.rmtree(DEFAULT_PIN, ignore_errors=True)
 
 
 def test_sigkilled_fpmd_is_adopted_and_replaced(lab):

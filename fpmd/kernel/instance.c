@@ -8,6 +8,10 @@
  * FPMD_RUN_DIR/fpmd.pid, the pid file): a second fpmd with
  * the same directory is refused before it touches anything, while a
  * SIGKILLed one leaves an unlocked file and its successor adopts the maps.
+ * fpmd before 0.1 named every lock file after the escaped directory
+ * (sys-fs-bpf-fpmd.pid for the default, fpmd.pid for /fpmd): a running
+ * one still holds that name, so it is looked at too, and one found there
+ * refuses the start as a current one does.
  *
  * An interface's program is recognised by id, never by name (every fpmd's
  * program is called fpmd_xdp): ours is the one we loaded; a predecessor's
@@ -82,21 +86,10 @@ static long read_pid(int fd, char *pin_dir, size_t plen)
 	return pid > 0 ? pid : 0;
 }
 
-int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
+/* Take the lock file at path for pin_dir: 0, -EBUSY (*holder: its pid),
+ * -errno. */
+static int take_lock(const char *pin_dir, long *holder, const char *path)
 {
-	char name[PATH_MAX - sizeof(FPMD_RUN_DIR) - 8];
-
-	*holder = 0;
-	escape_path(pin_dir, name, sizeof(name));
-	/* The default instance's lock file is the conventional pid file;
-	 * "/fpmd", the one other directory escaped to "fpmd", gets "-fpmd". */
-	if (!strcmp(name, "sys-fs-bpf-fpmd"))
-		snprintf(name, sizeof(name), "fpmd");
-	else if (!strcmp(name, "fpmd"))
-		snprintf(name, sizeof(name), "-fpmd");
-	snprintf(path, plen, "%s/%s.pid", FPMD_RUN_DIR, name);
-	if (mkdir(FPMD_RUN_DIR, 0755) && errno != EEXIST)
-		return -errno;
 	/* A lock on a file unlinked by its exiting owner protects nothing:
 	 * check that the file locked is the one at path. A prober (another
 	 * fpmd identifying a program) holds a shared lock for a moment:
@@ -137,6 +130,65 @@ int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
 		return 0;
 	}
 	return -EAGAIN;
+}
+
+/*
+ * The lock file old, an fpmd before 0.1's for pin_dir, held by a running
+ * one: its pid (0 if unknown); -1 when none holds it. Which directory it
+ * serves is read from the file: "/fpmd"'s old name is the default
+ * instance's name now, held by a current fpmd for another directory.
+ */
+static long legacy_holder(const char *pin_dir, const char *old)
+{
+	char dir[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	long pid = -1;
+	int fd = open(old, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	/* Held exclusively by a live fpmd: a shared lock fails. */
+	if (flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK) {
+		pid = read_pid(fd, dir, sizeof(dir));
+		escape_path(dir, a, sizeof(a));
+		escape_path(pin_dir, b, sizeof(b));
+		if (dir[0] && strcmp(a, b))
+			pid = -1; /* another directory's */
+	}
+	close(fd);
+	return pid;
+}
+
+int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen)
+{
+	char name[PATH_MAX - sizeof(FPMD_RUN_DIR) - 8];
+	char old[PATH_MAX];
+	long pid;
+	int ret;
+
+	*holder = 0;
+	escape_path(pin_dir, name, sizeof(name));
+	snprintf(old, sizeof(old), "%s/%s.pid", FPMD_RUN_DIR, name);
+	/* The default instance's lock file is the conventional pid file;
+	 * "/fpmd", the one other directory escaped to "fpmd", gets "-fpmd". */
+	if (!strcmp(name, "sys-fs-bpf-fpmd"))
+		snprintf(name, sizeof(name), "fpmd");
+	else if (!strcmp(name, "fpmd"))
+		snprintf(name, sizeof(name), "-fpmd");
+	snprintf(path, plen, "%s/%s.pid", FPMD_RUN_DIR, name);
+	if (mkdir(FPMD_RUN_DIR, 0755) && errno != EEXIST)
+		return -errno;
+	ret = take_lock(pin_dir, holder, path);
+	if (ret || !strcmp(old, path))
+		return ret;
+	/* Ours is taken: an old fpmd starting now finds nothing to stop
+	 * it, but one running already is seen here. */
+	pid = legacy_holder(pin_dir, old);
+	if (pid < 0)
+		return 0;
+	instance_unlock();
+	*holder = pid;
+	snprintf(path, plen, "%s", old);
+	return -EBUSY;
 }
 
 void instance_unlock(void)

@@ -15,8 +15,11 @@
  * Take the lock file of pin_dir (FPMD_RUN_DIR/<escaped pin dir>.pid, or
  * FPMD_RUN_DIR/fpmd.pid for the default /sys/fs/bpf/fpmd: the pid file; an
  * flock()ed file holding "pid\nbpffs-dir\n"). 0 when taken; -EBUSY when a
- * live fpmd holds it (*holder its pid, 0 if unknown); -errno otherwise.
- * The path is written to path either way.
+ * live fpmd holds it, or when a running fpmd before 0.1 holds the name
+ * that version gave it (FPMD_RUN_DIR/<escaped pin dir>.pid, for every
+ * directory) for the same directory: *holder its pid, 0 if unknown, and
+ * path the file it holds; -errno otherwise. The path is written to path
+ * either way.
  */
 int instance_lock(const char *pin_dir, long *holder, char *path, size_t plen);
 /* Clean exit, or refused start: remove the lock file and release it. */
