@@ -38,6 +38,37 @@ def dryrun(tmp_path, name, text, *args):
     return r, path
 
 
+# The size leaves, their options (None: the file only) and the limit each
+# error names (yang/fpmd.yang), with values (value, "file" or "option")
+# just past the limit, at zero and beyond the uint32 type. Each maximum
+# is what the maps take with every ipv4-lookup / ipv6-lookup (fpmd was
+# started at each): a route value's 24-bit index for nexthops and groups,
+# a tbl24 entry's 24-bit group number for tbl8 groups.
+SIZES = [
+    ("max-routes-v4", "max-routes-v4",
+     "1 to 16777216 (2^24) IPv4 routes",
+     ((16777217, "option"), (67108865, "file"), (0, "file"),
+      (4294967296, "option"))),
+    ("max-routes-v6", "max-routes-v6",
+     "1 to 16777216 (2^24) IPv6 routes",
+     ((16777217, "file"), (0, "option"))),
+    ("max-nexthops", "max-nexthops",
+     "1 to 16777216 (2^24) nexthops: a route value holds a 24-bit nexthop "
+     "index",
+     ((16777217, "option"), (99999999999, "file"))),
+    ("max-groups", "max-groups",
+     "1 to 16777216 (2^24) groups: a route value holds a 24-bit group "
+     "index",
+     ((16777217, "file"), (0, "option"))),
+    ("ipv4-tbl8-groups", None,
+     "1 to 16777215 (2^24 - 1) tbl8 groups: a tbl24 entry holds a 24-bit "
+     "group number",
+     ((16777216, "file"), (0, "file"))),
+    ("max-neighbors", "max-neighbors",
+     "1 to 16777216 (2^24) neighbors per family",
+     ((16777217, "option"), (-1, "option"), (16777217, "file"))),
+]
+
 # (case, file name, content, extra options, expected error or None). A
 # tuple is what libyang's releases say apart (Debian 12's 2.1, Debian 13's
 # 3.12, forky's 6.4): any one of them.
@@ -150,10 +181,16 @@ CASES = [
     ("option: interface name", "-", None, ("-i", "a/b"),
      '--interface a/b: /fpmd:fpmd/interfaces/interface/name: Unsatisfied '
      'pattern'),
-    ("option: nexthop index space", "-", None,
-     ("--max-nexthops", "16777217"),
-     '--max-nexthops 16777217: /fpmd:fpmd/tables/max-nexthops: Unsatisfied '
-     'range'),
+    # Sizes the maps cannot have: the leaf and its limit, from the file
+    # and from the options (SIZES), below the type's bounds or beyond.
+    *[(f"size: {leaf} {v} ({how})", "size.json",
+       None if how == "option" else
+       json.dumps({"fpmd:fpmd": {"tables": {leaf: v}}}),
+       (f"--{opt}", str(v)) if how == "option" else (),
+       (f"--{opt} {v}: " if how == "option" else "size.json:1: ") +
+       f"/fpmd:fpmd/tables/{leaf}: out of range: {limit}")
+      for leaf, opt, limit, values in SIZES
+      for v, how in values],
     # Valid ones: None is "configuration OK".
     ("empty configuration", "empty-ok.json", "{}", (), None),
     ("full JSON", "full.json", json.dumps({"fpmd:fpmd": {
@@ -440,6 +477,75 @@ def test_reload_interfaces_zero_loss_on_others(lab, tmp_path):
     # h1 <-> h2 never left the fast path (h3's last pings took the kernel).
     assert fwd4(lab.r1) - f0 <= 6 + 2, \
         f"kernel forwarded {fwd4(lab.r1) - f0} packets"
+
+
+def lock_file(pin):
+    esc = pin.strip("/").replace("-", "\\x2d").replace("/", "-")
+    return f"/run/fpmd/{esc}.pid"
+
+
+def test_size_beyond_the_maps_refuses_to_start(lab):
+    """A table size the maps cannot have, on the command line: fpmd names
+    the leaf and its limit and exits before it creates or attaches
+    anything (it once failed in map creation with EINVAL)."""
+    r = subprocess.run([FPMD, "--netns", lab.r1.name, "-b", lab.pin, "-s",
+                        os.path.join(lab.tmp, "fpmd.sock"), "-i", "r1-eth0",
+                        "--max-routes-v4", "67108865"],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2, r.stderr
+    assert "fpmd: --max-routes-v4 67108865: /fpmd:fpmd/tables/max-routes-v4:" \
+        " out of range: 1 to 16777216 (2^24) IPv4 routes" in r.stderr, \
+        r.stderr
+    assert not os.path.exists(lab.pin), "maps were created"
+    assert not os.path.exists(lock_file(lab.pin))
+    assert not xdp_attached(lab.r1, "r1-eth0")
+
+
+def sizes(d):
+    s = d.show("summary")
+    return {k: s[k] for k in ("maxRoutesV4", "maxRoutesV6", "maxNexthops",
+                              "maxGroups")}
+
+
+def v4_routes(d):
+    return {p: r for p, r in d.show("routes").items() if ":" not in p}
+
+
+def test_reload_refuses_size_beyond_the_maps(lab):
+    """A reload (fpmctl reload, SIGHUP) of a file with a size the maps
+    cannot have is refused naming the leaf and its limit: fpmd keeps its
+    configuration, its tables and XDP forwarding."""
+    base = dict(fpm={"enabled": False})
+    path = lab.write_config(lab.config_doc(
+        tables={"max-routes-v4": 200000, "max-nexthops": 4096}, **base))
+    d = lab.fpmd(config=path)
+    lab.routes_and_neighbors(d, v6=False)
+    lab.warm_kernel_neighbors()
+    want = sizes(d)
+    assert want["maxRoutesV4"] == 200000 and want["maxNexthops"] == 4096
+    running = d.ctl("show", "config").stdout
+    # IPv4 only: IPv6 link-local addresses come (local routes) meanwhile.
+    routes = v4_routes(d)
+
+    for leaf, v, limit in (
+            ("max-routes-v4", 67108865, "1 to 16777216 (2^24) IPv4 routes"),
+            ("max-nexthops", 16777217, "1 to 16777216 (2^24) nexthops: a "
+             "route value holds a 24-bit nexthop index")):
+        lab.write_config(lab.config_doc(tables={leaf: v}, **base))
+        log0 = len(d.logtext())
+        r = d.ctl("reload", check=False)
+        assert r.returncode != 0, r.stdout
+        assert re.search(rf"{re.escape(path)}:\d+: /fpmd:fpmd/tables/{leaf}: "
+                         rf"out of range: {re.escape(limit)}", r.stderr), \
+            r.stderr
+        assert "keeping the running configuration" in d.logtext()[log0:]
+        assert d.proc.poll() is None, d.logtext()
+        assert sizes(d) == want
+        assert d.ctl("show", "config").stdout == running
+        assert v4_routes(d) == routes
+        f0 = fwd4(lab.r1)
+        assert ping(lab.h1, lab.H2_V4, 3, 0.05) == 3
+        assert fwd4(lab.r1) == f0, "the kernel forwarded: XDP not in use"
 
 
 def test_bpffs_mounted_when_missing(tmp_path):

@@ -108,6 +108,30 @@ static void one_line(char *msg)
 	}
 }
 
+/*
+ * A number beyond its type (a size of 2^32 or more, or negative) fails
+ * libyang's type bounds before the leaf's range, whose error-message
+ * names the limit the maps have: say that one instead. Same wording in
+ * libyang 2, 3 and 6.4.
+ */
+static void range_message(const char *path, char *msg, size_t mlen)
+{
+	const struct lysc_node *n;
+	const struct lysc_type *t;
+	const struct lysc_range *r = NULL;
+
+	if (!strstr(msg, " min/max bounds.") ||
+	    !(n = lys_find_path(ctx, NULL, path, 0)) ||
+	    !(n->nodetype & LYD_NODE_TERM))
+		return;
+	t = ((const struct lysc_node_leaf *)n)->type;
+	if ((t->basetype >= LY_TYPE_UINT8 && t->basetype <= LY_TYPE_UINT64) ||
+	    (t->basetype >= LY_TYPE_INT8 && t->basetype <= LY_TYPE_INT64))
+		r = ((const struct lysc_type_num *)t)->range;
+	if (r && r->emsg)
+		snprintf(msg, mlen, "%s", r->emsg);
+}
+
 /* libyang's stored error as "WHERE:LINE: PATH: reason". */
 static void ly_error(const char *where, char *err, size_t elen)
 {
@@ -122,8 +146,9 @@ static void ly_error(const char *where, char *err, size_t elen)
 	/* The last error is the most specific (the first may be a summary). */
 	e = e->prev ? e->prev : e;
 	snprintf(msg, sizeof(msg), "%s", e->msg ? e->msg : "invalid");
-	one_line(msg);
 	line = ly_err_where(e, path, sizeof(path));
+	range_message(path, msg, sizeof(msg));
+	one_line(msg);
 	if (line)
 		snprintf(err, elen, "%s:%ld: %s: %s", where, line,
 			 path[0] ? path : TOP, msg);
