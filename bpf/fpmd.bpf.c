@@ -358,6 +358,24 @@ static __always_inline int rpf_ok(__u32 rv, __u32 flags, __u32 ifindex)
 }
 
 /*
+ * The kernel's neighbor states follow the packets the kernel sends: each
+ * one through a STALE entry moves it to DELAY (neigh_event_send), and
+ * garbage collection takes STALE entries unused for gc_stale_time. The
+ * packets XDP sends never reach that code, so the fast path stamps the
+ * entry it sent by with fpmd's epoch (struct fpmd_meta), and fpmd tells
+ * the kernel of the used ones it knows STALE (RTM_NEWNEIGH with NTF_USE:
+ * the same neigh_event_send). One write per entry, epoch and CPU.
+ */
+static __always_inline void mark_used(__u32 *used)
+{
+	__u32 zero = 0;
+	struct fpmd_meta *m = bpf_map_lookup_elem(&meta, &zero);
+
+	if (m && *(volatile __u32 *)used != m->epoch)
+		*(volatile __u32 *)used = m->epoch;
+}
+
+/*
  * Resolve the route value to a nexthop, pick the ECMP member by flow hash,
  * and fill in the destination MAC for connected routes. Returns a reason
  * (FPMD_R_FORWARDED when nh and dmac are usable).
@@ -418,11 +436,13 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 		}
 		if (!n)
 			return FPMD_R_PASS_UNRESOLVED;
+		mark_used(&n->used);
 		*dmacp = n->mac;
 		return FPMD_R_FORWARDED;
 	}
 	if (!(nh->flags & FPMD_NH_F_RESOLVED))
 		return FPMD_R_PASS_UNRESOLVED;
+	mark_used(&nh->used);
 	*dmacp = nh->dmac;
 	return FPMD_R_FORWARDED;
 }

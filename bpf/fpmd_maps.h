@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 8
+#define FPMD_LAYOUT_VERSION 9
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -365,6 +365,7 @@ struct fpmd_nexthop {
 	__u16 src;   /* source owning id (fpmd's enum rib_source) */
 	__u8 gw[16]; /* IPv4 in the first 4 bytes */
 	__u32 id;    /* the source's nexthop id (0: implicit) */
+	__u32 used;  /* meta.epoch when the fast path last sent by it */
 };
 
 /*
@@ -408,6 +409,7 @@ struct fpmd_neigh_v6_key {
 struct fpmd_neigh_val {
 	__u8 mac[6];
 	__u16 flags; /* FPMD_NEIGH_F_* */
+	__u32 used;  /* meta.epoch when the fast path last sent to it */
 };
 
 /*
@@ -573,10 +575,19 @@ struct fpmd_stat {
 #define FPMD_MAX_STATS (FPMD_MAX_IFACES * FPMD_R_MAX)
 
 /* Written by fpmd into the "meta" map (key 0) when it creates the maps. */
+/*
+ * epoch: advanced by fpmd at every neighbor use scan. The fast path stamps
+ * the nexthop or neighbor entry it sent by with it (the "used" fields), so
+ * that fpmd can tell the kernel which neighbors are in use: the kernel's
+ * reachability machine (STALE -> DELAY -> PROBE, garbage collection) only
+ * sees the packets it sends itself.
+ */
 struct fpmd_meta {
 	__u32 layout_version;
 	__u32 flags;
 	__u64 created_ns; /* CLOCK_REALTIME ns when the maps were created */
+	__u32 epoch;
+	__u32 pad;
 };
 
 #endif /* FPMD_MAPS_H */

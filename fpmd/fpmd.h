@@ -77,6 +77,7 @@ enum ev_kind {
 	EV_WATCH,
 	EV_WATCHDOG,
 	EV_METRICS,
+	EV_NEIGH_USE,
 };
 
 struct ev {
@@ -160,6 +161,17 @@ void watches_open(void);
 int watches_ev_add(void);
 void watch_read(int fd);
 void watches_close(void);
+
+/* ---- neigh_use.c -------------------------------------------------------- */
+
+/* The scan timer (every 500 ms): its fd for the loop, or -errno. */
+int neigh_use_open(void);
+void neigh_use_close(void);
+/* The timer fired: tell the kernel which STALE neighbors XDP used. */
+void neigh_use_tick(void);
+struct neighbor;
+/* The kernel made ne STALE: tell it at once if XDP used it lately. */
+void neigh_use_stale(struct neighbor *ne);
 
 /* ---- local_routes.c ----------------------------------------------------- */
 

@@ -37,10 +37,19 @@ static void neigh_event(const struct nl_neigh *n, void *arg)
 	if (!n->has_addr || (n->family != AF_INET && n->family != AF_INET6) ||
 	    (n->flags & NTF_PROXY) || !iface_by_ifindex(n->ifindex))
 		return;
-	if (!n->deleted && n->has_mac && (n->state & usable))
+	if (!n->deleted && n->has_mac && (n->state & usable)) {
+		struct neighbor *ne;
+
 		rib_neigh_add(n->family, n->addr, n->ifindex, n->mac, false,
 			      &err);
-	else
+		/* What neigh_use.c needs to act as kernel forwarding would. */
+		ne = rib_neigh_get(n->family, n->addr, n->ifindex);
+		if (ne) {
+			ne->kstate = n->state;
+			if (n->state == NUD_STALE)
+				neigh_use_stale(ne);
+		}
+	} else
 		rib_neigh_del(n->family, n->addr, n->ifindex, false, &err);
 }
 

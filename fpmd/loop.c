@@ -33,12 +33,13 @@ static uint64_t mono_ms(void)
 
 int loop_open(const sigset_t *mask, int nlfd)
 {
-	int tfd;
+	int tfd, nfd;
 
 	sfd = signalfd(-1, mask, SFD_CLOEXEC);
 	if (ev_open() || sfd < 0 || (tfd = tick_open()) < 0 ||
 	    ev_add(sfd, EV_SIGNAL) || ev_add(tfd, EV_TIMER) ||
-	    ev_add(nlfd, EV_NL) || watches_ev_add()) {
+	    ev_add(nlfd, EV_NL) || watches_ev_add() ||
+	    (nfd = neigh_use_open()) < 0 || ev_add(nfd, EV_NEIGH_USE)) {
 		log_err("event loop: %s", strerror(errno));
 		return -1;
 	}
@@ -211,6 +212,9 @@ int loop_run(bool *keep)
 				break;
 			case EV_METRICS:
 				metrics_io();
+				break;
+			case EV_NEIGH_USE:
+				neigh_use_tick();
 				break;
 			}
 		}

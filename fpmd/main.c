@@ -89,6 +89,7 @@ static void stop(void)
 	xdp_close();
 	nl_close();
 	watches_close();
+	neigh_use_close();
 	rib_free();
 	local_routes_free();
 }

@@ -377,6 +377,10 @@ def check_against_fpmctl(text, counters, summary, state, guards):
                    ("nh_groups", "groupMapFull")):
         assert val(s, "fpmd_map_full_total", map=m) == summary[key], m
     assert val(s, "fpmd_map_write_errors_total") == summary["mapErrors"]
+    for res, key in (("sent", "neighborUseSent"),
+                     ("failed", "neighborUseFailed")):
+        assert val(s, "fpmd_neighbor_use_total", result=res) == \
+            summary[key], res
 
     # Interfaces, feeds, guards, version: 'show state' / 'show guards'.
     for i in state["interface"]:

@@ -350,6 +350,8 @@ static int show_summary(struct ctl_req *r)
 	o->nexthop_map_full = rib_stats.nh_map_full;
 	o->group_map_full = rib_stats.group_map_full;
 	o->map_errors = rib_stats.map_errors;
+	o->neigh_use_sent = rib_stats.neigh_use_sent;
+	o->neigh_use_failed = rib_stats.neigh_use_failed;
 	o->by_source = arena_alloc(a, SRC_MAX * sizeof(*o->by_source));
 	if (!o->by_source)
 		return -ENOMEM;

@@ -251,6 +251,12 @@ static void map_errors(struct out *o)
 	metric_sample(o, rib_stats.map_errors, NULL);
 }
 
+static void neigh_use(struct out *o)
+{
+	metric_sample(o, rib_stats.neigh_use_sent, "result", "sent", NULL);
+	metric_sample(o, rib_stats.neigh_use_failed, "result", "failed", NULL);
+}
+
 static void route_writes(struct out *o)
 {
 	metric_sample(o, rib_stats.route_writes, NULL);
@@ -291,6 +297,11 @@ static const struct metric_family families[] = {
 	  .write = map_errors },
 	{ "fpmd_route_map_writes_total", "counter",
 	  "Route map updates and deletes.", .write = route_writes },
+	{ "fpmd_neighbor_use_total", "counter",
+	  "Neighbors the fast path used while the kernel had them STALE, "
+	  "told to the kernel (RTM_NEWNEIGH with NTF_USE) as its own "
+	  "forwarding would have, by result.",
+	  .write = neigh_use },
 };
 
 const struct metric_group metrics_rib = METRIC_GROUP(families);

@@ -78,6 +78,21 @@ int maps_group_clear(uint32_t index);
 int maps_neigh_write(int family, uint32_t ifindex, const uint8_t *addr,
 		     const uint8_t mac[6], uint16_t flags);
 int maps_neigh_delete(int family, uint32_t ifindex, const uint8_t *addr);
+
+/*
+ * Neighbor use (struct fpmd_meta): start a new epoch and return the one
+ * that ends (in *ended; never 0). The fast path stamps what it sends by.
+ */
+int maps_epoch_next(uint32_t *ended);
+/* cb(entry) for every nexthop the fast path sent by since epoch since. */
+int maps_nexthops_used(uint32_t since,
+		       void (*cb)(const struct fpmd_nexthop *nh, void *arg),
+		       void *arg);
+/* cb(...) for every neighbor (connected routes) it sent to since then. */
+int maps_neighs_used(uint32_t since,
+		     void (*cb)(int family, uint32_t ifindex,
+				const uint8_t *addr, void *arg),
+		     void *arg);
 int maps_iface_write(uint32_t ifindex, const struct fpmd_iface *i);
 int maps_iface_delete(uint32_t ifindex);
 int maps_local_v4_add(const uint8_t addr[4]);

@@ -126,3 +126,47 @@ int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
 			     budget);
 	return ret;
 }
+
+/* Newer than or as new as since, on a wrapping counter; 0 is never. */
+static bool epoch_since(uint32_t used, uint32_t since)
+{
+	return used && (int32_t)(used - since) >= 0;
+}
+
+int nhtab_nexthops_used(struct nhtab *t, uint32_t since,
+			void (*cb)(const struct fpmd_nexthop *nh, void *arg),
+			void *arg)
+{
+	const uint32_t per = 1u << FPMD_NH_CHUNK_SHIFT;
+	struct fpmd_nexthop *v;
+	uint32_t *keys;
+	int ret = 0;
+
+	v = calloc(per, sizeof(*v));
+	keys = calloc(per, sizeof(*keys));
+	if (!v || !keys) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t ci = 0; ci < t->nh.max_chunks; ci++) {
+		uint32_t n = per, out;
+
+		if (!chunks_present(&t->nh, ci))
+			continue;
+		/* One call reads the whole chunk (an array: all or error). */
+		if (bpf_map_lookup_batch(chunks_fd(&t->nh, ci), NULL, &out,
+					 keys, v, &n, NULL) &&
+		    errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			if ((v[i].flags & FPMD_NH_F_VALID) &&
+			    epoch_since(v[i].used, since))
+				cb(&v[i], arg);
+	}
+out:
+	free(v);
+	free(keys);
+	return ret;
+}

@@ -44,4 +44,12 @@ int nhtab_group_read(struct nhtab *t, uint32_t idx, struct fpmd_nh_group *g);
 int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
 		 uint32_t *budget);
 
+/*
+ * cb(entry) for every valid nexthop the fast path sent by at or after
+ * epoch since (struct fpmd_nexthop's used). 0 or -errno.
+ */
+int nhtab_nexthops_used(struct nhtab *t, uint32_t since,
+			void (*cb)(const struct fpmd_nexthop *nh, void *arg),
+			void *arg);
+
 #endif

@@ -16,6 +16,7 @@
 #include <linux/if_link.h>
 #include <linux/inet_diag.h>
 #include <linux/neighbour.h>
+#include <linux/neighbour.h>
 #include <linux/net_namespace.h>
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
@@ -414,4 +415,21 @@ int nl_tcp_peer(int fd, uid_t *uid, uint32_t *inode)
 	if (inode)
 		*inode = found.inode;
 	return 0;
+}
+
+int nl_neigh_use(int family, uint32_t ifindex, const uint8_t *addr)
+{
+	char buf[NL_TX_BUF];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ndmsg *ndm;
+
+	/* No NLM_F_CREATE: an entry the kernel has dropped stays dropped. */
+	nlh->nlmsg_type = RTM_NEWNEIGH;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+	ndm->ndm_family = (uint8_t)family;
+	ndm->ndm_ifindex = (int)ifindex;
+	ndm->ndm_flags = NTF_USE;
+	mnl_attr_put(nlh, NDA_DST, family == AF_INET ? 4 : 16, addr);
+	return nl_talk(nl_req_sock, nlh, NULL, NULL);
 }

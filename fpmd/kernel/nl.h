@@ -116,6 +116,13 @@ int nl_events_open(void);
 /* Read every pending event. -ENOBUFS: events were lost, re-dump. */
 int nl_events_read(const struct nl_event_ops *ops, void *arg);
 int nl_dump_neighs(nl_neigh_cb cb, void *arg);
+/*
+ * Tell the kernel its neighbor entry is in use, as its own forwarding
+ * would by sending through it (RTM_NEWNEIGH with NTF_USE: the kernel's
+ * neigh_event_send, STALE -> DELAY and the entry's "used" time). 0 or
+ * -errno (-ENOENT: no such entry).
+ */
+int nl_neigh_use(int family, uint32_t ifindex, const uint8_t *addr);
 int nl_parse_neigh(const struct nlmsghdr *nlh, struct nl_neigh *n);
 
 int nl_parse_link(const struct nlmsghdr *nlh, struct nl_link *l);

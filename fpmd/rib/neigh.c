@@ -125,6 +125,12 @@ bool rib_neigh_lookup(int family, const uint8_t *addr, uint32_t ifindex,
 	return ne != NULL;
 }
 
+struct neighbor *rib_neigh_get(int family, const uint8_t *addr,
+			       uint32_t ifindex)
+{
+	return neigh_find(family, addr, ifindex);
+}
+
 void rib_neigh_sweep(void)
 {
 	struct hnode *n, *tmp;

@@ -132,10 +132,14 @@ struct neighbor {
 	uint32_t ifindex;
 	uint8_t addr[16];
 	uint8_t mac[6];
+	uint16_t kstate;    /* the kernel's NUD_* as last announced (0: none) */
+	uint32_t use_epoch; /* the fast path's use last handled (neigh_use.c) */
 };
 
 struct rib_stats {
 	uint64_t route_map_full, nh_map_full, group_map_full, map_errors;
+	/* Neighbors the fast path used, told to the kernel (NTF_USE). */
+	uint64_t neigh_use_sent, neigh_use_failed;
 	uint64_t route_writes; /* route map updates and deletes */
 	uint64_t other_table;  /* other-table route messages seen */
 };
@@ -204,6 +208,9 @@ extern uint32_t rib_neigh_gen;
 bool rib_neigh_lookup(int family, const uint8_t *addr, uint32_t ifindex,
 		      uint8_t mac[6]);
 void rib_neigh_sweep(void);
+/* The neighbor (family, addr, ifindex), or NULL. */
+struct neighbor *rib_neigh_get(int family, const uint8_t *addr,
+			       uint32_t ifindex);
 
 /*
  * The interfaces as the RIB sees them, given by the kernel side (which
