@@ -558,6 +558,11 @@ def test_nexthop_group_forwards(lab):
     d.ctl("nexthop", "add", "2", "via", gw2, "dev", "r1-eth1")
     d.ctl("nexthop", "add", "10", "group", "1,1/2,3")
     d.ctl("route", "add", "10.99.0.0/24", "nhid", "10")
+    # Neither gateway resolved yet: XDP would pass every packet, so the
+    # group and its route are not "forwarding".
+    assert not any(nexthops_json(d)[k]["resolved"] for k in ("1", "2"))
+    assert nexthops_json(d)["10"]["state"] == "unresolved"
+    assert routes_json(d)["10.99.0.0/24"][0]["state"] == "unresolved"
     lab.warm_kernel_neighbors()
     lab.r1.run(f"ping -c1 -W1 {gw2} >/dev/null", check=False)
 
@@ -580,6 +585,7 @@ def test_nexthop_group_forwards(lab):
         assert nhs[k]["resolved"] and nhs[k]["mac"] == mac and \
             nhs[k]["refCount"] == 1, nhs[k]
     assert nhs["10"]["state"] == "forwarding" and nhs["10"]["refCount"] == 1
+    assert routes_json(d)["10.99.0.0/24"][0]["state"] == "forwarding"
 
     got, dc, f4, _ = measure(lab, d, ping_all)
     assert got == 2 * len(dsts), f"XDP: {got} replies"

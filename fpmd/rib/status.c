@@ -45,16 +45,22 @@ static const char *nexthop_state_now(const struct nexthop *cnh)
 	if (nh->is_group && !nh->nbuckets && group_member_full(nh))
 		return "member-map-full";
 	if (nh->is_group) {
+		bool unresolved = false;
+
 		if (!nh->nbuckets)
 			return "no-live-member";
-		/* Live members whose egress passes everything: none forwards. */
+		/* Forwarding when a member forwards (XDP sends the flows that
+		 * hash to it). Members all unresolved: XDP passes every packet
+		 * (the kernel resolves them), so the group says so. Otherwise
+		 * their egresses pass everything. */
 		for (int k = 0; k < nh->nmembers; k++) {
-			struct nexthop *m = slot_of(nh->members[k].nh);
+			const char *ms = nexthop_state(nh->members[k].nh);
 
-			if (egress_tx_port(m->ifindex))
+			if (!strcmp(ms, "forwarding"))
 				return "forwarding";
+			unresolved = unresolved || !strcmp(ms, "unresolved");
 		}
-		return "egress-kernel";
+		return unresolved ? "unresolved" : "egress-kernel";
 	}
 	if (!egress_info(nh->ifindex, mac, &mtu, &slot, &up))
 		return "egress-kernel";
