@@ -125,10 +125,11 @@ int loop_run(bool *keep)
 			    kind == EV_SIGNAL)
 				commit_maps(0);
 			/* Maps no longer needed (uniform parts, empty
-			 * chunks) leave a few per tick: each waits a grace
-			 * period (~15 ms) of its own. */
+			 * chunks) go at each tick, all of them: their
+			 * deletes wait a grace period each, in the
+			 * reaper's threads (fib/reaper.h), not here. */
 			if (kind == EV_TIMER)
-				commit_maps(4);
+				commit_maps(UINT32_MAX);
 
 			switch (kind) {
 			case EV_SIGNAL:
