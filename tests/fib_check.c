@@ -289,6 +289,8 @@ static void check_n(const char *step, uint32_t lookups)
 
 		if (ret)
 			fail("%s: fib4_commit: %s", step, strerror(-ret));
+	} else if (rnd() % 2 && fib6_tidy(&f6)) {
+		fail("%s: fib6_tidy failed", step);
 	}
 
 	/* The current prefixes (a random subset past MAX_BASES), and /0
@@ -394,6 +396,10 @@ static void open_tables(uint32_t ngroups, bool adopt)
 				bpf_map__fd(skel->maps.lens_v6), 1 << 17,
 				adopt);
 		f6.grace_ns = 0;
+		/* Half the runs leave emptied lengths in the search order
+		 * above a few routes (what a mass delete does at scale). */
+		if (rnd() % 2)
+			f6.rebuild_now = rnd() % 64;
 	}
 	if (ret)
 		fail("open the tables%s: %s", adopt ? " (adopt)" : "",
@@ -862,6 +868,9 @@ static void case_v6_grow(void)
 	check("after adoption of the grown table");
 	while (nlive > 64)
 		del_at(rnd() % nlive);
+	/* The tick shrinks the table once deletes stop (fib6_tidy). */
+	if (fib6_tidy(&f6) || fib6_tidy(&f6))
+		fail("fib6_tidy after the deletes");
 	check("deleted back down");
 	if (f6.nslots != FPMD_V6_CHUNK_SLOTS || !f6.shrinks)
 		fail("%u entries left in %u slots after %llu shrinks: the table "

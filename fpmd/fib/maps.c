@@ -116,6 +116,8 @@ static uint64_t fib4_drops(void)
 
 int maps_commit(uint32_t max_drops)
 {
+	if (max_drops && fib6)
+		fib6_tidy(fib6);
 	if (fib4c) {
 		int ret = max_drops ? fib4c_rules_shrink(fib4c) : 0;
 
