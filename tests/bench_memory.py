@@ -388,7 +388,7 @@ def mass_delete(lab, n, kind):
 
 
 SLOW_LINE = re.compile(r"loop: slow iteration: (\d+) us, (\d+) us of it "
-                       r"in (.+)$")
+                       r"in (.+?)(?: \((\d+) us on the CPU\))?$")
 
 
 ROUTE_LINE = re.compile(r"maps: route (\S+)")
@@ -396,8 +396,10 @@ ROUTE_LINE = re.compile(r"maps: route (\S+)")
 
 def slow_steps(log):
     """fpmd's debug lines for iterations over 20 ms (the lab runs it with
-    -D): {step: (count, longest us)}; a route step ("fpm") is told apart
-    by the family of the last route it wrote ("fpm ipv6")."""
+    -D): {step: (count, longest us, count over 20 ms on the CPU)}; a
+    route step ("fpm") is told apart by the family of the last route it
+    wrote ("fpm ipv6"). An iteration slow on the clock but not on the
+    CPU waited for the CPU: the machine was busy."""
     out, fam = {}, ""
     for line in log.splitlines():
         m = ROUTE_LINE.search(line)
@@ -407,11 +409,12 @@ def slow_steps(log):
         m = SLOW_LINE.search(line)
         if not m:
             continue
-        total, _, step = m.groups()
+        total, _, step, cpu = m.groups()
         if step in ("fpm", "plugin"):
             step += fam
-        n, mx = out.get(step, (0, 0))
-        out[step] = (n + 1, max(mx, int(total)))
+        n, mx, busy = out.get(step, (0, 0, 0))
+        out[step] = (n + 1, max(mx, int(total)),
+                     busy + (cpu is None or int(cpu) > SLOW_US))
     return out
 
 
@@ -460,8 +463,9 @@ def print_mass_delete(rows):
         if r["slow_by"]:
             print(f"# {r['table']}, iterations over 20 ms by the step they "
                   "spent most on (fpmd's log): " + ", ".join(
-                      f"{k} {n} (longest {mx / 1000:.1f} ms)"
-                      for k, (n, mx) in sorted(r["slow_by"].items())))
+                      f"{k} {n} (longest {mx / 1000:.1f} ms, {b} of them "
+                      "over 20 ms on the CPU)"
+                      for k, (n, mx, b) in sorted(r["slow_by"].items())))
         back = r["drained_s"]
         print(f"# {r['table']}, memory back to the small-router figure: "
               f"{'not within %d s' % ARGS.drain_timeout if back is None else '%.1f s' % back} "
