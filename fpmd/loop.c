@@ -15,6 +15,7 @@
 #include "api/ctl.h"
 #include "api/metrics.h"
 #include "common/log.h"
+#include "common/loopstat.h"
 #include "feed/fpm.h"
 #include "feed/plugin.h"
 #include "fpmd.h"
@@ -92,6 +93,41 @@ static int signal_read(bool *keep)
 	return 1;
 }
 
+/* What an iteration spent on, for its slowest step (loopstat.h). */
+static const char *const ev_names[] = {
+	[EV_SIGNAL] = "signal",
+	[EV_TIMER] = "timer",
+	[EV_CTL_LISTEN] = "control-accept",
+	[EV_CTL_CLIENT] = "control",
+	[EV_NL] = "netlink",
+	[EV_FPM_LISTEN] = "fpm-accept",
+	[EV_FPM_CONN] = "fpm",
+	[EV_FPM_TIMER] = "fpm-timer",
+	[EV_PLUGIN_LISTEN] = "plugin-accept",
+	[EV_PLUGIN_CONN] = "plugin",
+	[EV_PLUGIN_TIMER] = "plugin-timer",
+	[EV_WATCH] = "watch",
+	[EV_WATCHDOG] = "watchdog",
+	[EV_METRICS] = "metrics",
+};
+
+/* The steps of one iteration: its start, and the slowest step so far. */
+struct step {
+	uint64_t start, last, worst, cpu;
+	const char *what;
+};
+
+static void step_end(struct step *s, const char *what)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (now - s->last >= s->worst) {
+		s->worst = now - s->last;
+		s->what = what;
+	}
+	s->last = now;
+}
+
 int loop_run(bool *keep)
 {
 	struct ev evs[16];
@@ -101,6 +137,7 @@ int loop_run(bool *keep)
 
 	for (;;) {
 		int timeout = -1, n;
+		struct step st = { 0 };
 
 		if (local_due) {
 			uint64_t now = mono_ms();
@@ -117,19 +154,30 @@ int loop_run(bool *keep)
 			log_err("epoll: %s", strerror(-n));
 			return -1;
 		}
+		st.start = st.last = now_ns(CLOCK_MONOTONIC);
+		/* Its CPU time too, for the log: a slow iteration that
+		 * mostly waited for the CPU is the machine's doing. */
+		st.cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (int k = 0; k < n; k++) {
 			enum ev_kind kind = evs[k].kind;
 			int fd = evs[k].fd;
 
+			if (k)
+				step_end(&st, ev_names[evs[k - 1].kind]);
 			/* Whatever answers or reports sees committed maps. */
 			if (kind == EV_CTL_CLIENT || kind == EV_METRICS ||
-			    kind == EV_SIGNAL)
+			    kind == EV_SIGNAL) {
 				commit_maps(0);
+				step_end(&st, "commit");
+			}
 			/* Maps no longer needed (uniform parts, empty
-			 * chunks) leave a few per tick: each waits a grace
-			 * period (~15 ms) of its own. */
-			if (kind == EV_TIMER)
-				commit_maps(4);
+			 * chunks) go at each tick, all of them: their
+			 * deletes wait a grace period each, in the
+			 * reaper's threads (fib/reaper.h), not here. */
+			if (kind == EV_TIMER) {
+				commit_maps(UINT32_MAX);
+				step_end(&st, "drops");
+			}
 
 			switch (kind) {
 			case EV_SIGNAL:
@@ -218,6 +266,8 @@ int loop_run(bool *keep)
 				break;
 			}
 		}
+		if (n)
+			step_end(&st, ev_names[evs[n - 1].kind]);
 		/* An address or link event: look at the local table now and
 		 * once more 100 ms later (the kernel adds the local route
 		 * after announcing the address). A dump walks the whole FIB,
@@ -240,12 +290,24 @@ int loop_run(bool *keep)
 			guard_sysctls();
 		if (ev_requested(EV_REQ_RECHECK))
 			periodic();
+		step_end(&st, "housekeeping");
 		/* Route status changes, a slice at a time, then to zebra. */
 		commit_maps(0);
+		step_end(&st, "commit");
 		status_busy = rib_status_run();
 		plugin_status_flush();
 		fpm_status_flush();
 		status_update();
+		step_end(&st, "route-status");
+		loopstat_add(st.last - st.start, st.what);
+		if (st.last - st.start > LOOPSTAT_SLOW_NS)
+			log_debug("loop: slow iteration: %llu us, %llu us of "
+				  "it in %s (%llu us on the CPU)",
+				  (unsigned long long)(st.last - st.start) / 1000,
+				  (unsigned long long)st.worst / 1000, st.what,
+				  (unsigned long long)(now_ns(
+					  CLOCK_THREAD_CPUTIME_ID) - st.cpu) /
+					  1000);
 	}
 }
 

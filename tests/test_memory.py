@@ -189,6 +189,7 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
     before, _ = procmem.map_memory(d.proc.pid)
     chunks_before = (chunk_count(d, NH_SIZE, NH_CHUNK),
                      chunk_count(d, GROUP_SIZE, GROUP_CHUNK))
+    summ0 = d.show("summary")
     c = Client(d)
     c.send(hello())
     c.recv()
@@ -212,6 +213,10 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
         for i in range(FLOOD_ROUTES)])
     summ = d.show("summary")
     assert summ["mapErrors"] == 0 and summ["notProgrammed"] == 0, summ
+    # show summary counts the chunks made for them.
+    assert summ["mapChunks"] >= summ0["mapChunks"] + 6, (summ0, summ)
+    assert summ["mapChunkBytes"] > summ0["mapChunkBytes"] + \
+        4 * SHRINK_SLACK, (summ0, summ)
     peak, _ = procmem.map_memory(d.proc.pid)
     assert peak - before > 4 * SHRINK_SLACK, (before, peak)
     chunks_peak = (chunk_count(d, NH_SIZE, NH_CHUNK),
@@ -236,10 +241,24 @@ def test_map_memory_goes_back_when_the_routes_go(lab):
 
     try:
         wait_for(lambda: procmem.map_memory(d.proc.pid)[0] - before
-                 <= SHRINK_SLACK and nh_chunks() == chunks_before,
+                 <= SHRINK_SLACK and nh_chunks() == chunks_before and
+                 d.show("summary")["mapChunksDropping"] == 0,
                  timeout=60, interval=0.5)
     except AssertionError:
         pass
+    # show summary saw them go: none left dropping, as many live as
+    # before, each one made since freed, and the loop went on meanwhile.
+    end = d.show("summary")
+    assert end["mapChunksDropping"] == 0, end
+    assert end["mapChunks"] == summ0["mapChunks"], (summ0, summ, end)
+    assert end["mapChunksDropped"] - summ0["mapChunksDropped"] >= \
+        summ["mapChunks"] - summ0["mapChunks"], (summ0, summ, end)
+    assert end["mapChunkBytes"] - summ0["mapChunkBytes"] <= SHRINK_SLACK, \
+        (summ0, summ, end)
+    assert end["loopIterations"] > summ["loopIterations"] > \
+        summ0["loopIterations"] > 0, (summ0, summ, end)
+    assert end["loopIterationMaxUs"] >= end["loopIterationRecentMaxUs"] > 0
+    assert end["loopIterationMaxStep"], end
     after, nmaps = procmem.map_memory(d.proc.pid)
     print(f"map memory: before {before / 1048576:.2f} MiB, with the "
           f"routes {peak / 1048576:.2f} MiB, after {after / 1048576:.2f} "

@@ -213,6 +213,12 @@ def fast_path(lab, d):
     assert ping(lab.h1, lab.H2_V4, 2, 0.05) == 2
 
 
+def steady(summary):
+    """The summary less the event loop's numbers (every request is an
+    iteration: they always move)."""
+    return {k: v for k, v in summary.items() if not k.startswith("loop")}
+
+
 def quiet_snapshot(lab, d, tries=20):
     """A scrape with fpmctl's counters, summary, state and guards that
     did not move around it (IPv6 router solicitations and the like may
@@ -222,7 +228,8 @@ def quiet_snapshot(lab, d, tries=20):
         text = scrape(lab.r1)
         state = d.show("state")["fpmd:fpmd"]["state"]
         after = (d.show("counters"), d.show("summary"), d.show("guards"))
-        if before == after:
+        if (before[0], steady(before[1]), before[2]) == \
+                (after[0], steady(after[1]), after[2]):
             return text, before[0], before[1], state, before[2]
         time.sleep(0.2)
     raise AssertionError("counters never stood still")
@@ -381,6 +388,34 @@ def check_against_fpmctl(text, counters, summary, state, guards):
                      ("failed", "neighborUseFailed")):
         assert val(s, "fpmd_neighbor_use_total", result=res) == \
             summary[key], res
+    # The chunked maps, as show summary counts them.
+    assert val(s, "fpmd_map_chunks", state="live") == summary["mapChunks"]
+    assert val(s, "fpmd_map_chunks", state="dropping") == \
+        summary["mapChunksDropping"]
+    assert val(s, "fpmd_map_chunks_dropped_total") == \
+        summary["mapChunksDropped"]
+    assert val(s, "fpmd_map_chunk_bytes") == summary["mapChunkBytes"]
+    assert summary["mapChunks"] > 0 and summary["mapChunkBytes"] > 0
+
+    # The event loop: summary was taken before the scrape, so the scrape
+    # has seen at least its iterations, and a maximum at least as long.
+    it = "fpmd_loop_iteration_seconds"
+    assert s[it + "_count"][frozenset()] >= summary["loopIterations"] > 0
+    buckets = sorted((float(dict(ls)["le"]), n)
+                     for ls, n in s[it + "_bucket"].items())
+    assert buckets[-1] == (float("inf"), s[it + "_count"][frozenset()])
+    assert all(a[1] <= b[1] for a, b in zip(buckets, buckets[1:])), buckets
+    slow = s[it + "_count"][frozenset()] - dict(buckets)[0.02]
+    assert val(s, "fpmd_loop_iterations_slow_total") == slow
+    assert val(s, "fpmd_loop_iterations_slow_total") >= \
+        summary["loopIterationsSlow"]
+    mx = {dict(ls)["window"]: (n, dict(ls)["step"])
+          for ls, n in s["fpmd_loop_iteration_max_seconds"].items()}
+    assert set(mx) == {"start", "60s"}, mx
+    assert summary["loopIterationMaxUs"] > 0 and \
+        summary["loopIterationMaxStep"], summary
+    assert mx["start"][0] >= summary["loopIterationMaxUs"] / 1e6 > 0
+    assert mx["start"][1] and mx["start"][0] >= mx["60s"][0] > 0, mx
 
     # Interfaces, feeds, guards, version: 'show state' / 'show guards'.
     for i in state["interface"]:

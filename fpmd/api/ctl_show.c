@@ -19,6 +19,7 @@
 #include "kernel/iface.h"
 #include "kernel/tc_path.h"
 #include "rib/rib.h"
+#include "common/loopstat.h"
 #include "common/util.h"
 
 static int cmp_nh(const void *a, const void *b)
@@ -327,6 +328,26 @@ static int show_plugin(struct ctl_req *r)
 	return r->rsp->plugin ? 0 : -ENOMEM;
 }
 
+/* The event loop's iteration times and the chunked maps' chunks. */
+static void summary_loop(Fpmd__Summary *o)
+{
+	struct maps_chunk_counts ch;
+	const char *what;
+
+	o->loop_iterations = loopstat.iterations;
+	o->loop_iteration_max_us = loopstat.max_ns / 1000;
+	o->loop_iteration_max_step =
+		(char *)(loopstat.max_what ? loopstat.max_what : "");
+	o->loop_iteration_recent_max_us = loopstat_recent_max(&what) / 1000;
+	o->loop_iteration_recent_max_step = (char *)what;
+	o->loop_iterations_slow = loopstat.slow;
+	maps_chunk_counts(&ch);
+	o->map_chunks = ch.live;
+	o->map_chunks_dropping = ch.dropping;
+	o->map_chunks_dropped = ch.dropped;
+	o->map_chunk_bytes = ch.bytes;
+}
+
 static int show_summary(struct ctl_req *r)
 {
 	struct arena *a = r->a;
@@ -380,6 +401,7 @@ static int show_summary(struct ctl_req *r)
 	o->max_routes_v6 = cfg.max_routes_v6;
 	o->max_nexthops = cfg.max_nexthops;
 	o->max_groups = cfg.max_groups;
+	summary_loop(o);
 	rsp->summary = o;
 	return 0;
 }

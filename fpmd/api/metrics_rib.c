@@ -9,6 +9,7 @@
 
 #include "api/metrics_text.h"
 #include "conf/conf.h"
+#include "fib/maps.h"
 #include "rib/rib.h"
 
 /*
@@ -262,6 +263,31 @@ static void route_writes(struct out *o)
 	metric_sample(o, rib_stats.route_writes, NULL);
 }
 
+static void map_chunks(struct out *o)
+{
+	struct maps_chunk_counts n;
+
+	maps_chunk_counts(&n);
+	metric_sample(o, n.live, "state", "live", NULL);
+	metric_sample(o, n.dropping, "state", "dropping", NULL);
+}
+
+static void map_chunks_dropped(struct out *o)
+{
+	struct maps_chunk_counts n;
+
+	maps_chunk_counts(&n);
+	metric_sample(o, n.dropped, NULL);
+}
+
+static void map_chunk_bytes(struct out *o)
+{
+	struct maps_chunk_counts n;
+
+	maps_chunk_counts(&n);
+	metric_sample(o, n.bytes, NULL);
+}
+
 static const struct metric_family families[] = {
 	{ "fpmd_routes", "gauge",
 	  "Routes in fpmd's table (main table), each counted once by its "
@@ -302,6 +328,17 @@ static const struct metric_family families[] = {
 	  "told to the kernel (RTM_NEWNEIGH with NTF_USE) as its own "
 	  "forwarding would have, by result.",
 	  .write = neigh_use },
+	{ "fpmd_map_chunks", "gauge",
+	  "Chunks of the chunked maps (IPv4 tables, nexthops, groups, the "
+	  "IPv6 table): live in their outer maps, or dropping (no longer "
+	  "needed, being taken out and freed).",
+	  .write = map_chunks },
+	{ "fpmd_map_chunks_dropped_total", "counter",
+	  "Chunks taken out of their outer maps and freed.",
+	  .write = map_chunks_dropped },
+	{ "fpmd_map_chunk_bytes", "gauge",
+	  "Bytes of the chunks that exist (live and dropping).",
+	  .write = map_chunk_bytes },
 };
 
 const struct metric_group metrics_rib = METRIC_GROUP(families);

@@ -14,6 +14,7 @@
 
 #include "api/metrics.h"
 #include "api/metrics_text.h"
+#include "common/loopstat.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
 
@@ -153,6 +154,49 @@ static void adopted(struct out *o)
 	metric_sample(o, xdp_adopted, NULL);
 }
 
+static void seconds(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%llu.%06llu", (unsigned long long)(ns / 1000000000ull),
+		 (unsigned long long)(ns % 1000000000ull / 1000ull));
+}
+
+static void loop_iterations(struct out *o)
+{
+	uint64_t cum = 0;
+	char le[32];
+
+	for (int b = 0; b <= LOOPSTAT_NBOUNDS; b++) {
+		cum += loopstat.bucket[b];
+		if (b < LOOPSTAT_NBOUNDS)
+			seconds(le, sizeof(le), loopstat_bounds_ns[b]);
+		out_put(o, "%s_bucket{le=\"%s\"} %llu\n", o->family,
+			b < LOOPSTAT_NBOUNDS ? le : "+Inf",
+			(unsigned long long)cum);
+	}
+	seconds(le, sizeof(le), loopstat.total_ns);
+	out_put(o, "%s_sum %s\n%s_count %llu\n", o->family, le, o->family,
+		(unsigned long long)loopstat.iterations);
+}
+
+static void loop_max(struct out *o)
+{
+	const char *what;
+	uint64_t recent = loopstat_recent_max(&what);
+	char v[32];
+
+	seconds(v, sizeof(v), loopstat.max_ns);
+	out_put(o, "%s{window=\"start\",step=\"%s\"} %s\n", o->family,
+		loopstat.max_what ? loopstat.max_what : "", v);
+	seconds(v, sizeof(v), recent);
+	out_put(o, "%s{window=\"60s\",step=\"%s\"} %s\n", o->family, what,
+		v);
+}
+
+static void loop_slow(struct out *o)
+{
+	metric_sample(o, loopstat.slow, NULL);
+}
+
 static const struct metric_family families[] = {
 	{ "fpmd_info", "gauge", "fpmd's version and BPF map layout (always 1).",
 	  .write = info },
@@ -163,6 +207,19 @@ static const struct metric_family families[] = {
 	  "1 when fpmd adopted the pinned maps of a previous fpmd at start "
 	  "(forwarding went on across the restart).",
 	  .write = adopted },
+	{ "fpmd_loop_iteration_seconds", "histogram",
+	  "Event loop iterations by length: from epoll_wait returning to the "
+	  "end of the batch's work (the wait excluded). While one runs, "
+	  "nothing else is served.",
+	  .write = loop_iterations },
+	{ "fpmd_loop_iteration_max_seconds", "gauge",
+	  "The longest event loop iteration since start (window=\"start\") "
+	  "and in the last 60 s (window=\"60s\"), with the step it spent "
+	  "most on (an event: fpm, plugin, control, netlink, timer, ...; or "
+	  "housekeeping, commit, drops, route-status).",
+	  .write = loop_max },
+	{ "fpmd_loop_iterations_slow_total", "counter",
+	  "Event loop iterations longer than 20 ms.", .write = loop_slow },
 };
 
 static const struct metric_group metrics_process = METRIC_GROUP(families);

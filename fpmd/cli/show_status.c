@@ -289,12 +289,28 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		{ "maxRoutesV6", "routes_v6 size", m->max_routes_v6 },
 		{ "maxNexthops", "nexthops size", m->max_nexthops },
 		{ "maxGroups", "nh_groups size", m->max_groups },
+		{ "mapChunks", "map chunks", m->map_chunks },
+		{ "mapChunksDropping", "map chunks being freed",
+		  m->map_chunks_dropping },
+		{ "mapChunksDropped", "map chunks freed since start",
+		  m->map_chunks_dropped },
+		{ "mapChunkBytes", "bytes in map chunks", m->map_chunk_bytes },
+		{ "loopIterations", "loop iterations", m->loop_iterations },
+		{ "loopIterationsSlow", "loop iterations over 20 ms",
+		  m->loop_iterations_slow },
+		{ "loopIterationMaxUs", "longest loop iteration (us)",
+		  m->loop_iteration_max_us },
+		{ "loopIterationRecentMaxUs", "longest in the last 60 s (us)",
+		  m->loop_iteration_recent_max_us },
 	};
 	const size_t n = sizeof(nums) / sizeof(nums[0]);
 
 	if (j) {
 		json_object(j, NULL);
 		print_numbers(nums, n, j, NULL, 0);
+		json_str(j, "loopIterationMaxStep", m->loop_iteration_max_step);
+		json_str(j, "loopIterationRecentMaxStep",
+			 m->loop_iteration_recent_max_step);
 		json_object(j, "routesBySource");
 		for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 			json_u64(j, src[i], m->by_source[i]);
@@ -308,6 +324,12 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		return 0;
 	}
 	print_numbers(nums, n, NULL, "", 38);
+	if (m->loop_iteration_max_step[0])
+		printf("%-38s %s\n", "longest loop iteration spent on",
+		       m->loop_iteration_max_step);
+	if (m->loop_iteration_recent_max_step[0])
+		printf("%-38s %s\n", "longest in the last 60 s spent on",
+		       m->loop_iteration_recent_max_step);
 	for (size_t i = 0; i < m->n_by_source && i < 4; i++)
 		printf("routes from %-26s %llu\n", src[i],
 		       (unsigned long long)m->by_source[i]);

@@ -379,14 +379,24 @@ int fpm_accept(int listen_fd)
 	return fd;
 }
 
+/* One read: ~450 routes, ~5 ms of work at most (a frame longer than
+ * this is taken whole once it is all read). */
+#define FPM_READ_MAX 16384
+/* The loop's time for FPM per wakeup (issue 27: no iteration over
+ * 20 ms, the commit and route status after it included). */
+#define FPM_SLICE_NS 8000000ull
+
 int fpm_io(void)
 {
-	uint64_t writes = rib_stats.route_writes;
+	uint64_t writes = rib_stats.route_writes,
+		 t0 = now_ns(CLOCK_MONOTONIC);
 	char why[256] = "";
 	bool got = false;
 
-	/* A bounded batch per wakeup: a full-table replay must not starve
-	 * the control socket and kernel events (epoll calls us again). */
+	/* A bounded batch per wakeup: a full-table replay or a mass delete
+	 * must not starve the control socket and kernel events, nor hold
+	 * the loop much past FPM_SLICE_NS (epoll calls us again: what is
+	 * not read yet keeps the socket readable). */
 	for (int batch = 0; batch < 64; batch++) {
 		ssize_t r;
 		long used;
@@ -402,7 +412,7 @@ int fpm_io(void)
 			rbuf = nb;
 			rcap = cap;
 		}
-		r = read(fpm.conn_fd, rbuf + rlen, rcap - rlen);
+		r = read(fpm.conn_fd, rbuf + rlen, FPM_READ_MAX);
 		if (r < 0 && (errno == EAGAIN || errno == EINTR))
 			break;
 		if (r <= 0) {
@@ -448,6 +458,8 @@ int fpm_io(void)
 		}
 		memmove(rbuf, rbuf + used, rlen - (size_t)used);
 		rlen -= (size_t)used;
+		if (now_ns(CLOCK_MONOTONIC) - t0 >= FPM_SLICE_NS)
+			break;
 	}
 	fpm_out_flush();
 	if (got) {

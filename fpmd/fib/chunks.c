@@ -158,6 +158,14 @@ int chunks_open(struct chunks *c, int outer_fd, uint32_t value_size,
 
 void chunks_close(struct chunks *c)
 {
+	/* What the reaper has not begun stays in the outer map (dropping:
+	 * a successor drops it again), what it began is waited for. */
+	if (c->state && c->nreaping) {
+		for (uint32_t i = 0; i < c->max_chunks; i++)
+			if (c->state[i] == CHUNK_REAPING)
+				chunks_reclaim(c, i);
+		chunks_collect(c, true);
+	}
 	if (c->state)
 		for (uint32_t i = 0; i < c->max_chunks; i++)
 			free_chunk(c, i);
@@ -175,6 +183,8 @@ int chunks_get(struct chunks *c, uint32_t idx, bool create)
 
 	if (idx >= c->max_chunks)
 		return -ERANGE;
+	if (c->state[idx] == CHUNK_REAPING)
+		chunks_reclaim(c, idx);
 	switch (c->state[idx]) {
 	case CHUNK_LIVE:
 	case CHUNK_PENDING:
@@ -254,30 +264,108 @@ out:
 	return ret;
 }
 
+/* Chunk idx is out of the outer map: absent, its slot free again. */
+static void gone(struct chunks *c, uint32_t idx)
+{
+	c->live--;
+	c->dropped++;
+	free_chunk(c, idx);
+}
+
 /*
  * ARRAY_OF_MAPS has no batch delete (6.18: ENOTSUPP), so each drop waits
- * its own grace period: at most max_drops per commit, the rest wait for
- * later commits (a dropping chunk is still correct, only not yet freed).
+ * its own grace period: the reaper's threads do them, up to max_drops
+ * per commit (a dropping chunk is still correct, only not yet freed).
+ * Without a thread, here, one grace period each.
  */
 static int commit_drops(struct chunks *c, uint32_t max_drops)
 {
+	uint32_t here = 4; /* without the reaper: the loop waits for these */
 	int ret = 0;
 
-	for (uint32_t i = 0; i < c->max_chunks && max_drops; i++) {
+	for (uint32_t i = 0; i < c->max_chunks && max_drops && here; i++) {
 		if (c->state[i] != CHUNK_DROPPING)
 			continue;
 		c->grace_waits++;
+		c->ndropping--;
+		max_drops--;
+		if (!reaper_submit(&c->reap, c->outer_fd, i, c->fd[i],
+				   c->mem[i], c->map_len)) {
+			/* The job's now: closed and unmapped there. */
+			c->fd[i] = -1;
+			c->mem[i] = NULL;
+			c->state[i] = CHUNK_REAPING;
+			c->nreaping++;
+			continue;
+		}
+		here--;
 		if (bpf_map_delete_elem(c->outer_fd, &i) && errno != ENOENT) {
 			ret = -errno;
+			c->ndropping++;
 			break;
 		}
-		c->live--;
-		c->ndropping--;
-		c->dropped++;
-		free_chunk(c, i);
-		max_drops--;
+		gone(c, i);
 	}
 	return ret;
+}
+
+/* A finished job's chunk: gone, or dropping again when its delete
+ * failed (fd and mapping as they were). */
+static int job_done(struct chunks *c, struct reap_job *j)
+{
+	int err = j->err;
+
+	c->nreaping--;
+	if (err) {
+		c->fd[j->key] = j->fd;
+		c->mem[j->key] = j->mem;
+		c->state[j->key] = CHUNK_DROPPING;
+		c->ndropping++;
+	} else {
+		gone(c, j->key);
+	}
+	free(j);
+	return err;
+}
+
+int chunks_collect(struct chunks *c, bool wait)
+{
+	struct reap_job *j;
+	int ret = 0;
+
+	if (!c->nreaping)
+		return 0;
+	if (wait)
+		reaper_wait(&c->reap);
+	j = reaper_collect(&c->reap);
+	while (j) {
+		struct reap_job *n = j->next;
+		int err = job_done(c, j);
+
+		ret = ret ? ret : err;
+		j = n;
+	}
+	return ret;
+}
+
+void chunks_reclaim(struct chunks *c, uint32_t idx)
+{
+	struct reap_job *j;
+
+	if (idx >= c->max_chunks || c->state[idx] != CHUNK_REAPING)
+		return;
+	j = reaper_reclaim(&c->reap, idx);
+	if (j) {
+		/* Its delete never began: the chunk is as it was. */
+		c->fd[idx] = j->fd;
+		c->mem[idx] = j->mem;
+		c->state[idx] = CHUNK_DROPPING;
+		c->ndropping++;
+		c->nreaping--;
+		free(j);
+		return;
+	}
+	chunks_collect(c, false); /* it finished: idx among them */
 }
 
 int chunks_commit(struct chunks *c, uint32_t max_drops)
@@ -286,7 +374,12 @@ int chunks_commit(struct chunks *c, uint32_t max_drops)
 
 	if (c->npending)
 		ret = commit_pending(c);
-	if (!ret && c->ndropping)
+	if (!ret && c->ndropping && max_drops)
 		ret = commit_drops(c, max_drops);
+	if (c->nreaping) {
+		int r = chunks_collect(c, false);
+
+		ret = ret ? ret : r;
+	}
 	return ret;
 }

@@ -11,11 +11,15 @@
  * mmapable) and can be filled, but the fast path cannot see it until
  * chunks_commit() puts every pending chunk into the outer map with ONE
  * batch update. Every syscall update or delete of a map-in-map waits
- * for an RCU grace period (maybe_wait_bpf_programs(); ~10 ms here), a
- * batch waits once. Drops are deferred to a commit likewise (a reader
- * sees a chunk until its replacement, e.g. a default, is in place) and
- * cost a grace period each: the kernel has no batch delete for
- * ARRAY_OF_MAPS, so the caller bounds how many a commit does.
+ * for an RCU grace period (maybe_wait_bpf_programs(); ~13 ms with
+ * normal grace periods, ~0.1 ms expedited), a batch waits once. Drops
+ * are deferred to a commit likewise (a reader sees a chunk until its
+ * replacement, e.g. a default, is in place) and cost a grace period
+ * each: the kernel has no batch delete for ARRAY_OF_MAPS, so the commit
+ * hands them to the reaper's threads (reaper.h), and the loop never
+ * waits for one. A chunk being reaped is no longer the table's; wanted
+ * again (chunks_get) it is taken back if its delete has not started,
+ * else waited for (a grace period at most) and made anew.
  *
  * Standalone (no fpmd globals): used by fib4_*.c, the tests and the
  * benchmark alike.
@@ -27,11 +31,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fib/reaper.h"
+
 enum chunk_state {
 	CHUNK_ABSENT = 0,
 	CHUNK_PENDING,	/* created, not yet in the outer map */
 	CHUNK_LIVE,	/* in the outer map */
 	CHUNK_DROPPING, /* in the outer map, deleted at the next commit */
+	CHUNK_REAPING,	/* handed to the reaper: fd and mapping are its own */
 };
 
 struct chunks {
@@ -42,9 +49,10 @@ struct chunks {
 	int *fd;	/* per chunk, -1: none */
 	void **mem;	/* per chunk mapping (mmapable), else NULL */
 	uint8_t *state; /* enum chunk_state */
-	uint32_t npending, ndropping;
+	uint32_t npending, ndropping, nreaping;
+	struct reap_owner reap;
 	/* counters */
-	uint32_t live;	      /* chunks in the outer map */
+	uint32_t live;	      /* chunks in the outer map (reaping included) */
 	uint64_t grace_waits; /* outer map syscalls (each waits a grace) */
 	uint64_t created, dropped;
 };
@@ -62,8 +70,9 @@ void chunks_close(struct chunks *c);
 
 /*
  * Chunk idx: 0 when it exists (live, pending or dropping: a dropping
- * chunk is kept again), -ENOENT when absent and !create, else created
- * pending (zero-filled). -errno on failure, -ERANGE past max_chunks.
+ * chunk is kept again, and so is one handed to the reaper whose delete
+ * has not begun), -ENOENT when absent and !create, else created pending
+ * (zero-filled). -errno on failure, -ERANGE past max_chunks.
  */
 int chunks_get(struct chunks *c, uint32_t idx, bool create);
 
@@ -79,23 +88,40 @@ static inline int chunks_fd(const struct chunks *c, uint32_t idx)
 
 static inline bool chunks_present(const struct chunks *c, uint32_t idx)
 {
-	return idx < c->max_chunks && c->state[idx] != CHUNK_ABSENT;
+	return idx < c->max_chunks && c->state[idx] != CHUNK_ABSENT &&
+	       c->state[idx] != CHUNK_REAPING;
 }
+
+/*
+ * Chunk idx, handed to the reaper, back as it was (dropping) when its
+ * delete has not begun, else waited for (absent). Nothing for a chunk
+ * in another state.
+ */
+void chunks_reclaim(struct chunks *c, uint32_t idx);
 
 /* Drop chunk idx: a pending one at once, a live one at the next commit. */
 void chunks_drop(struct chunks *c, uint32_t idx);
 
 /*
  * Make the pending chunks visible (one batch update of the outer map)
- * and delete up to max_drops dropping ones (the kernel has no batch
- * delete for ARRAY_OF_MAPS: one grace period each). 0 or -errno; on
- * failure the chunks stay pending / dropping.
+ * and hand up to max_drops dropping ones to the reaper (each delete
+ * waits a grace period, there; the loop goes on). Then take back what
+ * the reaper finished (chunks_collect). 0 or -errno; on failure the
+ * chunks stay pending / dropping.
  */
 int chunks_commit(struct chunks *c, uint32_t max_drops);
 
+/*
+ * The chunks the reaper has taken out of the outer map become absent
+ * (their slots free again); with wait, once all it holds are done. 0,
+ * or the -errno of a delete that failed (that chunk is dropping again).
+ */
+int chunks_collect(struct chunks *c, bool wait);
+
+/* Work for chunks_commit: pending, dropping, or reaped to collect. */
 static inline bool chunks_dirty(const struct chunks *c)
 {
-	return c->npending || c->ndropping;
+	return c->npending || c->ndropping || c->nreaping;
 }
 
 /* Bytes of the chunks that exist (value_size rounded up to 8). */

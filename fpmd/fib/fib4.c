@@ -360,6 +360,14 @@ int fib4_commit(struct fib4 *f, uint32_t max_drops)
 	if (!ret && drops_of(f) - d0 < max_drops && f->rulec.ndropping)
 		ret = chunks_commit(&f->rulec,
 				    max_drops - (uint32_t)(drops_of(f) - d0));
+	/* What the reaper finished: slots free, counters right. */
+	if (max_drops) {
+		int r = chunks_collect(&f->parts, false);
+
+		r = r ? r : chunks_collect(&f->t8c, false);
+		r = r ? r : chunks_collect(&f->rulec, false);
+		ret = ret ? ret : r;
+	}
 	return ret;
 }
 

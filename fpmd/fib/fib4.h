@@ -99,10 +99,12 @@ void fib4_close(struct fib4 *f);
 
 /*
  * Make the new tbl24 parts and rules_v4 chunks visible (filled, then one
- * batch update of each outer map, one RCU grace period) and drop up to
- * max_drops maps no longer needed (one grace period each): parts that
- * became uniform, then tbl8 chunks whose groups are all free and past
- * their grace, then rules_v4 chunks without a rule. Until
+ * batch update of each outer map, one RCU grace period) and hand up to
+ * max_drops maps no longer needed to the reaper (chunks.h; one grace
+ * period each, in its threads): parts that became uniform, then tbl8
+ * chunks whose groups are all free and past their grace, then rules_v4
+ * chunks without a rule; with max_drops, also take back what the
+ * reaper finished. Until
  * then a change that needed a new part is not seen by the fast path:
  * the caller commits before anything tells that a route is in place.
  * 0 or -errno (what failed stays pending for the next commit).

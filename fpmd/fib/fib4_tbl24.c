@@ -188,6 +188,9 @@ int fib4_flush24(struct fib4 *f)
 		v = f->dval[p];
 		if (__atomic_load_n(&f->dflt[p], __ATOMIC_RELAXED) == v)
 			continue;
+		/* Handed to the reaper but still read until its delete:
+		 * back (dropping) if not begun, else gone. */
+		chunks_reclaim(&f->parts, p);
 		if (f->parts.state[p] == CHUNK_DROPPING) {
 			/* Still what the fast path reads: keep it right. */
 			static uint64_t img[FPMD_TBL24_PART_WORDS];

@@ -135,6 +135,11 @@ int fib4c_del(struct fib4c *f, const uint8_t addr[4], uint8_t len);
  * -errno (what failed stays pending for the next commit). */
 int fib4c_commit(struct fib4c *f);
 
+/* rules_v4 chunks without a rule (slots are taken lowest first, so
+ * those above the rules in use) go to the reaper (chunks.h), as with
+ * DIR-24-8; the periodic tick calls it. 0 or -errno. */
+int fib4c_rules_shrink(struct fib4c *f);
+
 /* Work for fib4c_commit(): stale /16s, new chunks, and space or value
  * indexes waiting for their grace (a chunk being emptied drops only once
  * they are reaped). */

@@ -221,6 +221,18 @@ int64_t fib4c_slot_get(struct fib4c *f)
 	return s;
 }
 
+int fib4c_rules_shrink(struct fib4c *f)
+{
+	uint32_t nr = (f->nslots + FPMD_RULES_CHUNK - 1) / FPMD_RULES_CHUNK;
+
+	for (uint32_t c = 0; c < f->rulec.max_chunks; c++)
+		if ((f->rulec.state[c] == CHUNK_LIVE ||
+		     f->rulec.state[c] == CHUNK_PENDING) &&
+		    (c >= nr || !f->chunk_rules[c]))
+			chunks_drop(&f->rulec, c);
+	return chunks_commit(&f->rulec, UINT32_MAX);
+}
+
 void fib4c_record_write(struct fib4c *f, uint32_t s, uint32_t a, int len,
 			uint32_t val)
 {

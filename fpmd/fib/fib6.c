@@ -212,6 +212,7 @@ static int rebuild(struct fib6 *f)
 	int ret = 0;
 
 	f->rebuilds++;
+	f->lens_stale = false;
 	for (int l = 0; l < FPMD_V6_LENS; l++)
 		if (f->len_routes[l])
 			lens[nl++] = (uint8_t)l;
@@ -355,19 +356,40 @@ int fib6_del(struct fib6 *f, const uint8_t a[16], uint8_t len)
 		return -ENOENT;
 	x->route = false;
 	f->nroutes--;
-	if (!--f->len_routes[len]) {
+	/* The last route of its length: the search order loses a length,
+	 * a rebuild that walks every route. In a big table (a mass delete
+	 * empties lengths one after another) the length stays in the order
+	 * instead, with markers only, as if another route of it were left;
+	 * fib6_tidy() rebuilds once the table is small. */
+	if (!--f->len_routes[len] && f->nroutes <= f->rebuild_now) {
 		int ret = rebuild(f);
 
 		fib6_direct_del(f, p, len);
-		fib6_shrink(f);
 		return ret;
 	}
+	if (!f->len_routes[len])
+		f->lens_stale = true;
 	node_sync(f, x, false); /* a marker now, or gone */
 	update_below(f, p, len);
 	markers_adjust(f, p, len, -1);
 	fib6_direct_del(f, p, len);
-	fib6_shrink(f);
 	return 0;
+}
+
+int fib6_tidy(struct fib6 *f)
+{
+	bool settled = f->nroutes >= f->tidy_routes;
+	int ret = 0;
+
+	f->tidy_routes = f->nroutes;
+	if (f->lens_stale && f->nroutes <= f->rebuild_now) {
+		ret = rebuild(f);
+		if (ret)
+			f->lens_stale = true;
+	}
+	if (settled)
+		fib6_shrink(f);
+	return ret;
 }
 
 uint32_t fib6_lookup(const struct fib6 *f, const uint8_t a[16])
@@ -487,6 +509,7 @@ int fib6_open(struct fib6 *f, int slots_fd, int lens_fd, uint32_t max_slots,
 	f->max_slots = max_slots;
 	f->max_in_map = max_slots / 10 * 6;
 	f->grace_ns = GRACE_NS_DEFAULT;
+	f->rebuild_now = FIB6_REBUILD_NOW;
 	f->lens_len = (sizeof(struct fpmd_v6_lens) + pg - 1) / pg * pg;
 	p = mmap(NULL, f->lens_len, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 lens_fd, 0);

@@ -48,6 +48,11 @@ struct fib6 {
 	uint8_t *dsrc, *dlens, *dgen;
 	struct htable dcount;
 	uint64_t map_writes, rebuilds, grows, shrinks, direct_writes;
+	/* A length without routes left in the search order (fib6_del),
+	 * above rebuild_now routes (FIB6_REBUILD_NOW; tests lower it). */
+	bool lens_stale;
+	uint32_t rebuild_now;
+	uint32_t tidy_routes; /* nroutes at the last fib6_tidy */
 	/* Tests: called while moving to a table of n slots (growing or
 	 * shrinking), with the new table built but not in use (flipped
 	 * false), then in use with the old not yet dropped. */
@@ -72,6 +77,20 @@ void fib6_close(struct fib6 *f);
 int fib6_add(struct fib6 *f, const uint8_t addr[16], uint8_t len,
 	     uint32_t val);
 int fib6_del(struct fib6 *f, const uint8_t addr[16], uint8_t len);
+/*
+ * Routes up to which a rebuild of the search order (it walks them all,
+ * ~1 us each) is done at once when a length loses its last route; above,
+ * the length stays in the order, and fib6_tidy() rebuilds once the
+ * table is that small.
+ */
+#define FIB6_REBUILD_NOW 8192
+/*
+ * The periodic tick's work, so that a mass delete never waits for it
+ * route by route: the rebuild above, and, once the table has stopped
+ * shrinking since the previous call, slots_v6 halved (at once to its
+ * size) while below an eighth full. 0 or -errno.
+ */
+int fib6_tidy(struct fib6 *f);
 /* What the fast path finds, from fpmd's copy (0: none). */
 uint32_t fib6_lookup(const struct fib6 *f, const uint8_t addr[16]);
 

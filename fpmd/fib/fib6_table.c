@@ -255,12 +255,16 @@ static int grow(struct fib6 *f)
 }
 
 /* Below an eighth full, halve (to a quarter full: no flapping with the
- * growth at half). */
+ * growth at half), as often as that holds, in one move: the table is
+ * built once at its new size. */
 void fib6_shrink(struct fib6 *f)
 {
-	while (f->nslots > FPMD_V6_CHUNK_SLOTS && f->in_map < f->nslots / 8)
-		if (resize(f, f->nslots / 2))
-			break;
+	uint32_t n = f->nslots;
+
+	while (n > FPMD_V6_CHUNK_SLOTS && f->in_map < n / 8)
+		n /= 2;
+	if (n < f->nslots)
+		resize(f, n);
 }
 
 /* Write x's entry: in place when it has a slot, else into the first free

@@ -116,8 +116,15 @@ static uint64_t fib4_drops(void)
 
 int maps_commit(uint32_t max_drops)
 {
-	if (fib4c)
-		return fib4c_pending(fib4c) ? fib4c_commit(fib4c) : 0;
+	if (max_drops && fib6)
+		fib6_tidy(fib6);
+	if (fib4c) {
+		int ret = max_drops ? fib4c_rules_shrink(fib4c) : 0;
+
+		if (!ret && fib4c_pending(fib4c))
+			ret = fib4c_commit(fib4c);
+		return ret;
+	}
 	if (!fib4 || (!fib4_pending(fib4) && !max_drops))
 		return 0;
 	return fib4_commit(fib4, max_drops);
@@ -136,6 +143,36 @@ int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top)
 				(uint32_t)(fib4_drops() - d0) :
 				max_drops;
 	return nhtab_shrink(&nhtab, nh_top, group_top, &left);
+}
+
+static void count(struct maps_chunk_counts *n, const struct chunks *c)
+{
+	if (!c->state)
+		return;
+	n->live += c->live;
+	n->dropping += c->ndropping + c->nreaping;
+	n->dropped += c->dropped;
+	n->bytes += chunks_bytes(c);
+}
+
+void maps_chunk_counts(struct maps_chunk_counts *n)
+{
+	memset(n, 0, sizeof(*n));
+	if (fib4) {
+		count(n, &fib4->parts);
+		count(n, &fib4->t8c);
+		count(n, &fib4->rulec);
+	}
+	if (fib4c) {
+		count(n, &fib4c->rc);
+		count(n, &fib4c->rulec);
+	}
+	if (fib6 && fib6->chunks) {
+		n->live += fib6->nslots / FPMD_V6_CHUNK_SLOTS;
+		n->bytes += (uint64_t)fib6->nslots * sizeof(struct fpmd_v6_slot);
+	}
+	count(n, &nhtab.nh);
+	count(n, &nhtab.groups);
 }
 
 struct foreach_ctx {

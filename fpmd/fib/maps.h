@@ -46,9 +46,9 @@ void maps_fib_trim(void);
  * observable (control replies, metrics, route status to zebra) and at
  * the end of each iteration. Also drops up to max_drops IPv4 maps no
  * longer needed: uniform parts, empty tbl8 and rules_v4 chunks (each
- * waits a grace period of its own, ~15 ms: the periodic timer does a
- * few at a time). 0 or -errno (left pending,
- * retried at the next call).
+ * delete waits a grace period of its own, ~13 ms unless grace periods
+ * are expedited: the reaper's threads do them, fib/reaper.h, and the
+ * loop goes on). 0 or -errno (left pending, retried at the next call).
  */
 int maps_commit(uint32_t max_drops);
 /*
@@ -57,6 +57,16 @@ int maps_commit(uint32_t max_drops);
  * above nh_top / group_top (one past the highest index in use).
  */
 int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top);
+
+/* The chunked maps' chunks (IPv4 tables, nexthops, groups; the IPv6
+ * table's live chunks), for show summary and the metrics. */
+struct maps_chunk_counts {
+	uint64_t live;	   /* in the outer maps */
+	uint64_t dropping; /* no longer needed, not yet out (reaping too) */
+	uint64_t dropped;  /* taken out and freed, since start */
+	uint64_t bytes;	   /* of the chunks that exist */
+};
+void maps_chunk_counts(struct maps_chunk_counts *n);
 /* Every route in the maps (adoption): cb(prefix, value, arg). */
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,

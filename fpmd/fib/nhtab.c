@@ -108,7 +108,7 @@ static int shrink(struct chunks *c, unsigned int shift, uint32_t top,
 		if (c->state[i] == CHUNK_LIVE)
 			chunks_drop(c, i);
 	if (!c->ndropping || !*budget)
-		return 0;
+		return chunks_collect(c, false);
 	ret = chunks_commit(c, *budget);
 	*budget -= (uint32_t)(c->dropped - d0) < *budget ?
 			   (uint32_t)(c->dropped - d0) :

@@ -37,9 +37,10 @@ int nhtab_group_read(struct nhtab *t, uint32_t idx, struct fpmd_nh_group *g);
 /*
  * Memory follows the table down: drop the chunks wholly at or above
  * nh_top / group_top (one past the highest index in use; the caller has
- * cleared every entry there), at most *budget deletions (each waits a
- * grace period; *budget is decreased by those done, the rest go at a
- * later call). A chunk marked but not yet deleted comes back on a write.
+ * cleared every entry there), at most *budget handed to the reaper
+ * (each delete waits a grace period, in its threads; *budget is
+ * decreased by those finished, the rest go at a later call). A chunk
+ * marked but not yet deleted comes back on a write.
  */
 int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
 		 uint32_t *budget);

@@ -81,6 +81,11 @@ int maps_commit(uint32_t max_drops)
 	return 0;
 }
 
+void maps_chunk_counts(struct maps_chunk_counts *n)
+{
+	memset(n, 0, sizeof(*n));
+}
+
 int maps_routes_foreach(int family,
 			int (*cb)(const struct prefix *p, uint32_t val,
 				  void *arg),
