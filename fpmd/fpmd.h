@@ -77,7 +77,7 @@ enum ev_kind {
 	EV_WATCH,
 	EV_WATCHDOG,
 	EV_METRICS,
-	EV_NEIGH_USE,
+	EV_NEIGH_USE, /* the last: loop.c names each kind */
 };
 
 struct ev {

@@ -109,7 +109,10 @@ static const char *const ev_names[] = {
 	[EV_WATCH] = "watch",
 	[EV_WATCHDOG] = "watchdog",
 	[EV_METRICS] = "metrics",
+	[EV_NEIGH_USE] = "neighbor-use",
 };
+_Static_assert(sizeof(ev_names) / sizeof(ev_names[0]) == EV_NEIGH_USE + 1,
+	       "a name for every event kind");
 
 /* The steps of one iteration: its start, and the slowest step so far. */
 struct step {
