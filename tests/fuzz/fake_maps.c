@@ -16,6 +16,7 @@
 
 #include "fake_maps.h"
 #include "fib/maps.h"
+#include "fib/reaper.h"
 
 struct fpmd_map_fds mapfd = {
 	.routes_v4 = -1,
@@ -246,4 +247,12 @@ int maps_stat_read(uint32_t slot, uint32_t reason, struct fpmd_stat *out)
 int maps_stats_clear_slot(uint32_t slot)
 {
 	return slot < FPMD_MAX_IFACES ? 0 : -E2BIG;
+}
+
+/* fib/reaper.h's one call outside fib/ (rib_trim): no threads in a
+ * fuzzer, so the caller runs the work itself, as when no reaper runs. */
+int reaper_call(void (*fn)(void))
+{
+	(void)fn;
+	return -ENOSYS;
 }
