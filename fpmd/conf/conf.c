@@ -120,7 +120,10 @@ static void range_message(const char *path, char *msg, size_t mlen)
 	const struct lysc_type *t;
 	const struct lysc_range *r = NULL;
 
-	if (!strstr(msg, " min/max bounds.") ||
+	/* The size leaves sit in containers: a path with a list key (or a
+	 * quote, which a key value of the input can bring) is none of them,
+	 * and libyang 2.1's lys_find_path() reads past such a path. */
+	if (!strstr(msg, " min/max bounds.") || strpbrk(path, "[]'\"") ||
 	    !(n = lys_find_path(ctx, NULL, path, 0)) ||
 	    !(n->nodetype & LYD_NODE_TERM))
 		return;
