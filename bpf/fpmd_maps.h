@@ -590,4 +590,11 @@ struct fpmd_meta {
 	__u32 pad;
 };
 
+/* A "used" stamp at or after epoch since, on the wrapping counter (0:
+ * never used). */
+static inline int fpmd_epoch_since(__u32 used, __u32 since)
+{
+	return used && (__s32)(used - since) >= 0;
+}
+
 #endif /* FPMD_MAPS_H */

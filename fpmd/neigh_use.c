@@ -65,21 +65,12 @@ void neigh_use_close(void)
 	timer_fd = -1;
 }
 
-static void used(int family, uint32_t ifindex, const uint8_t *addr)
+/* NTF_USE for ne, counted; a failure other than ENOENT logged once. */
+static void tell(const struct neighbor *ne)
 {
-	struct neighbor *ne = rib_neigh_get(family, addr, ifindex);
 	static bool failed_logged;
-	int ret;
+	int ret = nl_neigh_use(ne->family, ne->ifindex, ne->addr);
 
-	/* Once per neighbor and epoch (a gateway and a connected route may
-	 * both have sent to it); nothing for a state the kernel's own
-	 * forwarding would not change. */
-	if (!ne || ne->is_static || ne->use_epoch == scan_epoch)
-		return;
-	ne->use_epoch = scan_epoch;
-	if (ne->kstate != NUD_STALE)
-		return;
-	ret = nl_neigh_use(family, ifindex, ne->addr);
 	if (!ret) {
 		rib_stats.neigh_use_sent++;
 		return;
@@ -88,9 +79,23 @@ static void used(int family, uint32_t ifindex, const uint8_t *addr)
 	/* -ENOENT: the kernel dropped it meanwhile; its event follows. */
 	if (ret != -ENOENT && !failed_logged)
 		log_warn("neighbors: cannot tell the kernel a neighbor on "
-			 "ifindex %u is in use: %s (said once)", ifindex,
+			 "ifindex %u is in use: %s (said once)", ne->ifindex,
 			 strerror(-ret));
 	failed_logged = ret != -ENOENT || failed_logged;
+}
+
+static void used(int family, uint32_t ifindex, const uint8_t *addr)
+{
+	struct neighbor *ne = rib_neigh_get(family, addr, ifindex);
+
+	/* Once per neighbor and epoch (a gateway and a connected route may
+	 * both have sent to it); nothing for a state the kernel's own
+	 * forwarding would not change. */
+	if (!ne || ne->is_static || ne->use_epoch == scan_epoch)
+		return;
+	ne->use_epoch = scan_epoch;
+	if (ne->kstate == NUD_STALE)
+		tell(ne);
 }
 
 static void nexthop_used(const struct fpmd_nexthop *nh, void *arg)
@@ -120,10 +125,7 @@ void neigh_use_stale(struct neighbor *ne)
 	if (ne->is_static || !ne->use_epoch || ne->use_epoch != scan_epoch ||
 	    nl_talk_busy())
 		return;
-	if (!nl_neigh_use(ne->family, ne->ifindex, ne->addr))
-		rib_stats.neigh_use_sent++;
-	else
-		rib_stats.neigh_use_failed++;
+	tell(ne);
 }
 
 void neigh_use_tick(void)

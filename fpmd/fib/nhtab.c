@@ -127,12 +127,6 @@ int nhtab_shrink(struct nhtab *t, uint32_t nh_top, uint32_t group_top,
 	return ret;
 }
 
-/* Newer than or as new as since, on a wrapping counter; 0 is never. */
-static bool epoch_since(uint32_t used, uint32_t since)
-{
-	return used && (int32_t)(used - since) >= 0;
-}
-
 int nhtab_nexthops_used(struct nhtab *t, uint32_t since,
 			void (*cb)(const struct fpmd_nexthop *nh, void *arg),
 			void *arg)
@@ -162,7 +156,7 @@ int nhtab_nexthops_used(struct nhtab *t, uint32_t since,
 		}
 		for (uint32_t i = 0; i < n; i++)
 			if ((v[i].flags & FPMD_NH_F_VALID) &&
-			    epoch_since(v[i].used, since))
+			    fpmd_epoch_since(v[i].used, since))
 				cb(&v[i], arg);
 	}
 out:

@@ -54,10 +54,10 @@ static int neighs_used(int fd, int family, size_t ksize, uint32_t since,
 		first = false;
 		for (uint32_t i = 0; i < n; i++) {
 			const uint8_t *k = keys + i * ksize;
-			uint32_t ifindex, used = vals[i].used;
+			uint32_t ifindex;
 
 			memcpy(&ifindex, k, 4);
-			if (used && (int32_t)(used - since) >= 0)
+			if (fpmd_epoch_since(vals[i].used, since))
 				cb(family, ifindex, k + 4, arg);
 		}
 		if (end)
