@@ -65,7 +65,7 @@ void guard_timer_arm(void)
 void commit_maps(uint32_t max_drops)
 {
 	static bool failed;
-	uint32_t nh_top, group_top;
+	uint32_t nh_top, group_top, waiting;
 	int ret;
 
 	if (max_drops) {
@@ -75,11 +75,17 @@ void commit_maps(uint32_t max_drops)
 		ret = maps_commit(0);
 	}
 
+	/* The routes that wait show it (state "unpublished", offload
+	 * failed in zebra) from the first failure until a commit succeeds. */
+	waiting = rib_published(ret);
 	if (ret && !failed)
 		log_err("fib: new IPv4 table parts cannot be published: %s; "
-			"routes written since are not yet in the fast path, "
-			"retrying", strerror(-ret));
+			"%u route%s written into them %s not in the fast path "
+			"(state unpublished), retrying",
+			strerror(-ret), waiting, waiting == 1 ? "" : "s",
+			waiting == 1 ? "is" : "are");
 	else if (!ret && failed)
-		log_info("fib: pending IPv4 table parts published");
+		log_info("fib: pending IPv4 table parts published; the routes "
+			 "written into them forward");
 	failed = ret != 0;
 }

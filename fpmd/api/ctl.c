@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "common/sock.h"
 #include "fib/maps.h"
+#include "rib/rib.h"
 #include "common/util.h"
 #include "common/wire.h"
 
@@ -268,10 +269,10 @@ static int dispatch(const struct ctl_request *e, struct ctl_req *r)
 	ret = e->fn(r);
 	if (e->flags & CTL_LOGGED)
 		ctl_log_change(r, e->what, ret);
-	if (!ret && (e->flags & CTL_COMMIT) && maps_commit(0)) {
+	if (!ret && (e->flags & CTL_COMMIT) && rib_published(maps_commit(0))) {
 		ret = -EAGAIN;
 		r->err = "applied, but the new IPv4 table parts are not "
-			 "published yet (fpmd retries)";
+			 "published yet (state unpublished; fpmd retries)";
 	}
 	return ret;
 }

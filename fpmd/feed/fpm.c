@@ -45,12 +45,12 @@
 struct fpm_state fpm = {
 	.conn_fd = -1,
 	.timer_fd = -1,
+	.status_id = -1,
 	.st = { .replay_state = "none" },
 };
 static int listen_fds[FPMD_MAX_FPM_LISTEN], n_listen;
 static uint8_t *rbuf;
 static size_t rlen, rcap;
-static int status_id = -1; /* our rib_status_subscribe() id */
 
 void fpm_set_watch(void (*fn)(int fd, bool in, bool out))
 {
@@ -62,8 +62,8 @@ int fpm_open(const char *addr, uint16_t port)
 	bool v6;
 	int fd;
 
-	if (status_id < 0)
-		status_id = rib_status_subscribe(fpm_status_changed, NULL);
+	if (fpm.status_id < 0)
+		fpm.status_id = rib_status_subscribe(fpm_status_changed, NULL);
 	fd = tcp_listen(addr, port, 4, false);
 	if (fd < 0)
 		return fd;

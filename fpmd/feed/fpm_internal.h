@@ -28,6 +28,7 @@
 /* The feed: one zebra at a time. */
 struct fpm_state {
 	int conn_fd, timer_fd;
+	int status_id; /* our rib_status_subscribe() id */
 	uint32_t gen; /* this connection's: its replay refreshes with it */
 	struct feed_status st;
 	/* The frame being applied: its routes are answered once it is in. */

@@ -29,6 +29,13 @@
 
 static struct wire_out out; /* route status notifications to send */
 static bool out_drop_logged;
+/* Replies to routes the fast path does not see yet (rib_published): sent
+ * by fpm_status_flush(), after the loop turn's commit, with the status
+ * then; the route's queued bit stands for it meanwhile. */
+static struct {
+	struct fpm_route_status *v;
+	size_t n, cap;
+} later;
 
 /* zebra's RTA_PRIORITY on every route it sends (NL_DEFAULT_ROUTE_METRIC). */
 #define ZEBRA_ROUTE_METRIC 20
@@ -178,6 +185,9 @@ void fpm_route_changed(const struct route *r)
 	if (!r->e[SRC_FPM].present || !cfg.fpm_route_status ||
 	    fpm.conn_fd < 0)
 		return;
+	/* Its frame's reply waits for the commit: that one tells. */
+	if (rib_status_queued(r, fpm.status_id))
+		return;
 	/* A route the frame being applied adds gets its reply at the end of
 	 * the frame: one, with the frame's fields. */
 	for (size_t i = 0; i < fpm.cur_n; i++) {
@@ -254,8 +264,35 @@ void fpm_status_changed(struct route *r, void *arg)
 
 void fpm_status_flush(void)
 {
+	for (size_t k = 0; k < later.n; k++) {
+		struct fpm_route_status *rs = &later.v[k];
+		struct route *r = rib_route_find(&rs->p);
+
+		if (r)
+			rib_status_take(r, fpm.status_id);
+		rs->offloaded = prefix_offloaded(&rs->p);
+		fpm_route_status_send(rs);
+	}
+	later.n = 0;
 	if (fpm.conn_fd >= 0)
 		fpm_out_flush();
+}
+
+/* Keep rs until fpm_status_flush(); false if it cannot wait. */
+static bool reply_later(const struct fpm_route_status *rs, struct route *r)
+{
+	if (later.n == later.cap) {
+		size_t cap = later.cap ? later.cap * 2 : 256;
+		struct fpm_route_status *v = realloc(later.v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		later.v = v;
+		later.cap = cap;
+	}
+	later.v[later.n++] = *rs;
+	rib_status_queue(r, fpm.status_id);
+	return true;
 }
 
 /* The status of the route one RTM_NEWROUTE of a frame added, as the
@@ -283,12 +320,28 @@ void fpm_status_reply(const struct nlmsghdr *nlh)
 		rs.priority = mnl_attr_get_u32(a.tb[RTA_PRIORITY]);
 	}
 	/* Other tables are never in the fast path. */
-	rs.offloaded = table == RT_TABLE_MAIN && prefix_offloaded(&rs.p);
+	if (table == RT_TABLE_MAIN) {
+		struct route *r = rib_route_find(&rs.p);
+
+		/* In a table part the loop turn's commit publishes: answer
+		 * after it, with what is true then. */
+		if (r && rib_route_unpublished(r) && reply_later(&rs, r))
+			return;
+		rs.offloaded = prefix_offloaded(&rs.p);
+	}
 	fpm_route_status_send(&rs);
 }
 
 void fpm_out_reset(void)
 {
+	for (size_t k = 0; k < later.n; k++) {
+		struct route *r = rib_route_find(&later.v[k].p);
+
+		if (r)
+			rib_status_take(r, fpm.status_id);
+	}
+	free(later.v);
+	memset(&later, 0, sizeof(later));
 	wire_out_free(&out);
 	out_drop_logged = false;
 }

@@ -65,12 +65,10 @@ static void status_send_route(const struct prefix *p)
 	status_send(p, off, state);
 }
 
-/* The RIB's hook: a route's status changed. */
-static void status_changed(struct route *r, void *arg)
+/* r's status to be sent by plugin_status_queue_flush(), once. */
+static void queue(struct route *r)
 {
-	(void)arg;
-	if (plugin.conn_fd < 0 || !plugin.hello_done ||
-	    !r->e[SRC_PLUGIN].present || !rib_status_queue(r, status_id))
+	if (!rib_status_queue(r, status_id))
 		return;
 	if (sq.len == sq.cap) {
 		size_t cap = sq.cap ? sq.cap * 2 : 1024;
@@ -90,6 +88,15 @@ static void status_changed(struct route *r, void *arg)
 		sq.cap = cap;
 	}
 	sq.p[(sq.head + sq.len++) % sq.cap] = r->p;
+}
+
+/* The RIB's hook: a route's status changed. */
+static void status_changed(struct route *r, void *arg)
+{
+	(void)arg;
+	if (plugin.conn_fd >= 0 && plugin.hello_done &&
+	    r->e[SRC_PLUGIN].present)
+		queue(r);
 }
 
 /* Forget what waits (the connection is gone: the next one's replay sends
@@ -147,8 +154,17 @@ void plugin_route_op_status(const Fpmd__RouteOp *r)
 {
 	struct prefix p;
 
+	struct route *rt;
+
 	if (r->del || (r->table && r->table != RT_TABLE_MAIN) ||
 	    !plugin_prefix_of(r->prefix, &p))
 		return;
+	/* In a table part the loop turn's commit publishes: from the queue,
+	 * flushed after that commit, with what is true then. */
+	rt = rib_route_find(&p);
+	if (rt && rib_route_unpublished(rt) && rt->e[SRC_PLUGIN].present) {
+		queue(rt);
+		return;
+	}
 	status_send_route(&p);
 }

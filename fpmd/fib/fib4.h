@@ -116,6 +116,11 @@ static inline bool fib4_pending(const struct fib4 *f)
 	return f->parts.npending || f->rulec.npending;
 }
 
+/* Does the fast path see what was last written for addr/len (network
+ * order): no tbl24 part under it waits to be published? */
+bool fib4_published(const struct fib4 *f, const uint8_t addr[4],
+		    uint8_t len);
+
 /* Bytes of every map fib4 created (parts and chunks). */
 uint64_t fib4_map_bytes(const struct fib4 *f);
 

@@ -378,3 +378,19 @@ out:
 	free(fds);
 	return ret;
 }
+
+bool fib4_published(const struct fib4 *f, const uint8_t a[4], uint8_t len)
+{
+	uint32_t addr, lo, hi;
+
+	if (!f->parts.npending || len > 32)
+		return true;
+	memcpy(&addr, a, 4);
+	addr = __builtin_bswap32(addr) & mask_of(len);
+	lo = addr >> 8;
+	hi = len >= 24 ? lo : lo + (1u << (24 - len)) - 1;
+	for (uint32_t p = lo / PE; p <= hi / PE; p++)
+		if (f->parts.state[p] == CHUNK_PENDING)
+			return false;
+	return true;
+}

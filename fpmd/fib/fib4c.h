@@ -149,6 +149,11 @@ static inline bool fib4c_pending(const struct fib4c *f)
 	       f->nlater || f->nvdead || f->evac;
 }
 
+/* Does the fast path see what was last written for addr/len (network
+ * order): no /16 under it waits for its rebuild or its chunk? */
+bool fib4c_published(const struct fib4c *f, const uint8_t addr[4],
+		     uint8_t len);
+
 /* What the fast path finds for addr now (route value, 0: none). */
 uint32_t fib4c_lookup(const struct fib4c *f, const uint8_t addr[4]);
 /* Bytes of the lookup structure (dxr_dir, dxr_val, range chunks) and of

@@ -248,3 +248,19 @@ void fib4c_record_write(struct fib4c *f, uint32_t s, uint32_t a, int len,
 	rec->len = (uint8_t)len;
 	__atomic_store_n(&rec->flags, FPMD_RULE_F_USED, __ATOMIC_RELEASE);
 }
+
+bool fib4c_published(const struct fib4c *f, const uint8_t a4[4], uint8_t len)
+{
+	uint32_t a, lo, hi;
+
+	if (!f->ndlist || len > 32)
+		return true;
+	memcpy(&a, a4, 4);
+	a = __builtin_bswap32(a) & fib4c_mask_of(len);
+	lo = a >> 16;
+	hi = len >= 16 ? lo : lo + (1u << (16 - len)) - 1;
+	for (uint32_t j = lo; j <= hi; j++)
+		if (f->dflag[j] & (FIB4C_STALE | FIB4C_DEFER))
+			return false;
+	return true;
+}

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -114,10 +115,31 @@ static uint64_t fib4_drops(void)
 	return fib4->parts.dropped + fib4->t8c.dropped + fib4->rulec.dropped;
 }
 
+/*
+ * A test-only fault (fpmd(8), ENVIRONMENT): while the file that
+ * FPMD_TEST_FAULT_COMMIT names exists, new IPv4 table parts fail to
+ * publish with ENOMEM, as a refused outer map update would; nothing else
+ * changes. Unset (always, outside tests) it costs one load.
+ */
+static bool fault_commit(void)
+{
+	static const char *path;
+	static bool read;
+
+	if (!read) {
+		path = getenv("FPMD_TEST_FAULT_COMMIT");
+		read = true;
+	}
+	return path && *path && !access(path, F_OK);
+}
+
 int maps_commit(uint32_t max_drops)
 {
 	if (max_drops && fib6)
 		fib6_tidy(fib6);
+	if (((fib4c && fib4c_pending(fib4c)) || (fib4 && fib4_pending(fib4))) &&
+	    fault_commit())
+		return -ENOMEM;
 	if (fib4c) {
 		int ret = max_drops ? fib4c_rules_shrink(fib4c) : 0;
 
@@ -128,6 +150,15 @@ int maps_commit(uint32_t max_drops)
 	if (!fib4 || (!fib4_pending(fib4) && !max_drops))
 		return 0;
 	return fib4_commit(fib4, max_drops);
+}
+
+bool maps_route_published(const struct prefix *p)
+{
+	if (p->family != AF_INET)
+		return true;
+	if (fib4c)
+		return fib4c_published(fib4c, p->addr, p->len);
+	return !fib4 || fib4_published(fib4, p->addr, p->len);
 }
 
 int maps_shrink(uint32_t max_drops, uint32_t nh_top, uint32_t group_top)

@@ -52,6 +52,13 @@ void maps_fib_trim(void);
  */
 int maps_commit(uint32_t max_drops);
 /*
+ * Does the fast path see the route last written for p? False only while
+ * a new IPv4 table part under it waits for maps_commit() (DIR-24-8: a
+ * tbl24 part; DXR: a /16 to rebuild); IPv6 and nexthop writes are seen
+ * when they return.
+ */
+bool maps_route_published(const struct prefix *p);
+/*
  * The periodic tick: maps_commit(max_drops), then, with what is left of
  * the max_drops budget, the nexthops / nh_groups chunks wholly at or
  * above nh_top / group_top (one past the highest index in use).

@@ -64,6 +64,7 @@ void rib_free(void)
 		free(container_of(n, struct nexthop, key_node));
 	ht_for_each(&rib_nh_by_key, n, tmp, i)
 		free(container_of(n, struct nexthop, key_node));
+	status_free();
 	ht_free(&rib_routes);
 	ht_free(&rib_other);
 	ht_free(&rib_neigh);

@@ -111,6 +111,9 @@ struct route {
 	 * the selected source and its state (a string constant). */
 	int8_t st_sel;
 	uint8_t st_queued; /* subscriber bits: queued, not yet taken */
+	/* Written into an IPv4 table part not yet published (rib_published):
+	 * its place in that list + 1, 0 when not in it. */
+	uint32_t unpub;
 	const char *st_state;
 };
 
@@ -323,6 +326,24 @@ const char *rib_route_status(const struct route *r, int src, bool *offloaded);
  */
 typedef void (*rib_status_fn)(struct route *r, void *arg);
 int rib_status_subscribe(rib_status_fn fn, void *arg);
+/*
+ * The maps' commit (maps_commit) returned err: 0, every route written
+ * before it is in the fast path; else the routes written into new IPv4
+ * table parts are not, and until a commit succeeds their state is
+ * "unpublished" (their status subscribers hear it at once) -- while no
+ * commit failed, a route waits for the commit that ends its loop turn,
+ * and subscribers answer after it, so nothing flaps. Returns how many
+ * routes wait (0 after a success).
+ */
+uint32_t rib_published(int err);
+/* Is r among them (a status reply to it waits for rib_published)? */
+static inline bool rib_route_unpublished(const struct route *r)
+{
+	return r->unpub != 0;
+}
+/* The error of the last failed commit while it fails, else 0. */
+int rib_publish_error(void);
+
 /* Something that may change many routes' status changed (an interface, a
  * guard, a neighbor, a nexthop): scan every route soon. */
 void rib_status_changed_all(void);
@@ -336,6 +357,11 @@ static inline bool rib_status_queue(struct route *r, int id)
 
 	r->st_queued |= (uint8_t)(1u << id);
 	return !was;
+}
+
+static inline bool rib_status_queued(const struct route *r, int id)
+{
+	return id >= 0 && (r->st_queued & (1u << id));
 }
 
 /* Clear it; true if it was set. */

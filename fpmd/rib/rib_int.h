@@ -147,6 +147,12 @@ void neigh_renumber(uint32_t old, uint32_t new_ifindex);
 
 /* Tell the subscribers if r's status is not what they heard last. */
 void status_check(struct route *r);
+/* r was just written to the maps: list it if the fast path does not see
+ * the write yet (rib_published). */
+void status_written(struct route *r);
+/* r leaves the maps or the RIB: out of that list. */
+void status_forget(struct route *r);
+void status_free(void);
 
 /* ---- egress.c: the interfaces, through rib_set_iface_ops ----------------- */
 

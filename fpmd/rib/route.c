@@ -104,6 +104,7 @@ static bool route_program_map(struct route *r)
 				log_err("maps: route %s: delete failed: %s",
 					fmt_prefix(&r->p, pb), strerror(-ret));
 		}
+		status_forget(r);
 		ht_remove(&rib_routes, &r->node);
 		free(r);
 		return false;
@@ -120,8 +121,10 @@ static bool route_program_map(struct route *r)
 		r->programmed = true;
 		r->val = val;
 		r->state = RS_FORWARDING;
+		status_written(r);
 		return true;
 	}
+	status_forget(r);
 	/* The old value may still be in the map: take it out rather than
 	 * leave a stale nexthop forwarding. */
 	if (r->programmed)

@@ -5,9 +5,12 @@
  * hook: subscribers hear of every change, at once when a route is
  * written, else from a deferred scan run in slices.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
+#include "common/log.h"
+#include "fib/maps.h"
 #include "rib/rib_int.h"
 
 /* Nonzero while a slice of the route status scan runs: nothing changes
@@ -15,6 +18,16 @@
 static uint32_t st_scan_gen;
 
 static const char *nexthop_state_now(const struct nexthop *cnh);
+
+/* Routes written into IPv4 table parts not yet published, and whether
+ * the last commit failed (with what). */
+static struct {
+	struct route **r;
+	uint32_t n, cap;
+	bool failed;
+	int err;
+	bool oom_logged;
+} unpub;
 
 const char *nexthop_state(const struct nexthop *cnh)
 {
@@ -83,6 +96,8 @@ const char *route_entry_state(const struct route *r, int src)
 		return "not-selected";
 	if (!r->programmed)
 		return r->state == RS_MAP_FULL ? "map-full" : "error";
+	if (r->unpub && unpub.failed && !maps_route_published(&r->p))
+		return "unpublished";
 	switch (e->type) {
 	case RT_BLACKHOLE: return "blackhole";
 	case RT_KERNEL:
@@ -215,4 +230,81 @@ bool rib_status_run(void)
 	if (st_scan.bucket >= st_scan.nbuckets)
 		st_scan.running = false;
 	return st_scan.running || st_scan.dirty;
+}
+
+/* ---- routes the fast path does not see yet -------------------------------- */
+
+void status_written(struct route *r)
+{
+	if (r->unpub || maps_route_published(&r->p))
+		return;
+	if (unpub.n == unpub.cap) {
+		uint32_t cap = unpub.cap ? unpub.cap * 2 : 1024;
+		struct route **v = realloc(unpub.r, cap * sizeof(*v));
+
+		if (!v) {
+			/* Its state may then claim the fast path before the
+			 * commit; the commit itself is not affected. */
+			if (!unpub.oom_logged)
+				log_err("rib: out of memory: routes waiting for "
+					"a commit are not all tracked");
+			unpub.oom_logged = true;
+			return;
+		}
+		unpub.r = v;
+		unpub.cap = cap;
+	}
+	unpub.r[unpub.n++] = r;
+	r->unpub = unpub.n;
+}
+
+void status_forget(struct route *r)
+{
+	uint32_t k = r->unpub;
+	struct route *last;
+
+	if (!k)
+		return;
+	last = unpub.r[--unpub.n];
+	unpub.r[k - 1] = last;
+	last->unpub = k;
+	r->unpub = 0;
+}
+
+uint32_t rib_published(int err)
+{
+	bool was = unpub.failed;
+
+	if (err) {
+		unpub.err = err;
+		if (!was) {
+			/* From now on their state says so: tell. */
+			unpub.failed = true;
+			for (uint32_t k = 0; k < unpub.n; k++)
+				status_check(unpub.r[k]);
+		}
+		return unpub.n;
+	}
+	unpub.failed = false;
+	unpub.err = 0;
+	for (uint32_t k = 0; k < unpub.n; k++) {
+		struct route *r = unpub.r[k];
+
+		r->unpub = 0;
+		if (was)
+			status_check(r);
+	}
+	unpub.n = 0;
+	return 0;
+}
+
+int rib_publish_error(void)
+{
+	return unpub.failed ? unpub.err : 0;
+}
+
+void status_free(void)
+{
+	free(unpub.r);
+	memset(&unpub, 0, sizeof(unpub));
 }
