@@ -43,6 +43,7 @@ void periodic(void)
 		log_debug("guard: netfilter still refuses the fast path");
 	ev_take(EV_REQ_RECHECK);
 	rib_trim();
+	rib_retry_writes();
 	/* Events drive the local table; a slow re-read catches a local
 	 * route the kernel added well after announcing its address (IPv6
 	 * DAD). A dump walks the whole FIB (~0.3 s at 1M routes). */

@@ -22,6 +22,7 @@ status replies, pings through r1. Run:
 """
 import os
 import select
+import socket
 import subprocess
 import time
 
@@ -31,7 +32,7 @@ from lib.feeds import start_frr, wait_plugin_route, wait_replayed
 from lib.fpmwire import RTM_F_OFFLOAD, RTM_F_OFFLOAD_FAILED, decode, frame, \
     route
 from lib.frr import wait_marks, zebra_marks
-from lib.lab import PY, h2_loopback, shquote, wait_for
+from lib.lab import H2_DST6, H2_NET6, PY, h2_loopback, shquote, wait_for
 from lib.metrics import parse, scrape
 
 LIVE = "10.99.0.0/24"        # written first: its part goes live
@@ -100,7 +101,9 @@ class Client:
                 break
             assert line != "closed", "fpmd closed the connection"
             m = decode(bytes.fromhex(line))[0]["msgs"][0]
-            out.append((f"{'.'.join(map(str, m['attrs'][1]))}"
+            fam = socket.AF_INET if m["family"] == socket.AF_INET else \
+                socket.AF_INET6
+            out.append((f"{socket.inet_ntop(fam, m['attrs'][1])}"
                         f"/{m['dst_len']}", m["rtm_flags"]))
         return out
 
@@ -132,6 +135,30 @@ def forwarded_and_passed(d):
                                       if k.startswith("pass-"))
 
 
+def ping_through(lab, d, dst):
+    """5 pings from h1 to dst, all answered; (packets XDP forwarded, packets
+    it passed to the kernel) on r1-eth0 meanwhile."""
+    f0, p0 = forwarded_and_passed(d)
+    v6 = " -6" if ":" in dst else ""
+    assert lab.h1.run(f"ping{v6} -c 5 -i 0.05 -W 1 {dst}",
+                      check=False).returncode == 0
+    f1, p1 = forwarded_and_passed(d)
+    return f1 - f0, p1 - p0
+
+
+def start(lab, fault=None, **sections):
+    """fpmd on r1 with route status on FPM (and the fault switch), its
+    h1/h2 neighbors learned."""
+    doc = lab.config_doc(fpm={"route-status": True, "settle-time": 300},
+                         **sections)
+    d = lab.fpmd(config=lab.write_config(doc),
+                 env={"FPMD_TEST_FAULT_COMMIT": fault} if fault else None)
+    lab.warm_kernel_neighbors()
+    wait_for(lambda: len(d.show("neighbors")) >= 4, timeout=10,
+             what="h1/h2 neighbors in fpmd")
+    return d
+
+
 @pytest.mark.parametrize("table", ["dir-24-8", "dxr"])
 def test_unpublished_routes_say_so_fpm(lab, table):
     """Over FPM: the route written while publishing fails is answered
@@ -142,14 +169,8 @@ def test_unpublished_routes_say_so_fpm(lab, table):
     h2_loopback(lab, NEW_DST + "/24")
     # The kernel forwards NEW_PART meanwhile, as zebra's route would.
     lab.r1.run(f"ip route add {NEW_PART} via {lab.H2_V4}")
-    doc = lab.config_doc(fpm={"route-status": True, "settle-time": 300},
-                         tables={"ipv4-lookup": table},
-                         metrics={"enabled": True})
-    d = lab.fpmd(config=lab.write_config(doc),
-                 env={"FPMD_TEST_FAULT_COMMIT": fault})
-    lab.warm_kernel_neighbors()
-    wait_for(lambda: len(d.show("neighbors")) >= 4, timeout=10,
-             what="h1/h2 neighbors in fpmd")
+    d = start(lab, fault, tables={"ipv4-lookup": table},
+              metrics={"enabled": True})
     eth1 = lab.r1.ifindex("r1-eth1")
     c = Client(lab)
 
@@ -174,11 +195,8 @@ def test_unpublished_routes_say_so_fpm(lab, table):
     assert "cannot be published: Cannot allocate memory" in d.logtext()
     # What the state says is what XDP does: it passes NEW_PART's packets
     # (the kernel forwards them), it does not forward them.
-    f0, p0 = forwarded_and_passed(d)
-    assert lab.h1.run(f"ping -c 5 -i 0.05 -W 1 {NEW_DST}",
-                      check=False).returncode == 0
-    f1, p1 = forwarded_and_passed(d)
-    assert f1 == f0 and p1 - p0 >= 5, (f0, f1, p0, p1)
+    fwd, passed = ping_through(lab, d, NEW_DST)
+    assert fwd == 0 and passed >= 5, (fwd, passed)
 
     os.unlink(fault)
     want = [(NEW_PART, RTM_F_OFFLOAD)]
@@ -191,11 +209,8 @@ def test_unpublished_routes_say_so_fpm(lab, table):
              what="NEW_PART forwarding")
     assert unpublished_metric(lab) == 0
     assert "pending IPv4 table parts published" in d.logtext()
-    f0, _ = forwarded_and_passed(d)
-    assert lab.h1.run(f"ping -c 5 -i 0.05 -W 1 {NEW_DST}",
-                      check=False).returncode == 0
-    f1, _ = forwarded_and_passed(d)
-    assert f1 - f0 >= 5, (f0, f1)
+    fwd, _ = ping_through(lab, d, NEW_DST)
+    assert fwd >= 5, fwd
     s = d.show("fpm")
     assert s["routeStatusDropped"] == 0
 
@@ -203,11 +218,7 @@ def test_unpublished_routes_say_so_fpm(lab, table):
 def test_no_flap_while_nothing_fails(lab):
     """Routes into new parts while publishing works: each frame gets one
     reply, "offloaded", sent after the commit (never "failed" first)."""
-    doc = lab.config_doc(fpm={"route-status": True, "settle-time": 300})
-    d = lab.fpmd(config=lab.write_config(doc))
-    lab.warm_kernel_neighbors()
-    wait_for(lambda: len(d.show("neighbors")) >= 4, timeout=10,
-             what="h1/h2 neighbors in fpmd")
+    d = start(lab)
     eth1 = lab.r1.ifindex("r1-eth1")
     c = Client(lab)
     # 40 routes, each /24 in a tbl24 part of its own (a part covers 8000
@@ -258,3 +269,31 @@ def test_unpublished_routes_marked_in_zebra(plugin_lab1):
     os.unlink(fault)
     wait_plugin_route(d, NEW_PART)
     wait_marks(f, {NEW_PART: True, SAME_PART: True, LIVE: True})
+
+
+def test_nexthop_write_failure_says_so(lab):
+    """A nexthop whose map slot cannot be written (its chunk cannot be
+    published) is not "forwarding": the IPv6 route by it is
+    "nexthop-error", answered "offload failed", its packets passed to the
+    kernel; fpmd retries at its tick and, once the write succeeds, the
+    route forwards and is answered "offloaded"."""
+    fault = os.path.join(lab.tmp, "fault-commit")
+    open(fault, "w").close()
+    h2_loopback(lab, H2_DST6 + "/64")
+    lab.r1.run(f"ip -6 route add {H2_NET6} via {lab.H2_V6}")
+    d = start(lab, fault)
+    c = Client(lab)
+    c.send(route(H2_NET6, 1, gw=lab.H2_V6, oif=lab.r1.ifindex("r1-eth1")))
+    assert c.replies(1) == [(H2_NET6, RTM_F_OFFLOAD_FAILED)]
+    assert state(d, H2_NET6) == "nexthop-error"
+    assert "write failed: Cannot allocate memory" in d.logtext()
+    time.sleep(1)     # retried at each tick, failing: still so
+    assert state(d, H2_NET6) == "nexthop-error" and c.quiet(0.1)
+    fwd, passed = ping_through(lab, d, H2_DST6)
+    assert fwd == 0 and passed >= 5, (fwd, passed)
+
+    os.unlink(fault)
+    assert c.replies(1) == [(H2_NET6, RTM_F_OFFLOAD)]
+    assert state(d, H2_NET6) == "forwarding"
+    fwd, _ = ping_through(lab, d, H2_DST6)
+    assert fwd >= 5, fwd

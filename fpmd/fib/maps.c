@@ -117,9 +117,10 @@ static uint64_t fib4_drops(void)
 
 /*
  * A test-only fault (fpmd(8), ENVIRONMENT): while the file that
- * FPMD_TEST_FAULT_COMMIT names exists, new IPv4 table parts fail to
- * publish with ENOMEM, as a refused outer map update would; nothing else
- * changes. Unset (always, outside tests) it costs one load.
+ * FPMD_TEST_FAULT_COMMIT names exists, new IPv4 table parts and new
+ * nexthop and group chunks fail to publish with ENOMEM, as a refused
+ * outer map update would; nothing else changes. Unset (always, outside
+ * tests) it costs one load.
  */
 static bool fault_commit(void)
 {
@@ -339,6 +340,11 @@ int maps_group_read(uint32_t index, struct fpmd_nh_group *g)
 
 int maps_nexthop_write(uint32_t index, const struct fpmd_nexthop *nh)
 {
+	/* The test fault: a slot in a chunk not made yet (its publishing
+	 * would be refused). */
+	if (!chunks_present(&nhtab.nh, index >> FPMD_NH_CHUNK_SHIFT) &&
+	    fault_commit())
+		return -ENOMEM;
 	return nhtab_nexthop_write(&nhtab, index, nh);
 }
 
@@ -353,6 +359,9 @@ int maps_nexthop_clear(uint32_t index)
 
 int maps_group_write(uint32_t index, const struct fpmd_nh_group *g)
 {
+	if (!chunks_present(&nhtab.groups, index >> FPMD_GROUP_CHUNK_SHIFT) &&
+	    fault_commit())
+		return -ENOMEM;
 	return nhtab_group_write(&nhtab, index, g);
 }
 

@@ -80,33 +80,22 @@ int group_write(struct nexthop *g)
 	return maps_group_write(g->index, &v);
 }
 
-static void rewrite_groups_in(struct htable *t, bool by_id,
-			      const struct nexthop *member)
+static void rewrite_if_member(struct nexthop *g, void *member)
 {
-	struct hnode *n, *tmp;
-	size_t i;
-
-	ht_for_each(t, n, tmp, i)
-	{
-		struct nexthop *g = by_id ?
-			container_of(n, struct nexthop, id_node) :
-			container_of(n, struct nexthop, key_node);
-
-		if (!g->is_group)
-			continue;
-		for (int m = 0; m < g->nmembers; m++) {
-			if (g->members[m].nh == member) {
-				nh_write_logged(g);
-				break;
-			}
+	if (!g->is_group)
+		return;
+	for (int m = 0; m < g->nmembers; m++) {
+		if (g->members[m].nh == member) {
+			nh_write_logged(g);
+			break;
 		}
 	}
 }
 
 void groups_rewrite_containing(const struct nexthop *member)
 {
-	rewrite_groups_in(&rib_nh_by_id, true, member);
-	rewrite_groups_in(&rib_grp_by_key, false, member);
+	nh_each(&rib_nh_by_id, true, rewrite_if_member, (void *)member);
+	nh_each(&rib_grp_by_key, false, rewrite_if_member, (void *)member);
 }
 
 static int members_check(enum rib_source src, const uint32_t *ids,

@@ -60,6 +60,9 @@ int nh_write(struct nexthop *nh)
 	return maps_nexthop_write(nh->index, &v);
 }
 
+/* Slots whose last write failed (write_failed set). */
+static uint32_t nh_failed;
+
 void nh_write_logged(struct nexthop *nh)
 {
 	int ret = nh_write(nh);
@@ -67,12 +70,61 @@ void nh_write_logged(struct nexthop *nh)
 	/* What the fast path does with every route using it may change. */
 	rib_status_changed_all();
 
-	if (ret) {
+	if (ret && !nh->write_failed) {
 		rib_stats.map_errors++;
-		log_err("maps: %s %u (slot %u): write failed: %s",
+		log_err("maps: %s %u (slot %u): write failed: %s; its routes "
+			"are not in the fast path (nexthop-error), retrying",
 			nh->is_group ? "group" : "nexthop", nh->id, nh->index,
 			strerror(-ret));
+		nh->write_failed = true;
+		nh_failed++;
+	} else if (!ret && nh->write_failed) {
+		log_info("maps: %s %u (slot %u): written",
+			 nh->is_group ? "group" : "nexthop", nh->id, nh->index);
+		nh->write_failed = false;
+		nh_failed--;
 	}
+}
+
+/* A slot owner leaves: out of the count. */
+void nh_write_forget(struct nexthop *nh)
+{
+	if (nh->write_failed) {
+		nh->write_failed = false;
+		nh_failed--;
+	}
+}
+
+void nh_each(struct htable *t, bool by_id,
+	     void (*fn)(struct nexthop *nh, void *arg), void *arg)
+{
+	struct hnode *n, *tmp;
+	size_t i;
+
+	ht_for_each(t, n, tmp, i)
+	{
+		fn(by_id ? container_of(n, struct nexthop, id_node) :
+			   container_of(n, struct nexthop, key_node),
+		   arg);
+	}
+}
+
+static void retry(struct nexthop *nh, void *arg)
+{
+	(void)arg;
+	if (nh->write_failed)
+		nh_write_logged(nh);
+}
+
+void rib_retry_writes(void)
+{
+	/* Singles first: a group's members are written before it. */
+	if (nh_failed)
+		nh_each(&rib_nh_by_key, false, retry, NULL);
+	if (nh_failed)
+		nh_each(&rib_nh_by_id, true, retry, NULL);
+	if (nh_failed)
+		nh_each(&rib_grp_by_key, false, retry, NULL);
 }
 
 void nh_resolve(struct nexthop *nh)
@@ -189,6 +241,7 @@ void nh_free(struct nexthop *nh)
 			maps_nexthop_clear(nh->index);
 		pool_put(&nh_pool, nh->index);
 	}
+	nh_write_forget(nh);
 	free(nh);
 	nh_put(alias);
 }

@@ -65,6 +65,7 @@ struct nexthop {
 	bool has_gw;
 	bool resolved;
 	uint32_t index;        /* nexthops or nh_groups slot, or NO_INDEX */
+	bool write_failed;     /* the slot's last write failed: retried */
 	uint8_t gw[16];
 	uint32_t ifindex;
 	uint8_t mac[6];
@@ -280,6 +281,9 @@ struct rib_counts {
 void rib_summary(struct rib_counts *c);
 /* After a mass delete: give the freed memory back (periodic timer). */
 void rib_trim(void);
+/* Write again the nexthops and groups whose last map write failed (the
+ * periodic tick); their state is "nexthop-error" until one succeeds. */
+void rib_retry_writes(void);
 /* One past the highest nexthop / group index in use (the maps' chunks
  * from there up hold nothing: maps_shrink). */
 void rib_index_tops(uint32_t *nh_top, uint32_t *group_top);

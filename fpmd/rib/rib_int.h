@@ -108,6 +108,12 @@ void nh_resolve(struct nexthop *nh);
  * why a write failed, and has every route's status looked at again. */
 int nh_write(struct nexthop *nh);
 void nh_write_logged(struct nexthop *nh);
+/* nh is freed: out of the failed writes' count. */
+void nh_write_forget(struct nexthop *nh);
+/* fn(nh, arg) for each nexthop of t (rib_nh_by_id when by_id, else one of
+ * the by-key tables). fn must not free any. */
+void nh_each(struct htable *t, bool by_id,
+	     void (*fn)(struct nexthop *nh, void *arg), void *arg);
 /* A nexthop or group that got no map slot: say which, and what follows. */
 void nh_full_log(const struct nexthop *nh);
 /* The implicit nexthop of path, shared by every user; created if new. */

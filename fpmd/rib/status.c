@@ -55,6 +55,8 @@ static const char *nexthop_state_now(const struct nexthop *cnh)
 		return "unsupported";
 	if (nh->index == NO_INDEX)
 		return "map-full";
+	if (nh->write_failed)
+		return "nexthop-error";
 	if (nh->is_group && !nh->nbuckets && group_member_full(nh))
 		return "member-map-full";
 	if (nh->is_group) {
