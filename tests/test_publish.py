@@ -193,6 +193,9 @@ def test_unpublished_routes_say_so_fpm(lab, table):
     assert state(d, LIVE) == "forwarding"
     assert unpublished_metric(lab) == (1 if table == "dir-24-8" else 2)
     assert "cannot be published: Cannot allocate memory" in d.logtext()
+    sm = d.show("summary")
+    assert sm["routesUnpublished"] == (1 if table == "dir-24-8" else 2) \
+        and sm["publishError"] == "Cannot allocate memory", sm
     # What the state says is what XDP does: it passes NEW_PART's packets
     # (the kernel forwards them), it does not forward them.
     fwd, passed = ping_through(lab, d, NEW_DST)
@@ -208,6 +211,8 @@ def test_unpublished_routes_say_so_fpm(lab, table):
     wait_for(lambda: state(d, NEW_PART) == "forwarding", timeout=5,
              what="NEW_PART forwarding")
     assert unpublished_metric(lab) == 0
+    sm = d.show("summary")
+    assert sm["routesUnpublished"] == 0 and sm["publishError"] == "", sm
     assert "pending IPv4 table parts published" in d.logtext()
     fwd, _ = ping_through(lab, d, NEW_DST)
     assert fwd >= 5, fwd

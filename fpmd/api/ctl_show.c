@@ -373,6 +373,10 @@ static int show_summary(struct ctl_req *r)
 	o->map_errors = rib_stats.map_errors;
 	o->neigh_use_sent = rib_stats.neigh_use_sent;
 	o->neigh_use_failed = rib_stats.neigh_use_failed;
+	o->routes_unpublished = rib_routes_unpublished();
+	if (rib_publish_error())
+		o->publish_error =
+			arena_str(a, strerror(-rib_publish_error()));
 	o->by_source = arena_alloc(a, SRC_MAX * sizeof(*o->by_source));
 	if (!o->by_source)
 		return -ENOMEM;

@@ -280,6 +280,9 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		{ "groupMapFull", "groups refused: nh_groups map full",
 		  m->group_map_full },
 		{ "mapErrors", "other map write errors", m->map_errors },
+		{ "routesUnpublished",
+		  "routes in IPv4 table parts not yet published",
+		  m->routes_unpublished },
 		{ "neighborUseSent",
 		  "neighbors in use told to the kernel (NTF_USE)",
 		  m->neigh_use_sent },
@@ -308,6 +311,7 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 	if (j) {
 		json_object(j, NULL);
 		print_numbers(nums, n, j, NULL, 0);
+		json_str(j, "publishError", m->publish_error);
 		json_str(j, "loopIterationMaxStep", m->loop_iteration_max_step);
 		json_str(j, "loopIterationRecentMaxStep",
 			 m->loop_iteration_recent_max_step);
@@ -324,6 +328,9 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		return 0;
 	}
 	print_numbers(nums, n, NULL, "", 38);
+	if (m->publish_error[0])
+		printf("%-38s %s (retrying)\n", "publishing new table parts fails",
+		       m->publish_error);
 	if (m->loop_iteration_max_step[0])
 		printf("%-38s %s\n", "longest loop iteration spent on",
 		       m->loop_iteration_max_step);

@@ -345,8 +345,10 @@ static inline bool rib_route_unpublished(const struct route *r)
 {
 	return r->unpub != 0;
 }
-/* The error of the last failed commit while it fails, else 0. */
+/* While commits fail: the error of the last one, and the routes waiting
+ * ("unpublished"); else 0 and 0. */
 int rib_publish_error(void);
+uint32_t rib_routes_unpublished(void);
 
 /* Something that may change many routes' status changed (an interface, a
  * guard, a neighbor, a nexthop): scan every route soon. */

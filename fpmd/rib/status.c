@@ -305,6 +305,11 @@ int rib_publish_error(void)
 	return unpub.failed ? unpub.err : 0;
 }
 
+uint32_t rib_routes_unpublished(void)
+{
+	return unpub.failed ? unpub.n : 0;
+}
+
 void status_free(void)
 {
 	free(unpub.r);
