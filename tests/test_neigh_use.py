@@ -27,7 +27,7 @@ import pytest
 from lib.lab import PY, Lab, wait_for
 
 N_GW = 300
-GC_STALE_S = 10
+GC_STALE_S = 6
 # r1-eth1's neighbor parameters in both labs: short, so that the tests see
 # several reachability cycles; gc_stale_time short, so that entries XDP
 # uses would be collected within the test if the kernel did not know.
