@@ -13,11 +13,14 @@ the kernel (no fpmd), one by fpmd's XDP. The kernel is the reference:
   re-confirmed by probes in both);
 - a gateway that goes silent (its address removed, no replies): its
   route goes unresolved and the kernel answers h1 with ICMP host
-  unreachable within the kernel forwarding lab's own time +- 1 s;
+  unreachable (IPv6: ICMPv6 address unreachable, the same NTF_USE path
+  through neighbor discovery) within the kernel forwarding lab's own
+  time +- 1 s;
 - a gateway whose MAC changes without a gratuitous ARP: XDP delivers to
   the new MAC no later than kernel forwarding does (+ the lag allowed
   below).
 """
+import ipaddress
 import json
 import threading
 import time
@@ -39,7 +42,8 @@ LIVE = {"REACHABLE", "STALE", "DELAY", "PROBE"}
 SENDER = r"""
 import signal, socket, struct, sys, time
 rate, dsts = float(sys.argv[1]), sys.argv[2:]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s = socket.socket(socket.AF_INET6 if ":" in dsts[0] else socket.AF_INET,
+                  socket.SOCK_DGRAM)
 stop = []
 signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
 nxt, i = time.monotonic(), 0
@@ -56,21 +60,31 @@ while not stop:
 """
 
 
-def gw(i):
+def gw(i, v6=False):
+    if v6:
+        return f"2001:db8:50::{10 + i:x}"
     return f"10.50.{(10 + i) // 256}.{(10 + i) % 256}"
 
 
-def dst_net(i):
+def gw_cidr(i, v6=False):
+    return f"{gw(i, v6)}/{64 if v6 else 23}"
+
+
+def dst_net(i, v6=False):
+    if v6:    # as fpmd shows it
+        return str(ipaddress.ip_network(f"2001:db8:60:{i:x}::/64"))
     return f"10.{60 + i // 256}.{i % 256}.0/24"
 
 
-def dst(i):
+def dst(i, v6=False):
+    if v6:
+        return f"2001:db8:60:{i:x}::1"
     return f"10.{60 + i // 256}.{i % 256}.1"
 
 
-def neigh_states(ns, dev="r1-eth1"):
-    """{address: state} of the kernel's IPv4 neighbors on dev."""
-    out = ns.run(f"ip -4 -j neigh show dev {dev}").stdout
+def neigh_states(ns, dev="r1-eth1", v6=False):
+    """{address: state} of the kernel's IPv4 (IPv6) neighbors on dev."""
+    out = ns.run(f"ip -{6 if v6 else 4} -j neigh show dev {dev}").stdout
     return {e["dst"]: e["state"][0] if e.get("state") else "NONE"
             for e in json.loads(out or "[]")}
 
@@ -79,31 +93,34 @@ class Side:
     """One lab: r1 forwarded by the kernel (xdp=False) or by fpmd, with
     n_gw gateways on h2 and a route via each on r1."""
 
-    def __init__(self, xdp, n_gw, sysctls=NEIGH_SYSCTLS):
-        self.xdp, self.n = xdp, n_gw
+    def __init__(self, xdp, n_gw, sysctls=NEIGH_SYSCTLS, v6=False):
+        self.xdp, self.n, self.v6 = xdp, n_gw, v6
         self.lab = Lab()
         self.d = None
         self.sender = None
         lab, r1, h2 = self.lab, self.lab.r1, self.lab.h2
+        fam = "ipv6" if v6 else "ipv4"
         for k, v in sysctls.items():
-            r1.sysctl(f"net.ipv4.neigh.r1-eth1.{k}", v)
+            r1.sysctl(f"net.{fam}.neigh.r1-eth1.{k}", v)
         # Silent changes stay silent (the default, made sure of).
-        h2.sysctl("net.ipv4.conf.h2-eth0.arp_notify", 0)
-        r1.run("ip addr add 10.50.0.1/23 dev r1-eth1")
-        batch = "\n".join(f"addr add {gw(i)}/23 dev h2-eth0"
-                          for i in range(n_gw))
+        h2.sysctl("net.ipv6.conf.h2-eth0.ndisc_notify" if v6 else
+                  "net.ipv4.conf.h2-eth0.arp_notify", 0)
+        r1.run(f"ip addr add {gw_cidr(-9, v6)} dev r1-eth1" +
+               (" nodad" if v6 else ""))
+        batch = "\n".join(f"addr add {gw_cidr(i, v6)} dev h2-eth0" +
+                          (" nodad" if v6 else "") for i in range(n_gw))
         h2.run(f"ip -b - <<'EOF'\n{batch}\nEOF")
-        routes = "\n".join(f"route add {dst_net(i)} via {gw(i)} dev r1-eth1"
-                           for i in range(n_gw))
+        routes = "\n".join(f"route add {dst_net(i, v6)} via {gw(i, v6)} "
+                           f"dev r1-eth1" for i in range(n_gw))
         r1.run(f"ip -b - <<'EOF'\n{routes}\nEOF")
         if xdp:
             self.d = lab.fpmd()
             for i in range(n_gw):
-                self.d.ctl("route", "add", dst_net(i), "via", gw(i), "dev",
-                           "r1-eth1")
+                self.d.ctl("route", "add", dst_net(i, v6), "via",
+                           gw(i, v6), "dev", "r1-eth1")
 
     def send(self, rate, n=None):
-        dsts = " ".join(dst(i) for i in range(n or self.n))
+        dsts = " ".join(dst(i, self.v6) for i in range(n or self.n))
         self.sender = self.lab.h1.popen(f"exec {PY} -c '{SENDER}' {rate} "
                                         f"{dsts}")
 
@@ -114,7 +131,7 @@ class Side:
         self.lab.cleanup()
 
     def route_states(self):
-        want = {dst_net(i) for i in range(self.n)}
+        want = {dst_net(i, self.v6) for i in range(self.n)}
         return {p: [e.get("state") for e in es]
                 for p, es in self.d.show("routes").items() if p in want}
 
@@ -124,8 +141,9 @@ class Side:
                                          for s in st.values())
 
     def gw_states(self):
-        s = neigh_states(self.lab.r1)
-        return {gw(i): s.get(gw(i), "MISSING") for i in range(self.n)}
+        s = neigh_states(self.lab.r1, v6=self.v6)
+        return {gw(i, self.v6): s.get(gw(i, self.v6), "MISSING")
+                for i in range(self.n)}
 
 
 @pytest.fixture
@@ -210,15 +228,19 @@ def test_300_neighbors_kept_as_under_kernel_forwarding(sides):
 FAST_SYSCTLS = {"base_reachable_time_ms": 1000, "gc_stale_time": GC_STALE_S,
                 "delay_first_probe_time": 1, "retrans_time_ms": 300,
                 "ucast_solicit": 3, "mcast_solicit": 3}
-# h1: the monotonic time of the first ICMP host unreachable.
+# h1: the monotonic time of the first ICMP host unreachable (with "6":
+# ICMPv6 destination unreachable, address unreachable; a raw ICMPv6
+# socket gets no IP header).
 ICMP_WAIT = r"""
 import socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+v6 = sys.argv[1:] == ["6"]
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_RAW,
+                  socket.IPPROTO_ICMPV6 if v6 else socket.IPPROTO_ICMP)
 print("ready", flush=True)
 while True:
     d = s.recv(2048)
-    h = (d[0] & 15) * 4
-    if d[h] == 3 and d[h + 1] == 1:
+    h = 0 if v6 else (d[0] & 15) * 4
+    if (d[h], d[h + 1]) == ((1, 3) if v6 else (3, 1)):
         print(time.monotonic(), flush=True)
         break
 """
@@ -242,11 +264,12 @@ print(json.dumps(ts), flush=True)
 
 
 @pytest.fixture
-def pair():
+def pair(request):
+    v6 = getattr(request, "param", 4) == 6
     made = []
     try:
-        made.append(Side(False, 1, FAST_SYSCTLS))
-        made.append(Side(True, 1, FAST_SYSCTLS))
+        made.append(Side(False, 1, FAST_SYSCTLS, v6))
+        made.append(Side(True, 1, FAST_SYSCTLS, v6))
         yield made
     finally:
         for s in made:
@@ -257,10 +280,11 @@ def warm(pair):
     kern, xdp = pair
     for s in pair:
         s.send(rate=100)
-    wait_for(lambda: kern.gw_states()[gw(0)] in LIVE, timeout=10,
+    wait_for(lambda: kern.gw_states()[gw(0, kern.v6)] in LIVE, timeout=10,
              what="the kernel lab's gateway resolved")
     wait_for(xdp.all_forwarding, timeout=10,
-             what="the route via the gateway forwarding in fpmd")
+             what=f"the route via the gateway forwarding in fpmd "
+             f"({xdp.route_states()}, {xdp.gw_states()})")
     time.sleep(2)  # a few reachability cycles, the same in both
 
 
@@ -273,8 +297,8 @@ def both(pair, cmd):
 
     def one(k, s):
         mac = s.lab.h2.mac("h2-eth0")
-        s.lab.r1.run(f"ip neigh replace {gw(0)} lladdr {mac} dev r1-eth1 "
-                     f"nud reachable")
+        s.lab.r1.run(f"ip neigh replace {gw(0, s.v6)} lladdr {mac} dev "
+                     f"r1-eth1 nud reachable")
         t0[k] = time.monotonic()
         s.lab.h2.run(cmd)
 
@@ -287,14 +311,16 @@ def both(pair, cmd):
     return t0
 
 
+@pytest.mark.parametrize("pair", [4, 6], indirect=True, ids=["ipv4", "ipv6"])
 def test_silent_gateway_unreachable_as_under_kernel_forwarding(pair):
     kern, xdp = pair
+    v6 = xdp.v6
     warm(pair)
-    waits = [s.lab.h1.popen(f"exec {PY} -c '{ICMP_WAIT}'", stdout=-1,
-                            text=True) for s in pair]
+    waits = [s.lab.h1.popen(f"exec {PY} -c '{ICMP_WAIT}' {6 if v6 else 4}",
+                            stdout=-1, text=True) for s in pair]
     for w in waits:
         assert w.stdout.readline().strip() == "ready"
-    t0 = both(pair, f"ip addr del {gw(0)}/23 dev h2-eth0")
+    t0 = both(pair, f"ip addr del {gw_cidr(0, v6)} dev h2-eth0")
     got = []
     for w in waits:
         try:
@@ -305,9 +331,9 @@ def test_silent_gateway_unreachable_as_under_kernel_forwarding(pair):
         got.append(float(out.strip()))
     got = [g - t for g, t in zip(got, t0)]
     k, x = got
-    print(f"ICMP host unreachable after the gateway went silent: kernel "
-          f"forwarding {k:.2f} s, XDP {x:.2f} s")
-    st = xdp.route_states()[dst_net(0)]
+    print(f"ICMP{'v6 address' if v6 else ' host'} unreachable after the "
+          f"gateway went silent: kernel forwarding {k:.2f} s, XDP {x:.2f} s")
+    st = xdp.route_states()[dst_net(0, v6)]
     assert "forwarding" not in st, f"route still forwarding: {st}"
     assert abs(x - k) <= 1.0, (k, x)
 
