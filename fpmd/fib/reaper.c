@@ -75,7 +75,7 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&mu);
 
 		if (j->fn) {
-			j->fn();
+			j->fn(j->arg);
 			free(j);
 			pthread_mutex_lock(&mu);
 			*mine = NULL;
@@ -187,13 +187,15 @@ void reaper_batch_submit(struct reap_batch *b)
 	b->n = 0;
 }
 
-int reaper_call(void (*fn)(void))
+int reaper_call(void (*fn)(void *), void *arg)
 {
 	struct reap_batch b = { 0 };
 	int ret = reaper_batch_add(&b, NULL, -1, 0, -1, NULL, 0);
 
-	if (!ret)
+	if (!ret) {
 		b.head->fn = fn;
+		b.head->arg = arg;
+	}
 	reaper_batch_submit(&b);
 	return ret;
 }

@@ -37,7 +37,8 @@ struct reap_job {
 	int err;     /* the delete's -errno: fd and mem are left as they were */
 	int stage;   /* enum in reaper.c, under the lock */
 	uint64_t ns; /* how long the delete waited */
-	void (*fn)(void); /* reaper_call: this instead, no owner */
+	void (*fn)(void *); /* reaper_call: fn(arg) instead, no owner */
+	void *arg;
 };
 
 /* One per outer map (struct chunks): its jobs, under the reaper's lock. */
@@ -63,11 +64,12 @@ int reaper_batch_add(struct reap_batch *b, struct reap_owner *o, int outer_fd,
 		     uint32_t key, int fd, void *mem, size_t len);
 void reaper_batch_submit(struct reap_batch *b);
 /*
- * Run fn() in a reaper thread: work that would hold the loop long and
- * touches nothing the loop owns (malloc_trim after a mass delete). 0,
- * or -errno (the caller runs it itself).
+ * Run fn(arg) in a reaper thread: work that would hold the loop long and
+ * touches nothing the loop owns (malloc_trim after a mass delete, unmap
+ * and close the chunks of an IPv6 table it left). 0, or -errno (the
+ * caller runs it itself).
  */
-int reaper_call(void (*fn)(void));
+int reaper_call(void (*fn)(void *), void *arg);
 /* The owner's finished jobs, oldest first (free() each); NULL: none. */
 struct reap_job *reaper_collect(struct reap_owner *o);
 /*

@@ -152,8 +152,9 @@ void note_size(void)
 }
 
 #ifdef __GLIBC__
-static void trim_heap(void)
+static void trim_heap(void *arg)
 {
+	(void)arg;
 	malloc_trim(0);
 }
 #endif
@@ -177,8 +178,8 @@ void rib_trim(void)
 #ifdef __GLIBC__
 	/* Walking a heap a million routes left takes ~0.1-0.4 s: in a
 	 * thread (the arenas have their own locks). */
-	if (reaper_call(trim_heap))
-		trim_heap();
+	if (reaper_call(trim_heap, NULL))
+		trim_heap(NULL);
 #endif
 	rib_high = n;
 }
