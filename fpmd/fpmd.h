@@ -177,6 +177,7 @@ void neigh_use_stale(struct neighbor *ne);
 
 void local_routes_seed(void);
 void local_routes_refresh(void);
+void local_routes_refresh_v6(void);
 void local_routes_free(void);
 
 /* ---- status.c ----------------------------------------------------------- */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 
@@ -120,6 +121,20 @@ struct step {
 	const char *what;
 };
 
+/* The thread's context switches: voluntary (it slept: a lock, a
+ * syscall that waits) and involuntary (preempted: the CPU was busy). */
+static void csw(long *vol, long *invol)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru)) {
+		*vol = *invol = 0;
+		return;
+	}
+	*vol = ru.ru_nvcsw;
+	*invol = ru.ru_nivcsw;
+}
+
 static void step_end(struct step *s, const char *what)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -129,6 +144,37 @@ static void step_end(struct step *s, const char *what)
 		s->what = what;
 	}
 	s->last = now;
+}
+
+/* FPM frames read but left by the last slice (feed/fpm.c): their turn
+ * again in this batch, as if the socket had woken us, without waiting
+ * for more bytes (there may be none). */
+static int add_backlog(struct ev *evs, int n, int max)
+{
+	if (!fpm_backlog() || n >= max)
+		return n;
+	for (int k = 0; k < n; k++)
+		if (evs[k].kind == EV_FPM_CONN)
+			return n;
+	evs[n].kind = EV_FPM_CONN;
+	evs[n].fd = -1;
+	return n + 1;
+}
+
+/* An iteration over LOOPSTAT_SLOW_NS, at debug level: its length, its
+ * slowest step, and whether it ran, slept or waited for the CPU. */
+static void log_slow(const struct step *st, long vol0, long invol0)
+{
+	unsigned long long cpu =
+	    (now_ns(CLOCK_THREAD_CPUTIME_ID) - st->cpu) / 1000;
+	long vol, invol;
+
+	csw(&vol, &invol);
+	log_debug("loop: slow iteration: %llu us, %llu us of it in %s (%llu "
+		  "us on the CPU; %ld waits, %ld preemptions)",
+		  (unsigned long long)(st->last - st->start) / 1000,
+		  (unsigned long long)st->worst / 1000, st->what, cpu,
+		  vol - vol0, invol - invol0);
 }
 
 int loop_run(bool *keep)
@@ -141,13 +187,14 @@ int loop_run(bool *keep)
 	for (;;) {
 		int timeout = -1, n;
 		struct step st = { 0 };
+		long vol0, invol0;
 
 		if (local_due) {
 			uint64_t now = mono_ms();
 
 			timeout = local_due > now ? (int)(local_due - now) : 0;
 		}
-		if (status_busy)
+		if (status_busy || fpm_backlog())
 			timeout = 0;
 		n = ev_wait(evs, 16, timeout);
 
@@ -157,7 +204,9 @@ int loop_run(bool *keep)
 			log_err("epoll: %s", strerror(-n));
 			return -1;
 		}
+		n = add_backlog(evs, n, 16);
 		st.start = st.last = now_ns(CLOCK_MONOTONIC);
+		csw(&vol0, &invol0);
 		/* Its CPU time too, for the log: a slow iteration that
 		 * mostly waited for the CPU is the machine's doing. */
 		st.cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
@@ -304,13 +353,7 @@ int loop_run(bool *keep)
 		step_end(&st, "route-status");
 		loopstat_add(st.last - st.start, st.what);
 		if (st.last - st.start > LOOPSTAT_SLOW_NS)
-			log_debug("loop: slow iteration: %llu us, %llu us of "
-				  "it in %s (%llu us on the CPU)",
-				  (unsigned long long)(st.last - st.start) / 1000,
-				  (unsigned long long)st.worst / 1000, st.what,
-				  (unsigned long long)(now_ns(
-					  CLOCK_THREAD_CPUTIME_ID) - st.cpu) /
-					  1000);
+			log_slow(&st, vol0, invol0);
 	}
 }
 

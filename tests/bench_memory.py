@@ -388,7 +388,8 @@ def mass_delete(lab, n, kind):
 
 
 SLOW_LINE = re.compile(r"loop: slow iteration: (\d+) us, (\d+) us of it "
-                       r"in (.+?)(?: \((\d+) us on the CPU\))?$")
+                       r"in (.+?)(?: \((\d+) us on the CPU"
+                       r"(?:; (\d+) waits, (\d+) preemptions)?\))?$")
 
 
 ROUTE_LINE = re.compile(r"maps: route (\S+)")
@@ -396,10 +397,12 @@ ROUTE_LINE = re.compile(r"maps: route (\S+)")
 
 def slow_steps(log):
     """fpmd's debug lines for iterations over 20 ms (the lab runs it with
-    -D): {step: (count, longest us, count over 20 ms on the CPU)}; a
-    route step ("fpm") is told apart by the family of the last route it
-    wrote ("fpm ipv6"). An iteration slow on the clock but not on the
-    CPU waited for the CPU: the machine was busy."""
+    -D): {step: (count, longest us, count over 20 ms on the CPU, count
+    that slept, count preempted)}; a route step ("fpm") is told apart by
+    the family of the last route it wrote ("fpm ipv6"). An iteration
+    slow on the clock but not on the CPU slept (a lock, a syscall that
+    waits: "waits" in the line) or waited for the CPU (the machine was
+    busy: "preemptions")."""
     out, fam = {}, ""
     for line in log.splitlines():
         m = ROUTE_LINE.search(line)
@@ -409,12 +412,14 @@ def slow_steps(log):
         m = SLOW_LINE.search(line)
         if not m:
             continue
-        total, _, step, cpu = m.groups()
+        total, _, step, cpu, waits, preempt = m.groups()
         if step in ("fpm", "plugin"):
             step += fam
-        n, mx, busy = out.get(step, (0, 0, 0))
+        n, mx, busy, slept, pre = out.get(step, (0, 0, 0, 0, 0))
         out[step] = (n + 1, max(mx, int(total)),
-                     busy + (cpu is None or int(cpu) > SLOW_US))
+                     busy + (cpu is None or int(cpu) > SLOW_US),
+                     slept + (waits is not None and int(waits) > 0),
+                     pre + (preempt is not None and int(preempt) > 0))
     return out
 
 
@@ -464,8 +469,9 @@ def print_mass_delete(rows):
             print(f"# {r['table']}, iterations over 20 ms by the step they "
                   "spent most on (fpmd's log): " + ", ".join(
                       f"{k} {n} (longest {mx / 1000:.1f} ms, {b} of them "
-                      "over 20 ms on the CPU)"
-                      for k, (n, mx, b) in sorted(r["slow_by"].items())))
+                      f"over 20 ms on the CPU, {w} slept, {p} preempted)"
+                      for k, (n, mx, b, w, p) in
+                      sorted(r["slow_by"].items())))
         back = r["drained_s"]
         print(f"# {r['table']}, memory back to the small-router figure: "
               f"{'not within %d s' % ARGS.drain_timeout if back is None else '%.1f s' % back} "

@@ -19,6 +19,7 @@
 #include "kernel/iface.h"
 #include "kernel/tc_path.h"
 #include "common/log.h"
+#include "common/loopstat.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
 #include "feed/plugin.h"
@@ -89,6 +90,23 @@ static void tally_add(struct tally *t, const char *name)
 		t->name[t->n] = name;
 		t->count[t->n++] = 1;
 	}
+}
+
+/* The event loop's iteration times (common/loopstat.h). */
+static void loop_state(struct doc *d)
+{
+	const char *what;
+	uint64_t recent = loopstat_recent_max(&what);
+
+	put_u64(d, loopstat.iterations, ST "/loop/iterations%s%s", "", "");
+	put_u64(d, loopstat.max_ns / 1000, ST "/loop/iteration-max-us%s%s", "",
+		"");
+	put(d, loopstat.max_what ? loopstat.max_what : "",
+	    ST "/loop/iteration-max-step");
+	put_u64(d, recent / 1000, ST "/loop/iteration-recent-max-us%s%s", "",
+		"");
+	put(d, what, ST "/loop/iteration-recent-max-step");
+	put_u64(d, loopstat.slow, ST "/loop/iterations-slow%s%s", "", "");
 }
 
 static void routes(struct doc *d, const struct rib_counts *c)
@@ -242,6 +260,7 @@ char *state_json(void)
 	put_u64(&d, FPMD_LAYOUT_VERSION, ST "/map-layout%s%s", "", "");
 	put(&d, cfg.source, ST "/config-source");
 	put(&d, tf(xdp_adopted), ST "/maps-adopted");
+	loop_state(&d);
 	rib_summary(&c);
 	routes(&d, &c);
 	nexthops(&d, &c);

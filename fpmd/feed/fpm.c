@@ -51,6 +51,7 @@ struct fpm_state fpm = {
 static int listen_fds[FPMD_MAX_FPM_LISTEN], n_listen;
 static uint8_t *rbuf;
 static size_t rlen, rcap;
+static bool backlog; /* rbuf holds frames the slice left (fpm_backlog) */
 
 void fpm_set_watch(void (*fn)(int fd, bool in, bool out))
 {
@@ -97,6 +98,8 @@ static void conn_close(const char *why)
 	close(fpm.conn_fd);
 	fpm.conn_fd = -1;
 	rlen = 0;
+	fpm.frame_done = 0;
+	backlog = false;
 	fpm_held_clear(); /* the next connection replays them */
 	fpm_out_reset();
 	fpm_replay_hold();
@@ -379,27 +382,64 @@ int fpm_accept(int listen_fd)
 	return fd;
 }
 
-/* One read: ~450 routes, ~5 ms of work at most (a frame longer than
- * this is taken whole once it is all read). */
+/* One read: ~450 routes (a frame longer than this is applied once it
+ * is all read, in slices when it is long). */
 #define FPM_READ_MAX 16384
 /* The loop's time for FPM per wakeup (issue 27: no iteration over
  * 20 ms, the commit and route status after it included). */
 #define FPM_SLICE_NS 8000000ull
 
+/* A whole frame at the head of buf. */
+static bool frame_complete(const uint8_t *buf, size_t len)
+{
+	return len >= FPM_HDR && len >= ((size_t)buf[2] << 8 | buf[3]);
+}
+
+/* Apply the complete frames in rbuf: false when the connection was
+ * closed on bad input. */
+static bool consume(void)
+{
+	char why[256] = "";
+	long used = fpm_feed(rbuf, rlen, why, sizeof(why));
+
+	if (used < 0) {
+		char msg[300];
+
+		fpm.st.errors++;
+		snprintf(fpm.st.last_error, sizeof(fpm.st.last_error), "%s",
+			 why);
+		snprintf(msg, sizeof(msg), "%s; closing the connection", why);
+		log_err("fpm: %s: %s", fpm.st.peer, msg);
+		conn_close("closed on bad input");
+		return false;
+	}
+	memmove(rbuf, rbuf + used, rlen - (size_t)used);
+	rlen -= (size_t)used;
+	/* Stopped by the slice: what is left waits for the next call. */
+	backlog = fpm_slice_over() && frame_complete(rbuf, rlen);
+	return true;
+}
+
 int fpm_io(void)
 {
 	uint64_t writes = rib_stats.route_writes,
 		 t0 = now_ns(CLOCK_MONOTONIC);
-	char why[256] = "";
-	bool got = false;
+	bool got = backlog;
+	int ret = 0;
 
 	/* A bounded batch per wakeup: a full-table replay or a mass delete
 	 * must not starve the control socket and kernel events, nor hold
-	 * the loop much past FPM_SLICE_NS (epoll calls us again: what is
-	 * not read yet keeps the socket readable). */
-	for (int batch = 0; batch < 64; batch++) {
+	 * the loop much past FPM_SLICE_NS. fpm_feed() stops there, between
+	 * frames or between the routes of one; the loop calls again at
+	 * once for what it left (fpm_backlog), and epoll for what is not
+	 * read yet. */
+	fpm.deadline_ns = t0 + FPM_SLICE_NS;
+	if (backlog && !consume()) {
+		ret = -EPROTO;
+		goto out;
+	}
+	for (int batch = 0; batch < 64 && !backlog; batch++) {
 		ssize_t r;
-		long used;
 
 		if (rcap - rlen < 65536) {
 			size_t cap = rcap ? rcap * 2 : 262144;
@@ -407,7 +447,8 @@ int fpm_io(void)
 
 			if (!nb) {
 				conn_close("out of memory");
-				return -ENOMEM;
+				ret = -ENOMEM;
+				goto out;
 			}
 			rbuf = nb;
 			rcap = cap;
@@ -436,29 +477,19 @@ int fpm_io(void)
 					 sizeof(fpm.st.last_error), "%s", msg);
 			}
 			conn_close(msg);
-			return -ECONNRESET;
+			ret = -ECONNRESET;
+			goto out;
 		}
 		rlen += (size_t)r;
 		got = true;
 		fpm.st.last_message_ns = now_ns(CLOCK_REALTIME);
 		if (!fpm.st.first_message_ns)
 			fpm.st.first_message_ns = fpm.st.last_message_ns;
-		used = fpm_feed(rbuf, rlen, why, sizeof(why));
-		if (used < 0) {
-			char msg[300];
-
-			fpm.st.errors++;
-			snprintf(fpm.st.last_error, sizeof(fpm.st.last_error),
-				 "%s", why);
-			snprintf(msg, sizeof(msg), "%s; closing the connection",
-				 why);
-			log_err("fpm: %s: %s", fpm.st.peer, msg);
-			conn_close("closed on bad input");
-			return -EPROTO;
+		if (!consume()) {
+			ret = -EPROTO;
+			goto out;
 		}
-		memmove(rbuf, rbuf + used, rlen - (size_t)used);
-		rlen -= (size_t)used;
-		if (now_ns(CLOCK_MONOTONIC) - t0 >= FPM_SLICE_NS)
+		if (fpm_slice_over())
 			break;
 	}
 	fpm_out_flush();
@@ -467,7 +498,14 @@ int fpm_io(void)
 			fpm.st.last_map_write_ns = now_ns(CLOCK_REALTIME);
 		fpm_replay_input();
 	}
-	return 0;
+out:
+	fpm.deadline_ns = 0;
+	return ret;
+}
+
+bool fpm_backlog(void)
+{
+	return backlog && fpm.conn_fd >= 0;
 }
 
 void fpm_get_status(struct feed_status *out)

@@ -58,9 +58,14 @@ void fpm_status_flush(void);
 /* fpmd stops and XDP goes: every FPM route "offload failed" to zebra,
  * written (for up to 2 s) before the connection closes. */
 void fpm_status_parting(void);
+/* Frames read but not yet applied (the last fpm_io ran out of time):
+ * the loop calls fpm_io() again without waiting for the socket. */
+bool fpm_backlog(void);
 
 /* Decode and apply one FPM stream chunk (exposed for tests/fuzzing):
- * returns bytes consumed, or -1 with why filled on malformed input. */
+ * returns bytes consumed, or -1 with why filled on malformed input.
+ * Past the loop's slice (fpm_io) it stops between frames or routes: the
+ * frame at the head of what is left may be applied in part. */
 long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen);
 
 #endif

@@ -229,7 +229,7 @@ static bool same_route(const struct nlmsghdr *a, const struct nlmsghdr *b)
 static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 {
 	const struct nlmsghdr *msgs[512];
-	size_t n = 0, off = 0;
+	size_t n = 0, off = 0, start, end, i;
 
 	while (off < len) {
 		const struct nlmsghdr *nlh = (const void *)(p + off);
@@ -255,9 +255,13 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			   ? NLMSG_ALIGN(nlh->nlmsg_len)
 			   : left;
 	}
-	fpm.cur_msgs = msgs;
-	fpm.cur_n = n;
-	for (size_t i = 0; i < n; i++) {
+	/* A frame stopped at the slice's end (FPM_SLICE) goes on from its
+	 * first message not yet applied. */
+	start = fpm.frame_done < n ? fpm.frame_done : 0;
+	fpm.frame_done = 0;
+	fpm.cur_msgs = msgs + start;
+	fpm.cur_n = n - start;
+	for (i = start; i < n; i++) {
 		const struct nlmsghdr *nlh = msgs[i];
 
 		fpm.st.messages++;
@@ -277,16 +281,30 @@ static int frame_apply(const uint8_t *p, size_t len, char *why, size_t wlen)
 			fpm.st.ignored++;
 			break;
 		}
+		/* Out of time: stop between routes (never inside a
+		 * DELROUTE + NEWROUTE pair), the rest at the next call. */
+		if (i + 1 < n && (i - start) % 16 == 15 && fpm_slice_over() &&
+		    !(nlh->nlmsg_type == RTM_DELROUTE &&
+		      same_route(nlh, msgs[i + 1]))) {
+			fpm.frame_done = i + 1;
+			break;
+		}
 	}
+	end = fpm.frame_done ? fpm.frame_done : n;
 	fpm.cur_msgs = NULL;
 	fpm.cur_n = 0;
 	/* Once the whole frame is in (a nexthop may come before its route):
 	 * one notification per route added. Deletes get none. */
-	for (size_t i = 0; cfg.fpm_route_status && fpm.conn_fd >= 0 && i < n;
+	for (i = start; cfg.fpm_route_status && fpm.conn_fd >= 0 && i < end;
 	     i++)
 		if (msgs[i]->nlmsg_type == RTM_NEWROUTE)
 			fpm_status_reply(msgs[i]);
 	return 0;
+}
+
+bool fpm_slice_over(void)
+{
+	return fpm.deadline_ns && now_ns(CLOCK_MONOTONIC) >= fpm.deadline_ns;
 }
 
 long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
@@ -320,6 +338,8 @@ long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
 		}
 		if (len - off < flen)
 			break; /* the rest of the frame is still on its way */
+		if (off && fpm_slice_over())
+			break; /* the next frames at the next call */
 		/* Netlink headers want 4-byte alignment; frames need not
 		 * keep it, so decode from an aligned copy. */
 		ASAN_UNPOISON_MEMORY_REGION(frame, sizeof(frame));
@@ -328,6 +348,8 @@ long fpm_feed(const uint8_t *buf, size_t len, char *why, size_t wlen)
 					  sizeof(frame) - (flen - FPM_HDR));
 		if (frame_apply(frame, flen - FPM_HDR, why, wlen))
 			return -1;
+		if (fpm.frame_done)
+			break; /* applied in part: the rest of it later */
 		fpm.st.frames++;
 		off += flen;
 	}

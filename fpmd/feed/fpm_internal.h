@@ -34,10 +34,17 @@ struct fpm_state {
 	/* The frame being applied: its routes are answered once it is in. */
 	const struct nlmsghdr *const *cur_msgs;
 	size_t cur_n;
+	/* The loop's time for this wakeup (fpm_io; 0: no limit) and, when
+	 * it ran out inside a frame, the messages of the frame at the head
+	 * of the buffer already applied. */
+	uint64_t deadline_ns;
+	size_t frame_done;
 	void (*watch)(int fd, bool in, bool out);
 };
 extern struct fpm_state fpm;
 
+/* fpm_frame.c: past fpm.deadline_ns (fpm_feed stops there). */
+bool fpm_slice_over(void);
 /* fpm_frame.c: the attributes of a message fpm_feed() checked. */
 struct attrs {
 	const struct nlattr *tb[64];

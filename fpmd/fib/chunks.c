@@ -275,12 +275,14 @@ static void gone(struct chunks *c, uint32_t idx)
 /*
  * ARRAY_OF_MAPS has no batch delete (6.18: ENOTSUPP), so each drop waits
  * its own grace period: the reaper's threads do them, up to max_drops
- * per commit (a dropping chunk is still correct, only not yet freed).
+ * per commit, handed over in one batch (a dropping chunk is still
+ * correct, only not yet freed).
  * Without a thread, here, one grace period each.
  */
 static int commit_drops(struct chunks *c, uint32_t max_drops)
 {
 	uint32_t here = 4; /* without the reaper: the loop waits for these */
+	struct reap_batch b = { 0 };
 	int ret = 0;
 
 	for (uint32_t i = 0; i < c->max_chunks && max_drops && here; i++) {
@@ -289,8 +291,8 @@ static int commit_drops(struct chunks *c, uint32_t max_drops)
 		c->grace_waits++;
 		c->ndropping--;
 		max_drops--;
-		if (!reaper_submit(&c->reap, c->outer_fd, i, c->fd[i],
-				   c->mem[i], c->map_len)) {
+		if (!reaper_batch_add(&b, &c->reap, c->outer_fd, i, c->fd[i],
+				      c->mem[i], c->map_len)) {
 			/* The job's now: closed and unmapped there. */
 			c->fd[i] = -1;
 			c->mem[i] = NULL;
@@ -306,6 +308,8 @@ static int commit_drops(struct chunks *c, uint32_t max_drops)
 		}
 		gone(c, i);
 	}
+	/* All of this commit's drops, under one lock. */
+	reaper_batch_submit(&b);
 	return ret;
 }
 

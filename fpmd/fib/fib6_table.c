@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "fib/fib6_priv.h"
+#include "fib/reaper.h"
 
 static const size_t chunk_bytes =
 	(size_t)FPMD_V6_CHUNK_SLOTS * sizeof(struct fpmd_v6_slot);
@@ -31,6 +32,39 @@ void fib6_chunks_free(struct fib6_chunk *c, uint32_t n)
 			close(c[i].fd);
 	}
 	free(c);
+}
+
+struct old_chunks {
+	struct fib6_chunk *c;
+	uint32_t n;
+};
+
+static void old_chunks_free(void *arg)
+{
+	struct old_chunks *o = arg;
+
+	fib6_chunks_free(o->c, o->n);
+	free(o);
+}
+
+/*
+ * Chunks out of the outer map, freed in a reaper thread: unmapping a
+ * large table (tens of MiB after a mass delete) shoots down TLBs on
+ * every CPU, ~30 ms of the loop here. Nothing of fpmd's touches them
+ * any more, and lookups stopped with the outer map's update.
+ */
+static void chunks_free_later(struct fib6_chunk *c, uint32_t n)
+{
+	struct old_chunks *o = malloc(sizeof(*o));
+
+	if (o) {
+		o->c = c;
+		o->n = n;
+		if (!reaper_call(old_chunks_free, o))
+			return;
+		free(o);
+	}
+	fib6_chunks_free(c, n);
 }
 
 static struct fib6_chunk *chunks_alloc(uint32_t n)
@@ -231,7 +265,7 @@ static int resize(struct fib6 *f, uint32_t n)
 		f->resize_hook(f, n, true);
 	fib6_grace(f);
 	outer_clear(f, f->base, f->nslots / FPMD_V6_CHUNK_SLOTS);
-	fib6_chunks_free(f->chunks, f->nslots / FPMD_V6_CHUNK_SLOTS);
+	chunks_free_later(f->chunks, f->nslots / FPMD_V6_CHUNK_SLOTS);
 	f->chunks = c;
 	f->base = base;
 	ht_for_each(&f->nodes, h, tmp, it)

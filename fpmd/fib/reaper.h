@@ -9,11 +9,11 @@
  * and the loop never sleeps in one (measured here with normal grace
  * periods: 1 thread 79 deletes/s, 8 threads ~500/s, 32 ~1900/s).
  *
- * The loop hands a chunk over (reaper_submit) and owns it no more: its
- * fd and mapping belong to the job. It takes finished jobs back
- * (reaper_collect), and may want a chunk back before it is gone
- * (reaper_reclaim: a job not yet started is cancelled, one under way is
- * waited for). The shared state is the job queue and each owner's list
+ * The loop hands chunks over (reaper_batch_add, reaper_batch_submit)
+ * and owns them no more: a chunk's fd and mapping belong to its job. It
+ * takes finished jobs back (reaper_collect), and may want a chunk back
+ * before it is gone (reaper_reclaim: a job not yet started is
+ * cancelled, one under way is waited for). The shared state is the job queue and each owner's list
  * of finished jobs, both under one mutex; nothing else is shared.
  *
  * Standalone (no fpmd globals), like chunks.c: the threads start on the
@@ -37,7 +37,8 @@ struct reap_job {
 	int err;     /* the delete's -errno: fd and mem are left as they were */
 	int stage;   /* enum in reaper.c, under the lock */
 	uint64_t ns; /* how long the delete waited */
-	void (*fn)(void); /* reaper_call: this instead, no owner */
+	void (*fn)(void *); /* reaper_call: fn(arg) instead, no owner */
+	void *arg;
 };
 
 /* One per outer map (struct chunks): its jobs, under the reaper's lock. */
@@ -48,17 +49,27 @@ struct reap_owner {
 
 /*
  * Take entry key out of outer_fd, then munmap mem (len bytes) and close
- * fd. 0, or -errno when no thread could be had (the caller deletes it
- * itself).
+ * fd: jobs handed over in batches (a tick's drops, thousands of chunks
+ * after a mass delete). reaper_batch_add() makes each job outside the
+ * lock (0, or -errno: no thread, no memory; the caller deletes that one
+ * itself), reaper_batch_submit() queues them all under one lock and
+ * wakes the threads once. Until then the jobs are the caller's, queued
+ * nowhere: submit before anything could reclaim one.
  */
-int reaper_submit(struct reap_owner *o, int outer_fd, uint32_t key, int fd,
-		  void *mem, size_t len);
+struct reap_batch {
+	struct reap_job *head, *tail;
+	uint32_t n;
+};
+int reaper_batch_add(struct reap_batch *b, struct reap_owner *o, int outer_fd,
+		     uint32_t key, int fd, void *mem, size_t len);
+void reaper_batch_submit(struct reap_batch *b);
 /*
- * Run fn() in a reaper thread: work that would hold the loop long and
- * touches nothing the loop owns (malloc_trim after a mass delete). 0,
- * or -errno (the caller runs it itself).
+ * Run fn(arg) in a reaper thread: work that would hold the loop long and
+ * touches nothing the loop owns (malloc_trim after a mass delete, unmap
+ * and close the chunks of an IPv6 table it left). 0, or -errno (the
+ * caller runs it itself).
  */
-int reaper_call(void (*fn)(void));
+int reaper_call(void (*fn)(void *), void *arg);
 /* The owner's finished jobs, oldest first (free() each); NULL: none. */
 struct reap_job *reaper_collect(struct reap_owner *o);
 /*

@@ -112,6 +112,9 @@ struct route {
 	 * the selected source and its state (a string constant). */
 	int8_t st_sel;
 	uint8_t st_queued; /* subscriber bits: queued, not yet taken */
+	/* Its share of the running counts (rib_summary), as last counted:
+	 * ROUTE_COUNTED_* bits and the protocol id. */
+	uint8_t counted, counted_proto;
 	/* Written into an IPv4 table part not yet published (rib_published):
 	 * its place in that list + 1, 0 when not in it. */
 	uint32_t unpub;
@@ -278,6 +281,7 @@ struct rib_counts {
 	uint32_t by_protocol[RIB_PROTO_MAX];
 };
 
+/* Kept as routes change (no walk of the table: cheap at any size). */
 void rib_summary(struct rib_counts *c);
 /* After a mass delete: give the freed memory back (periodic timer). */
 void rib_trim(void);

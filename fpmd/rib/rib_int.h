@@ -143,6 +143,9 @@ void route_retry_pending(enum rib_source src, uint32_t id);
 /* ---- rib.c --------------------------------------------------------------- */
 
 void note_size(void);
+/* r's share of rib_summary's counts, now (gone: r is leaving the table):
+ * route_program() calls it after every change. */
+void route_count(struct route *r, bool gone);
 
 /* ---- neigh.c ------------------------------------------------------------- */
 

@@ -82,8 +82,10 @@ static bool route_program_map(struct route *r);
 
 void route_program(struct route *r)
 {
-	if (route_program_map(r))
-		status_check(r);
+	if (!route_program_map(r))
+		return;
+	route_count(r, false);
+	status_check(r);
 }
 
 /* False when r was freed. */
@@ -105,6 +107,7 @@ static bool route_program_map(struct route *r)
 					fmt_prefix(&r->p, pb), strerror(-ret));
 		}
 		status_forget(r);
+		route_count(r, true);
 		ht_remove(&rib_routes, &r->node);
 		free(r);
 		return false;

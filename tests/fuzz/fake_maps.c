@@ -251,8 +251,9 @@ int maps_stats_clear_slot(uint32_t slot)
 
 /* fib/reaper.h's one call outside fib/ (rib_trim): no threads in a
  * fuzzer, so the caller runs the work itself, as when no reaper runs. */
-int reaper_call(void (*fn)(void))
+int reaper_call(void (*fn)(void *), void *arg)
 {
 	(void)fn;
+	(void)arg;
 	return -ENOSYS;
 }
