@@ -252,6 +252,15 @@ static __always_inline __u32 ctx_len(void *ctx, int tc)
 	return bpf_xdp_get_buff_len(ctx);
 }
 
+/* Does the frame hold len bytes from the Ethernet header? In XDP the
+ * linear part answers for most frames, without a helper call. */
+static __always_inline int ctx_holds(void *ctx, int tc, __u32 len)
+{
+	if (!tc && len <= (__u32)(ctx_data_end(ctx, 0) - ctx_data(ctx, 0)))
+		return 1;
+	return len <= ctx_len(ctx, tc);
+}
+
 /* The receiving interface: at tc ingress skb->dev is the device the frame
  * arrived on (skb_iif, ingress_ifindex, is the same there). */
 static __always_inline __u32 ctx_ifindex(void *ctx, int tc)
@@ -896,7 +905,7 @@ static __always_inline int handle_ipv4(void *ctx, int tc, struct ethhdr *eth,
 			       ACT_PASS(tc));
 	tot_len = bpf_ntohs(iph->tot_len);
 	if (tot_len < (__u32)iph->ihl * 4 ||
-	    ETH_HLEN + tot_len > ctx_len(ctx, tc))
+	    !ctx_holds(ctx, tc, ETH_HLEN + tot_len))
 		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
 			       ACT_PASS(tc));
 	if (iph->ihl != 5)
@@ -1058,7 +1067,7 @@ static __always_inline int handle_ipv6(void *ctx, int tc, struct ethhdr *eth,
 	 * bare 40-byte header (ip6_rcv_core), and so do we.
 	 */
 	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-	if (ETH_HLEN + l3len > ctx_len(ctx, tc))
+	if (!ctx_holds(ctx, tc, ETH_HLEN + l3len))
 		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
 			       ACT_PASS(tc));
 	nexthdr = ip6h->nexthdr;

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from lib.lab import PY, TESTLIB, wait_for
+from lib.lab import PY, TESTLIB, fpmd_diag, wait_for
 
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import (ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest,  # noqa
@@ -258,6 +258,18 @@ def fpmd_routes(lab, d):
           "r1-eth0")
 
 
+def fpmd_forwarding(lab):
+    """fpmd on r1, routes by hand (neighbors from the kernel), h2's
+    subnets forwarding."""
+    d = lab.fpmd()
+    fpmd_routes(lab, d)
+    wait_for(lambda: all(r[0]["state"] == "forwarding" for p, r in
+                         d.show("routes").items()
+                         if p in ("172.16.102.0/24", "2001:db8:102::/64")),
+             timeout=10, what="routes forwarding")
+    return d
+
+
 def run_battery(lab, frames):
     """Send frames from h1; {side: [frame bytes]} seen on h1-eth0, h2-eth0."""
     caps = {}
@@ -345,13 +357,7 @@ def test_every_frame_leaves_as_the_kernel_sends_it(lab, send_redirects):
     # The kernel alone.
     kern = run_battery(lab, frames)
 
-    # fpmd on r1; routes by hand, neighbors from the kernel.
-    d = lab.fpmd()
-    fpmd_routes(lab, d)
-    wait_for(lambda: all(r[0]["state"] == "forwarding" for p, r in
-                         d.show("routes").items()
-                         if p in ("172.16.102.0/24", "2001:db8:102::/64")),
-             timeout=10, what="routes forwarding")
+    d = fpmd_forwarding(lab)
     before = d.counters()
     fast = run_battery(lab, frames)
     after = d.counters()
@@ -556,12 +562,7 @@ def test_jumbo_frames_as_the_kernel(lab, egress_mtu):
     originated = lambda f: bytes(f[26:30]) != src_h1  # noqa: E731
 
     kern = run_battery(lab, frames)
-    d = lab.fpmd()
-    fpmd_routes(lab, d)
-    wait_for(lambda: all(r[0]["state"] == "forwarding" for p, r in
-                         d.show("routes").items()
-                         if p in ("172.16.102.0/24", "2001:db8:102::/64")),
-             timeout=10, what="routes forwarding")
+    d = fpmd_forwarding(lab)
     for ifname in ("r1-eth0", "r1-eth1"):
         link = lab.r1.run(f"ip link show dev {ifname}").stdout
         assert "xdpgeneric" not in link and " xdp" in link, link

@@ -22,26 +22,22 @@
 static struct mnl_socket *genl_sock;
 static uint16_t netdev_family; /* 0: not resolved yet */
 
-static int family_cb(const struct nlmsghdr *nlh, void *data)
+/* The one attribute a reply is read for: type, size, where it goes. */
+struct attr_want {
+	uint16_t type;
+	uint16_t len;
+	void *out;
+};
+
+static int attr_cb(const struct nlmsghdr *nlh, void *data)
 {
+	const struct attr_want *w = data;
 	struct nlattr *a;
 
 	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		if (mnl_attr_get_type(a) == CTRL_ATTR_FAMILY_ID &&
-		    mnl_attr_get_payload_len(a) >= sizeof(uint16_t))
-			*(uint16_t *)data = mnl_attr_get_u16(a);
-	}
-	return MNL_CB_OK;
-}
-
-static int features_cb(const struct nlmsghdr *nlh, void *data)
-{
-	struct nlattr *a;
-
-	mnl_attr_for_each(a, nlh, sizeof(struct genlmsghdr)) {
-		if (mnl_attr_get_type(a) == NETDEV_A_DEV_XDP_FEATURES &&
-		    mnl_attr_get_payload_len(a) >= sizeof(uint64_t))
-			*(uint64_t *)data = mnl_attr_get_u64(a);
+		if (mnl_attr_get_type(a) == w->type &&
+		    mnl_attr_get_payload_len(a) >= w->len)
+			memcpy(w->out, mnl_attr_get_payload(a), w->len);
 	}
 	return MNL_CB_OK;
 }
@@ -62,6 +58,8 @@ static struct nlmsghdr *genl_put(char *buf, uint16_t type, uint8_t cmd)
 /* Opened on first use, in fpmd's namespace (the family is per netns). */
 static int netdev_family_open(void)
 {
+	struct attr_want w = { CTRL_ATTR_FAMILY_ID, sizeof(netdev_family),
+			       &netdev_family };
 	char buf[NL_TX_BUF];
 	struct nlmsghdr *nlh;
 	int ret;
@@ -81,7 +79,7 @@ static int netdev_family_open(void)
 	}
 	nlh = genl_put(buf, GENL_ID_CTRL, CTRL_CMD_GETFAMILY);
 	mnl_attr_put_strz(nlh, CTRL_ATTR_FAMILY_NAME, NETDEV_FAMILY_NAME);
-	ret = nl_talk(genl_sock, nlh, family_cb, &netdev_family);
+	ret = nl_talk(genl_sock, nlh, attr_cb, &w);
 	if (ret)
 		return ret; /* -ENOENT: a kernel before 6.3 */
 	return netdev_family ? 0 : -ENOENT;
@@ -89,6 +87,8 @@ static int netdev_family_open(void)
 
 int nl_xdp_features(uint32_t ifindex, uint64_t *features)
 {
+	struct attr_want w = { NETDEV_A_DEV_XDP_FEATURES, sizeof(*features),
+			       features };
 	char buf[NL_TX_BUF];
 	struct nlmsghdr *nlh;
 	int ret;
@@ -99,5 +99,5 @@ int nl_xdp_features(uint32_t ifindex, uint64_t *features)
 		return ret;
 	nlh = genl_put(buf, netdev_family, NETDEV_CMD_DEV_GET);
 	mnl_attr_put_u32(nlh, NETDEV_A_DEV_IFINDEX, ifindex);
-	return nl_talk(genl_sock, nlh, features_cb, features);
+	return nl_talk(genl_sock, nlh, attr_cb, &w);
 }
