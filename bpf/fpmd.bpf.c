@@ -239,14 +239,26 @@ static __always_inline void *ctx_data_end(void *ctx, int tc)
 	return (void *)(long)((struct xdp_md *)ctx)->data_end;
 }
 
-/* The whole frame from the Ethernet header (skb->len at tc ingress). */
+/*
+ * The whole frame from the Ethernet header: skb->len at tc ingress, and in
+ * XDP the linear part plus the fragments of a multi-buffer frame (a jumbo
+ * frame larger than a page: the program is xdp.frags), where data_end
+ * ends only the linear part.
+ */
 static __always_inline __u32 ctx_len(void *ctx, int tc)
 {
-	struct xdp_md *x = ctx;
-
 	if (tc)
 		return ((struct __sk_buff *)ctx)->len;
-	return x->data_end - x->data;
+	return bpf_xdp_get_buff_len(ctx);
+}
+
+/* Does the frame hold len bytes from the Ethernet header? In XDP the
+ * linear part answers for most frames, without a helper call. */
+static __always_inline int ctx_holds(void *ctx, int tc, __u32 len)
+{
+	if (!tc && len <= (__u32)(ctx_data_end(ctx, 0) - ctx_data(ctx, 0)))
+		return 1;
+	return len <= ctx_len(ctx, tc);
 }
 
 /* The receiving interface: at tc ingress skb->dev is the device the frame
@@ -507,6 +519,8 @@ static __always_inline int mtu_check(void *ctx, int tc, const struct egress *e,
 	 */
 	if (!tc && l3len <= FPMD_ETH_MIN_MTU)
 		return FPMD_R_FORWARDED;
+	/* With *mtu_len set, bpf_xdp_check_mtu measures l3len, never the
+	 * linear part it would take for 0 (short of a multi-buffer frame). */
 	ret = bpf_check_mtu(ctx, e->ifindex, &mtu_len, 0, 0);
 	if (ret < 0) /* no such device (any more) */
 		return FPMD_R_PASS_EGRESS;
@@ -584,12 +598,30 @@ kernel:
 	return verdict(ctx, 0, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
 }
 
+/*
+ * A multi-buffer frame (larger than a page) that stays one after the trim
+ * can only leave by a driver that transmits fragments
+ * (NETDEV_XDP_ACT_NDO_XMIT_SG, FPMD_IF_F_XMIT_SG): the devmap refuses it
+ * at any other (__xdp_enqueue) and the frame would be lost. The kernel
+ * sends it instead. Frames within the linear part never look.
+ */
+static __always_inline int xmit_sg_ok(struct xdp_md *ctx,
+				      const struct egress *e, __u64 out_bytes)
+{
+	struct fpmd_iface *out;
+
+	if (out_bytes <= (__u64)(ctx->data_end - ctx->data))
+		return 1;
+	out = iface_get(e->ifindex);
+	return out && (out->flags & FPMD_IF_F_XMIT_SG);
+}
+
 static __always_inline int forward_xdp(struct xdp_md *ctx,
 				       struct fpmd_iface *in,
 				       const struct egress *e, __u32 l3len,
 				       int v6)
 {
-	__u64 bytes = ctx->data_end - ctx->data;
+	__u64 bytes = bpf_xdp_get_buff_len(ctx);
 	__u64 out_bytes = ETH_HLEN + (__u64)l3len;
 	long act;
 
@@ -601,6 +633,8 @@ static __always_inline int forward_xdp(struct xdp_md *ctx,
 	act = bpf_redirect_map(&tx_ports, e->ifindex, 0);
 	if (act != XDP_REDIRECT)
 		return handoff(ctx, in, e);
+	if (!xmit_sg_ok(ctx, e, out_bytes))
+		return verdict(ctx, 0, in->slot, FPMD_R_PASS_EGRESS, XDP_PASS);
 
 	if (out_bytes < bytes &&
 	    bpf_xdp_adjust_tail(ctx, (int)out_bytes - (int)bytes))
@@ -610,9 +644,10 @@ static __always_inline int forward_xdp(struct xdp_md *ctx,
 		return verdict(ctx, 0, in->slot, FPMD_R_PASS_MALFORMED,
 			       XDP_PASS);
 
-	/* rx counts what arrived, tx what leaves (trimmed). */
+	/* rx counts what arrived, tx what leaves (trimmed to out_bytes:
+	 * the length checks made bytes >= out_bytes). */
 	count(in->slot, FPMD_R_FORWARDED, bytes);
-	count(e->oslot, FPMD_R_TX, ctx->data_end - ctx->data);
+	count(e->oslot, FPMD_R_TX, out_bytes);
 	return XDP_REDIRECT;
 }
 
@@ -870,7 +905,7 @@ static __always_inline int handle_ipv4(void *ctx, int tc, struct ethhdr *eth,
 			       ACT_PASS(tc));
 	tot_len = bpf_ntohs(iph->tot_len);
 	if (tot_len < (__u32)iph->ihl * 4 ||
-	    ETH_HLEN + tot_len > ctx_len(ctx, tc))
+	    !ctx_holds(ctx, tc, ETH_HLEN + tot_len))
 		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
 			       ACT_PASS(tc));
 	if (iph->ihl != 5)
@@ -1032,7 +1067,7 @@ static __always_inline int handle_ipv6(void *ctx, int tc, struct ethhdr *eth,
 	 * bare 40-byte header (ip6_rcv_core), and so do we.
 	 */
 	l3len = sizeof(*ip6h) + bpf_ntohs(ip6h->payload_len);
-	if (ETH_HLEN + l3len > ctx_len(ctx, tc))
+	if (!ctx_holds(ctx, tc, ETH_HLEN + l3len))
 		return verdict(ctx, tc, in->slot, FPMD_R_PASS_MALFORMED,
 			       ACT_PASS(tc));
 	nexthdr = ip6h->nexthdr;
@@ -1099,7 +1134,13 @@ static __always_inline int pipeline(void *ctx, int tc, struct fpmd_iface *in)
 	return verdict(ctx, tc, in->slot, FPMD_R_PASS_NOT_IP, ACT_PASS(tc));
 }
 
-SEC("xdp")
+/*
+ * xdp.frags (BPF_F_XDP_HAS_FRAGS): the program takes multi-buffer frames,
+ * so drivers attach it natively on interfaces whose frames exceed a page
+ * (MTU 9000; veth refuses other programs there). Headers are read in the
+ * linear part, lengths are the whole frame's (ctx_len).
+ */
+SEC("xdp.frags")
 int fpmd_xdp(struct xdp_md *ctx)
 {
 	struct fpmd_iface *in = iface_get(ctx->ingress_ifindex);

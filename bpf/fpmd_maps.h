@@ -481,6 +481,9 @@ static inline int fpmd_local_filter_may_have(const struct fpmd_local_filter *f,
 #define FPMD_IF_F_TC_ONLY 0x1000 /* ingress: no XDP here; the tc program
 				  * forwards what arrives (a veth whose peer
 				  * sends partial checksums) */
+/* egress: the driver transmits multi-buffer XDP frames (xdp-features
+ * ndo-xmit-sg); without it a frame larger than a page goes to the kernel */
+#define FPMD_IF_F_XMIT_SG 0x2000
 
 /* XDP_PASS with these 4 bytes of metadata (bpf_xdp_adjust_meta) before the
  * frame: "not counted yet, for the tc program to forward to a PEER egress". */

@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from lib.lab import PY, TESTLIB, wait_for
+from lib.lab import PY, TESTLIB, fpmd_diag, wait_for
 
 scapy = pytest.importorskip("scapy.all")
 from scapy.all import (ICMP, IP, TCP, UDP, Ether, ICMPv6EchoRequest,  # noqa
@@ -258,6 +258,18 @@ def fpmd_routes(lab, d):
           "r1-eth0")
 
 
+def fpmd_forwarding(lab):
+    """fpmd on r1, routes by hand (neighbors from the kernel), h2's
+    subnets forwarding."""
+    d = lab.fpmd()
+    fpmd_routes(lab, d)
+    wait_for(lambda: all(r[0]["state"] == "forwarding" for p, r in
+                         d.show("routes").items()
+                         if p in ("172.16.102.0/24", "2001:db8:102::/64")),
+             timeout=10, what="routes forwarding")
+    return d
+
+
 def run_battery(lab, frames):
     """Send frames from h1; {side: [frame bytes]} seen on h1-eth0, h2-eth0."""
     caps = {}
@@ -345,13 +357,7 @@ def test_every_frame_leaves_as_the_kernel_sends_it(lab, send_redirects):
     # The kernel alone.
     kern = run_battery(lab, frames)
 
-    # fpmd on r1; routes by hand, neighbors from the kernel.
-    d = lab.fpmd()
-    fpmd_routes(lab, d)
-    wait_for(lambda: all(r[0]["state"] == "forwarding" for p, r in
-                         d.show("routes").items()
-                         if p in ("172.16.102.0/24", "2001:db8:102::/64")),
-             timeout=10, what="routes forwarding")
+    d = fpmd_forwarding(lab)
     before = d.counters()
     fast = run_battery(lab, frames)
     after = d.counters()
@@ -485,3 +491,121 @@ def test_sources_checked_once_a_local_route_is_added(lab):
         [False, True, True, True, True]
     fwd = after["r1-eth0"]["forwarded"] - before["r1-eth0"]["forwarded"]
     assert fwd == 4, fwd
+
+
+JUMBO_MTU = 9000
+
+
+def jumbo_payload(i, size):
+    """size bytes of the case's marker over and over: every fragment the
+    kernel cuts from it, and every ICMP quote, carries one."""
+    m = marker(i)
+    return (m * (size // len(m) + 1))[:size]
+
+
+def jumbo_cases(lab):
+    """(name, frame bytes, gap, forwarded by XDP when the egress MTU is
+    9000, ... when it is 1500). Frames past one page reach XDP as
+    multi-buffer frames (the linear part and page fragments)."""
+    e = Ether(src=MAC["h1-eth0"], dst=MAC["r1-eth0"])
+    h1, h2, h16, h26 = lab.H1_V4, lab.H2_V4, lab.H1_V6, lab.H2_V6
+    c = []
+
+    def add(name, build, at_jumbo, at_1500):
+        c.append((name, bytes(build(len(c))), 0.03, at_jumbo, at_1500))
+
+    def u4(i, l3len, **kw):
+        return e / IP(src=h1, dst=h2, **kw) / UDP(sport=40000 + i, dport=9) / \
+            jumbo_payload(i, l3len - 28)
+
+    def u6(i, l3len, **kw):
+        return e / IPv6(src=h16, dst=h26, **kw) / \
+            UDP(sport=40000 + i, dport=9) / jumbo_payload(i, l3len - 48)
+
+    add("v4 udp 9000", lambda i: u4(i, 9000), True, False)
+    add("v6 udp 9000", lambda i: u6(i, 9000), True, False)
+    add("v4 udp 4000 (one page fragment)", lambda i: u4(i, 4000), True, False)
+    add("v4 udp 1500", lambda i: u4(i, 1500), True, True)
+    add("v4 udp 9000, df (frag needed at 1500)",
+        lambda i: u4(i, 9000, flags="DF"), True, False)
+    add("v4 udp 8900, trailing bytes",
+        lambda i: bytes(u4(i, 8900)) + b"TRAILINGJUNK" * 3, True, False)
+    add("v6 udp 8900, trailing bytes",
+        lambda i: bytes(u6(i, 8900)) + b"TRAILINGJUNK" * 3, True, False)
+    add("v4 first fragment of 9000",
+        lambda i: u4(i, 9000, flags="MF", id=7001), True, False)
+    add("v4 middle fragment of 9000",
+        lambda i: e / IP(src=h1, dst=h2, flags="MF", frag=1000, id=7002,
+                         proto=17) / jumbo_payload(i, 8980), True, False)
+    add("v4 ttl 1, 9000 (time exceeded)", lambda i: u4(i, 9000, ttl=1),
+        False, False)
+    add("v6 hop limit 1, 9000 (time exceeded)",
+        lambda i: u6(i, 9000, hlim=1), False, False)
+    return c
+
+
+@pytest.mark.parametrize("egress_mtu", [JUMBO_MTU, 1500])
+def test_jumbo_frames_as_the_kernel(lab, egress_mtu):
+    """MTU 9000 on every veth: fpmd's program (xdp.frags) attaches in
+    native mode, forwards 9000-byte frames with the kernel's bytes and
+    counts their whole length; through a 1500-byte egress it passes them
+    (pass-mtu) and the kernel fragments or answers frag-needed / Packet
+    Too Big, exactly as without fpmd."""
+    pin_addresses(lab)
+    for ns, ifname in ((lab.h1, "h1-eth0"), (lab.r1, "r1-eth0"),
+                       (lab.r1, "r1-eth1"), (lab.h2, "h2-eth0")):
+        ns.run(f"ip link set dev {ifname} mtu {JUMBO_MTU}")
+    lab.r1.run(f"ip link set dev r1-eth1 mtu {egress_mtu}")
+    battery = jumbo_cases(lab)
+    frames = [(f, gap) for _, f, gap, _, _ in battery]
+    src_h1 = bytes(int(x) for x in lab.H1_V4.split("."))
+    originated = lambda f: bytes(f[26:30]) != src_h1  # noqa: E731
+
+    kern = run_battery(lab, frames)
+    d = fpmd_forwarding(lab)
+    for ifname in ("r1-eth0", "r1-eth1"):
+        link = lab.r1.run(f"ip link show dev {ifname}").stdout
+        assert "xdpgeneric" not in link and " xdp" in link, link
+        assert d.show("interfaces")[ifname]["xdpMode"] == "native", \
+            fpmd_diag(d)
+    # r1-eth1 transmits multi-buffer frames (h2-eth0 has GRO).
+    wait_for(lambda: "xmit-sg" in d.show("interfaces")["r1-eth1"]["flags"],
+             timeout=5, what="r1-eth1 xmit-sg")
+    before = d.show("counters")
+    fast = run_battery(lab, frames)
+    after = d.show("counters")
+
+    def moved(ifname, reason, what="packets"):
+        return after[ifname][reason][what] - before[ifname][reason][what]
+
+    fwd = [(name, f) for name, f, _, at_jumbo, at_1500 in battery
+           if (at_jumbo if egress_mtu == JUMBO_MTU else at_1500)]
+    # The ingress counts whole frames (trailing bytes too), the egress
+    # what left (trimmed).
+    assert moved("r1-eth0", "forwarded") == len(fwd), \
+        (moved("r1-eth0", "forwarded"), [n for n, _ in fwd])
+    assert moved("r1-eth0", "forwarded", "bytes") == \
+        sum(len(f) for _, f in fwd)
+    assert moved("r1-eth1", "tx", "bytes") == \
+        sum(len(f) - (36 if "trailing" in n else 0) for n, f in fwd)
+    if egress_mtu != JUMBO_MTU:
+        assert moved("r1-eth0", "pass-mtu") == len(battery) - 2 - len(fwd)
+
+    diffs = []
+    seen = set()
+    for side in ("h1", "h2"):
+        k, pk = by_case(kern[side], len(battery), originated)
+        f, pf = by_case(fast[side], len(battery), originated)
+        assert not pk and not pf, (pk, pf)
+        seen |= {i for i in k if k[i]}
+        for i, (name, _, _, _, _) in enumerate(battery):
+            if k[i] != f[i]:
+                diffs.append(
+                    f"{name} at {side}:\n  kernel: "
+                    f"{[describe(x) for x in k[i]]}\n  fpmd:   "
+                    f"{[describe(x) for x in f[i]]}")
+    # Each frame came out somewhere (forwarded, fragments or an error):
+    # the lab carries jumbo frames.
+    assert seen == set(range(len(battery))), \
+        [battery[i][0] for i in range(len(battery)) if i not in seen]
+    assert not diffs, "differs from kernel forwarding:\n" + "\n".join(diffs)

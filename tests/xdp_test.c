@@ -50,7 +50,8 @@
 #include "fpmd.skel.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define FRAME_MAX 2048
+/* A jumbo frame (MTU 9000) and what the cases add to it. */
+#define FRAME_MAX 9216
 
 /* ------------------------------------------------------------------------
  * The fixture: interfaces, nexthops, groups, routes, neighbors.
@@ -89,6 +90,11 @@ enum nh_id {
 	NH_STALE, /* a freed slot: RESOLVED still set, VALID cleared */
 	NH_LIVE4, /* copy says 1500, the device now has DEV_MTU_LIVE */
 	NH_LIVE6,
+	NH_JUMBO4, /* MTU 9000, egress transmits multi-buffer frames */
+	NH_JUMBO6,
+	NH_NOSG4,  /* MTU 9000, egress without XMIT_SG */
+	NH_NOSG6,
+	NH_JLIVE4, /* copy says 9000, the device has 1500 */
 	NH_COUNT
 };
 #define NH_UNUSED 1000 /* a slot no one wrote */
@@ -137,6 +143,11 @@ static const struct nh_def {
 	[NH_STALE] = { "freed", IF_OWN, RES, 1500 },
 	[NH_LIVE4] = { "device-mtu-1280", IF_OWN, RES, 1500 },
 	[NH_LIVE6] = { "device-mtu-1280-v6", IF_OWN, RES | V6, 1500 },
+	[NH_JUMBO4] = { "jumbo-9000", IF_OWN, RES, 9000 },
+	[NH_JUMBO6] = { "jumbo-9000-v6", IF_OWN, RES | V6, 9000 },
+	[NH_NOSG4] = { "jumbo-no-xmit-sg", IF_OWN, RES, 9000 },
+	[NH_NOSG6] = { "jumbo-no-xmit-sg-v6", IF_OWN, RES | V6, 9000 },
+	[NH_JLIVE4] = { "copy-9000-device-1500", IF_OWN, RES, 9000 },
 };
 
 /*
@@ -145,6 +156,11 @@ static const struct nh_def {
  */
 #define DEV_MTU_LIVE 1280
 static const int live_mtu_nh[] = { NH_LIVE4, NH_LIVE6 };
+
+/* Jumbo egresses: their veths have MTU 9000; all but the NOSG ones
+ * transmit multi-buffer frames (FPMD_IF_F_XMIT_SG). */
+#define DEV_MTU_JUMBO 9000
+static const int jumbo_nh[] = { NH_JUMBO4, NH_JUMBO6, NH_NOSG4, NH_NOSG6 };
 
 enum grp_id { G_13 = 1, G_121, G_EQ4, G_RPF_IN, G_RPF_OUT, G_EMPTY, G_COUNT };
 
@@ -192,6 +208,9 @@ static const struct route_def {
 	{ "172.27.0.0/16", GRP(G_EMPTY) },
 	{ "172.28.0.0/16", NH(NH_STALE) },
 	{ "172.29.0.0/16", NH(NH_LIVE4) },
+	{ "172.30.0.0/16", NH(NH_JUMBO4) },
+	{ "172.31.0.0/16", NH(NH_NOSG4) },
+	{ "100.65.0.0/16", NH(NH_JLIVE4) },
 	/* sources for the rp_filter cases */
 	{ "100.64.0.0/24", NH(NH_IN0) },
 	{ "100.64.1.0/24", NH(NH_IN1) },
@@ -216,6 +235,8 @@ static const struct route_def {
 	{ "fd00:24::/32", NH(NH_NOTX) },
 	{ "fd00:25::/32", NH(NH_MTU6) },
 	{ "fd00:29::/32", NH(NH_LIVE6) },
+	{ "fd00:30::/32", NH(NH_JUMBO6) },
+	{ "fd00:31::/32", NH(NH_NOSG6) },
 	{ "fd00:64::/48", NH(NH_IN0) },
 	{ "fd00:64:1::/48", NH(NH_IN1) },
 };
@@ -383,6 +404,10 @@ static void make_interfaces(void)
 	for (size_t i = 0; i < ARRAY_SIZE(live_mtu_nh); i++) {
 		if_name(IF_NH(live_mtu_nh[i]), name, sizeof(name));
 		fprintf(ip, "link set dev %s mtu %d\n", name, DEV_MTU_LIVE);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(jumbo_nh); i++) {
+		if_name(IF_NH(jumbo_nh[i]), name, sizeof(name));
+		fprintf(ip, "link set dev %s mtu %d\n", name, DEV_MTU_JUMBO);
 	}
 	if (pclose(ip) != 0) {
 		fprintf(stderr, "xdp_test: creating veths with ip failed\n");
@@ -584,7 +609,10 @@ static void fixture_load(void)
 
 		if (!if_exists(i) || i == IF_STRAY)
 			continue;
-		set_iface(i, IN_FLAGS_DEFAULT);
+		set_iface(i, IN_FLAGS_DEFAULT |
+				     (i == IF_NH(NH_NOSG4) || i == IF_NH(NH_NOSG6) ?
+					      0 :
+					      FPMD_IF_F_XMIT_SG));
 		if (i != IF_NH(NH_NOTX))
 			map_put(skel->maps.tx_ports, &key, &dv);
 	}
@@ -1547,6 +1575,37 @@ static const struct xcase cases[] = {
 	  "device 1280: 1280 bytes and 20 trailing ones still leave",
 	  .pkt = { .dst = "fd00:29::1", .l3len = 1280, .trail = 20 },
 	  FWD(NH_LIVE6) },
+
+	/* --- jumbo frames: multi-buffer (xdp.frags), past one page --- */
+	{ "v4_jumbo_fwd", "9000 bytes on MTU 9000, most of them in fragments "
+	  "(TTL, checksum, MACs; bytes counted whole)",
+	  .pkt = { .dst = "172.30.1.1", .l3len = 9000 }, FWD(NH_JUMBO4) },
+	{ "v6_jumbo_fwd", "9000 bytes on MTU 9000, most of them in fragments",
+	  .pkt = { .dst = "fd00:30::1", .l3len = 9000 }, FWD(NH_JUMBO6) },
+	{ "v4_jumbo_trim_to_linear", "100 bytes and 8000 trailing ones: the "
+	  "trim leaves one buffer, which any egress sends",
+	  .pkt = { .dst = "172.31.1.1", .l3len = 100, .trail = 8000 },
+	  FWD(NH_NOSG4) },
+	{ "v4_jumbo_mtu_1500_df", "9000 bytes with DF on MTU 1500: the kernel "
+	  "sends frag-needed",
+	  .pkt = { .dst = "10.1.2.3", .l3len = 9000, .frag = 0x4000 },
+	  PASS(PASS_MTU) },
+	{ "v6_jumbo_mtu_1500", "9000 bytes on MTU 1500: Packet Too Big",
+	  .pkt = { .dst = "2001:db8:1:2::3", .l3len = 9000 }, PASS(PASS_MTU) },
+	{ "v4_jumbo_mtu_device_now_smaller", "copy 9000, device 1500: "
+	  "bpf_check_mtu measures the datagram, not the linear part",
+	  .pkt = { .dst = "100.65.1.1", .l3len = 9000 }, PASS(PASS_MTU) },
+	{ "v4_jumbo_no_xmit_sg", "the egress cannot send multi-buffer frames "
+	  "(no XMIT_SG): the kernel sends it",
+	  .pkt = { .dst = "172.31.1.1", .l3len = 9000 }, PASS(PASS_EGRESS) },
+	{ "v6_jumbo_no_xmit_sg", "the same in IPv6",
+	  .pkt = { .dst = "fd00:31::1", .l3len = 9000 }, PASS(PASS_EGRESS) },
+	{ "v4_jumbo_ttl_1", "TTL 1: counted with the whole frame's bytes",
+	  .pkt = { .dst = "172.30.1.1", .l3len = 9000, .ttl = 1 },
+	  PASS(PASS_TTL) },
+	{ "v4_jumbo_len_past_frame", "tot_len one past the fragments' end",
+	  .pkt = { .dst = "172.30.1.1", .l3len = 9000, .mut = M_LEN_BIG },
+	  PASS(PASS_MALFORMED) },
 
 	/* --- egress not managed --- */
 	{ "v4_egress_not_in_tx_ports", "egress not in tx_ports",

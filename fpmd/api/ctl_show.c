@@ -134,6 +134,7 @@ static const struct {
 	{ FPMD_IF_F_PEER, "peer-egress" },
 	{ FPMD_IF_F_TC, "tc" },
 	{ FPMD_IF_F_TC_ONLY, "tc-only" },
+	{ FPMD_IF_F_XMIT_SG, "xmit-sg" },
 };
 
 static void add_flag(struct arena *a, Fpmd__Interface *o, const char *f)

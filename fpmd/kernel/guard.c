@@ -194,6 +194,39 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		i->name, i->tx_reason);
 }
 
+/*
+ * Can the egress's driver transmit multi-buffer XDP frames (xdp-features
+ * ndo-xmit-sg)? The devmap refuses such a frame to any other device and
+ * it is lost, so the program sends frames larger than a page that would
+ * leave there to the kernel (FPMD_IF_F_XMIT_SG unset). For a veth it
+ * follows its peer's XDP or GRO, like the redirects themselves; a kernel
+ * that cannot say (before 6.3) is taken as "cannot". Logged on a change,
+ * where it matters: interfaces whose MTU takes jumbo frames.
+ */
+static uint32_t xmit_sg_flag(struct iface *i)
+{
+	uint64_t feat = 0;
+	int ret = nl_xdp_features(i->ifindex, &feat);
+	bool sg = !ret && (feat & NL_XDP_ACT_NDO_XMIT_SG);
+
+	if ((sg != i->xmit_sg || !i->xmit_sg_known) && i->mtu > 1500 &&
+	    (!sg || i->xmit_sg_known))
+		log_info("iface %s: %s", i->name,
+			 sg ? "transmits multi-buffer XDP frames: jumbo "
+			      "frames leave by it in XDP again" :
+			      ret ? "cannot tell whether its driver transmits "
+				    "multi-buffer XDP frames (no netdev "
+				    "xdp-features): frames larger than a page "
+				    "leaving by it take the kernel path" :
+				    "its driver does not transmit multi-buffer "
+				    "XDP frames (no ndo-xmit-sg in its "
+				    "xdp-features): frames larger than a page "
+				    "leaving by it take the kernel path");
+	i->xmit_sg = sg;
+	i->xmit_sg_known = true;
+	return sg ? FPMD_IF_F_XMIT_SG : 0;
+}
+
 /* ---- sysctls: forwarding and rp_filter ----------------------------------- */
 
 #define SYSCTL_FLAGS                                                           \
@@ -411,6 +444,7 @@ int guard_check(void)
 					tci[0] ? "; " : "", i->name, why);
 			}
 		}
+		f |= xmit_sg_flag(i);
 		i->guard_flags = f;
 		i->suspended = refused;
 		/* No event announces it: polled here, every guard interval. */

@@ -31,6 +31,8 @@ struct iface {
 	uint32_t guard_flags; /* FPMD_IF_F_* from guard.c (fwd, rpf, policy) */
 	bool suspended;       /* netfilter appeared: everything to the kernel */
 	bool tx_port;
+	bool xmit_sg;     /* transmits multi-buffer XDP frames (ndo-xmit-sg) */
+	bool xmit_sg_known; /* xmit_sg read (and logged) once */
 	char tx_reason[192];  /* why not a tx port */
 	char policy_reason[192];
 	bool is_veth;

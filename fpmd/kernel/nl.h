@@ -73,6 +73,12 @@ int nl_tc_egress(uint32_t ifindex, char *why, size_t len);
  * 1 (and why) if any, 0 if none, -errno. */
 int nl_tc_ingress(uint32_t ifindex, char *why, size_t len);
 
+/* linux/netdev.h: the driver transmits multi-buffer XDP frames. */
+#define NL_XDP_ACT_NDO_XMIT_SG (1ull << 6)
+/* ifindex's xdp-features (NETDEV_XDP_ACT_*, generic netlink "netdev"):
+ * 0 or -errno (-ENOENT: a kernel before 6.3, which does not say). */
+int nl_xdp_features(uint32_t ifindex, uint64_t *features);
+
 struct nl_neigh {
 	uint8_t family;
 	bool has_addr, has_mac, deleted;
