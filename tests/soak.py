@@ -759,7 +759,11 @@ class Soak:
         dur = self.times[-1] - self.times[0] if len(self.times) > 1 else 0
         print()
         print("==== soak summary " + "=" * 50)
+        a = self.a
         rows = [
+            ("run", f"{a.minutes:g} min, setup {self.setup_s:.1f} s; "
+             f"{a.stable} stable + {a.flap} flapping BGP routes, flap "
+             f"every {a.flap_period:g} s, {a.gap:g} s between events"),
             ("traffic", f"{dur:.0f} s, {sent} packets sent "
              f"({sent / max(dur, 1):.0f}/s, {len(self.dsts)} destinations "
              f"x 4 flows), {self.sent['late']} pace resets, "
@@ -855,7 +859,7 @@ def main():
                    help="s of traffic and flaps before the baseline")
     p.add_argument("--settle", type=float, default=3,
                    help="s of quiet before a resource reading")
-    p.add_argument("--tail", type=float, default=15,
+    p.add_argument("--tail", type=float, default=8,
                    help="s kept for the final reading at the end")
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
