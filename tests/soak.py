@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The soak (issue 27 item 5): a small lab with real FRR under churn, and
+r"""The soak (issue 27 item 5): a small lab with real FRR under churn, and
 traffic through fpmd's XDP the whole time; at the end every packet lost is
 accounted for. scripts/soak.sh runs it; doc/soak.md says what each event
 does, which windows may lose packets and why, and what is checked.
 
-    h1 -- r1 -- r2 -- h2        r1 runs fpmd (zebra plugin feed);
-           |     |    |         r2, r3 the kernel. OSPF between r1, r2,
-           +-r3--+    |         r3 (r1-r3-r2 the backup path, cost 40
-           |          |         against 10); bird on h2 announces
-           +----------+         STABLE + FLAP prefixes over eBGP to r1
-                                on the r1 -- h2 link, FLAP of them
-                                withdrawn and announced every few s.
+    h1 --- r1 ---------- r2 --- h2     r1 runs fpmd (zebra plugin feed),
+           | \          /       |      r2 and r3 the kernel. OSPF between
+           |  +-- r3 --+        |      r1, r2, r3: r1 - r2 cost 10, the
+           +--------------------+      backup path r1 - r3 - r2 cost 40.
+
+bird on h2 announces STABLE + FLAP prefixes over eBGP to r1 on the
+r1 -- h2 link; the FLAP ones are withdrawn and announced every few s.
 
 h1 sends sequence-numbered UDP (tests/lib/seqflow.py) to h2 by the OSPF
 route (via r2), to h2's address on the r1 -- h2 link (connected) and to
@@ -53,7 +53,7 @@ R1_AS, H2_AS = 65001, 65100
 # h2 takes every address of these as its own (ip route add local): the
 # BGP prefixes the traffic goes to. FLAP prefixes lie in another /8.
 STABLE_NET, FLAP_NET = 20, 21
-MAC_A, MAC_B = None, "02:5a:00:00:00:02"   # MAC_A: h2-eth1's own
+MAC_B = "02:5a:00:00:00:02"     # h2's other MAC on the r1 -- h2 link
 
 # Margins around an event's [start, end] (send times): a packet sent just
 # before the start may still be in flight when the event hits it, and the
@@ -99,6 +99,29 @@ LOG_SLACK = 3.0
 
 def log(msg):
     print(f"[soak {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def kernel_counters(ns):
+    """{"Proto:Field": value} of /proc/net/snmp and /proc/net/netstat
+    in ns."""
+    out = {}
+    text = ns.run("cat /proc/net/snmp /proc/net/netstat").stdout
+    lines = text.splitlines()
+    for names, values in zip(lines[::2], lines[1::2]):
+        names, values = names.split(), values.split()
+        for k, v in zip(names[1:], values[1:]):
+            out[names[0] + k] = int(v)
+    return out
+
+
+def arp_unresolved_discards():
+    """Packets the kernel dropped from a full queue of packets waiting
+    for ARP (unres_qlen_bytes), summed over CPUs: the neighbor table is
+    the host's, shared by every namespace (none has the file)."""
+    with open("/proc/net/stat/arp_cache") as f:
+        rows = f.read().splitlines()
+    k = rows[0].split().index("unresolved_discards")
+    return sum(int(r.split()[k], 16) for r in rows[1:])
 
 
 class Flapper(threading.Thread):
@@ -232,8 +255,7 @@ class Soak:
         self.bgp_nh = self.h2.iface_to("r1")        # h2-eth1
         self.via_r2 = self.h2.iface_to("r2")        # h2-eth0
         self.h2_net = t.subnet("r2", "h2")
-        global MAC_A
-        MAC_A = self.h2.ns.mac(self.bgp_nh.name)
+        self.mac_a = self.h2.ns.mac(self.bgp_nh.name)     # its own
         # destinations: h2 by OSPF (via r2), h2 on the connected r1 -- h2
         # link, and four stable BGP prefixes (via h2 on that link)
         k = [0, self.a.stable // 3, 2 * self.a.stable // 3,
@@ -367,6 +389,11 @@ class Soak:
              "h2_rcvbuf": self.h2.ns.snmp("Udp", "RcvbufErrors"),
              "h2_noport": self.h2.ns.snmp("Udp", "NoPorts"),
              "links": {}}
+        # every counter of /proc/net/snmp and netstat on r1 and h2: the
+        # report lists those that moved (a drop anywhere shows there)
+        for n in (self.r1, self.h2):
+            c[f"snmp:{n.name}"] = kernel_counters(n.ns)
+        c["arp_discards"] = arp_unresolved_discards()
         for n in (self.h1, self.r1, self.h2):
             out = n.run("ip -s -j link show").stdout
             for e in json.loads(out):
@@ -425,7 +452,7 @@ class Soak:
 
     def ev_neigh_mac(self):
         self.mac_b = not self.mac_b
-        mac = MAC_B if self.mac_b else MAC_A
+        mac = MAC_B if self.mac_b else self.mac_a
         ifn = self.bgp_nh.name
 
         def run():
@@ -520,15 +547,22 @@ class Soak:
                 self.wait_fwd(p)
         self.event(kind, run, f"pid {self.fpmd.proc.pid}")
 
+    EVENTS = ("restart", "neigh-del", "reload", "link-backup", "neigh-mac",
+              "link-active")
+
     def rounds(self):
-        """Each round: a restart (SIGUSR2 and SIGKILL in turn), then every
-        other event, so that each fpmd lives through all of them."""
-        rest = [self.ev_neigh_del, self.ev_reload, self.ev_link_backup,
-                self.ev_neigh_mac, self.ev_link_active]
+        """Each round: a restart (SIGKILL and SIGUSR2 in turn), then every
+        other event, so that each fpmd lives through all of them (or the
+        events of --events, in that order, repeats allowed)."""
+        evs = {"neigh-del": self.ev_neigh_del, "reload": self.ev_reload,
+               "link-backup": self.ev_link_backup,
+               "neigh-mac": self.ev_neigh_mac,
+               "link-active": self.ev_link_active}
         k = 0
         while True:
             sig = signal.SIGUSR2 if k % 2 else signal.SIGKILL
-            yield [lambda sig=sig: self.ev_restart(sig)] + rest
+            evs["restart"] = lambda sig=sig: self.ev_restart(sig)
+            yield [evs[x] for x in self.a.events.split(",")]
             k += 1
 
     # ---- resources ------------------------------------------------------------
@@ -622,8 +656,10 @@ class Soak:
         unexplained = []
         for k in lost:
             ts = times[k]
-            kinds = [w[2] for w in wins if w[0] <= ts <= w[1]]
-            lk = next((x for x in kinds if x in MAY_LOSE), None)
+            kinds = [f"{w[2]} {ts - w[0] - PRE:+.3f} s" for w in wins
+                     if w[0] <= ts <= w[1]]
+            lk = next((x.split()[0] for x in kinds
+                       if x.split()[0] in MAY_LOSE), None)
             if lk:
                 per_kind[lk] = per_kind.get(lk, 0) + 1
             else:
@@ -661,6 +697,18 @@ class Soak:
             rx0, tx0 = self.base["links"].get(k, (0, 0))
             if rx - rx0 or tx - tx0:
                 self.link_drops[k] = (rx - rx0, tx - tx0)
+        self.kmoved = {}
+        for n in ("r1", "h2"):
+            b, e = self.base[f"snmp:{n}"], self.end[f"snmp:{n}"]
+            for k, v in e.items():
+                # what may say a packet was dropped (not the traffic's
+                # own In/Out counts)
+                if v != b.get(k, 0) and re.search(
+                        r"Err|Discard|Drop|NoRoute|NoPort|Fail|Trunc|"
+                        r"Csum|Unknown|Overflow|Prune|Rcvbuf|Sndbuf", k):
+                    self.kmoved[f"{n} {k}"] = v - b.get(k, 0)
+        self.arp_discards = self.end["arp_discards"] - \
+            self.base["arp_discards"]
         self.rcvbuf = self.end["h2_rcvbuf"] - self.base["h2_rcvbuf"]
         self.noport = self.end["h2_noport"] - self.base["h2_noport"]
 
@@ -788,6 +836,11 @@ class Soak:
                                      self.link_drops.items()) or "none"),
             ("h2 socket", f"RcvbufErrors {self.rcvbuf}, NoPorts "
              f"{self.noport}"),
+            ("kernel drop counters", ", ".join(
+                f"{k} {v}" for k, v in sorted(self.kmoved.items())) or
+             "none moved (r1, h2: /proc/net/snmp, netstat)"),
+            ("ARP queue discards", f"{self.arp_discards} (host-wide: "
+             "/proc/net/stat/arp_cache unresolved_discards)"),
             ("BGP flaps", f"{self.flapper.flaps} ({self.a.flap} routes "
              f"each, every {self.a.flap_period} s)"),
             ("fpmd processes", f"{len(self.fpmds)} ({self.binary}); RSS "
@@ -861,10 +914,17 @@ def main():
                    help="s of quiet before a resource reading")
     p.add_argument("--tail", type=float, default=8,
                    help="s kept for the final reading at the end")
+    p.add_argument("--events", default=",".join(Soak.EVENTS),
+                   help="a round's events, in order (default: all, "
+                   "%(default)s); repeats allowed")
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
                    "tests/fpmd-nosan of a sanitized build)")
     a = p.parse_args()
+    bad = set(a.events.split(",")) - set(Soak.EVENTS)
+    if bad:
+        p.error(f"--events: unknown {', '.join(sorted(bad))} (of "
+                f"{', '.join(Soak.EVENTS)})")
     if os.geteuid() != 0:
         print("soak: needs root (namespaces, XDP)", file=sys.stderr)
         return 2
