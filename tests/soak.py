@@ -1,0 +1,974 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+r"""The soak (issue 27 item 5): a small lab with real FRR under churn, and
+traffic through fpmd's XDP the whole time; at the end every packet lost is
+accounted for. scripts/soak.sh runs it; doc/soak.md says what each event
+does, which windows may lose packets and why, and what is checked.
+
+    h1 --- r1 ---------- r2 --- h2     r1 runs fpmd (zebra plugin feed),
+           | \          /       |      r2 and r3 the kernel. OSPF between
+           |  +-- r3 --+        |      r1, r2, r3: r1 - r2 cost 10, the
+           +--------------------+      backup path r1 - r3 - r2 cost 40.
+
+bird on h2 announces STABLE + FLAP prefixes over eBGP to r1 on the
+r1 -- h2 link; the FLAP ones are withdrawn and announced every few s.
+
+h1 sends sequence-numbered UDP (tests/lib/seqflow.py) to h2 by the OSPF
+route (via r2), to h2's address on the r1 -- h2 link (connected) and to
+addresses in a few stable BGP prefixes (h2 takes them as local); h2
+receives it all. Churn, one event at a time on a schedule: the BGP next
+hop's neighbor deleted on r1, h2's MAC changed on that link, the backup
+path's link down and up, the active path's link down and up (OSPF moves
+the traffic to r3 and back), fpmd reloaded (SIGHUP), restarted with
+SIGUSR2 and killed with SIGKILL and started again. Every event is
+recorded with its start and end; every lost packet is classified by when
+it was sent. Exit status 0 when every check holds, 1 when one fails (it
+says which), 2 when the lab could not be set up.
+
+    /usr/bin/python3 tests/soak.py MINUTES [--rate PPS] [--stable N]
+        [--flap N] [--flap-period S] [--gap S] [--json FILE]
+"""
+import argparse
+import array
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from lib import procmem  # noqa: E402
+from lib.frr import _frr_ids  # noqa: E402
+from lib.traffic import netstat  # noqa: E402
+from lib.lab import BUILDDIR, FPMD, PY, TESTLIB, Fpmd, wait_for  # noqa: E402
+from lib.topo import Host, Link, Router, Topology, bgp, ospf  # noqa: E402
+
+SEQFLOW = os.path.join(TESTLIB, "seqflow.py")
+BIRDC = "/usr/sbin/birdc"
+PORT = 7000
+R1_AS, H2_AS = 65001, 65100
+# h2 takes every address of these as its own (ip route add local): the
+# BGP prefixes the traffic goes to. FLAP prefixes lie in another /8.
+STABLE_NET, FLAP_NET = 20, 21
+MAC_B = "02:5a:00:00:00:02"     # h2's other MAC on the r1 -- h2 link
+
+# Margins around an event's [start, end] (send times): a packet sent just
+# before the start may still be in flight when the event hits it, and the
+# end is when we saw the state converge, polled.
+PRE, POST = 0.5, 1.0
+
+# What each event kind may lose, and why (doc/soak.md says the same).
+# Loss inside the window of an event whose kind is not here, or outside
+# every window, is unexplained and fails the soak.
+MAY_LOSE = {
+    "neigh-mac": "frames already on their way with h2's old MAC, until "
+                 "h2's gratuitous ARP reaches r1 (any router loses these)",
+    "link-active-down": "packets to h2 via r2 between the r1 -- r2 link "
+                        "going down and OSPF's route via r3 reaching the "
+                        "kernel and fpmd (inherent to a failure on the "
+                        "active path)",
+}
+
+LINK_EVENTS = ("link-backup-down", "link-backup-up", "link-active-down",
+               "link-active-up")
+# fpmd log lines at error level that an event explains (regex, event
+# kinds whose window, with LOG_SLACK s on either side, must hold the
+# line). Empty: fpmd has logged none under this churn; add with a comment
+# saying why.
+FPMD_ERRORS_ALLOWED = []
+# The same for FRR's daemons (zebra, ospfd, bgpd: each logs its errors
+# to a file of its own, `log file PATH errors`), FRR 8.4.4 as measured.
+FRR_ERRORS_ALLOWED = [
+    # ospfd at start writes to stderr, which the daemonized (-d) ospfd
+    # has closed; nothing is lost.
+    (r"buffer_flush_available: write error on fd 2: Bad file descriptor",
+     ("setup",)),
+    # zebra when a link goes down: the connected route (or fe80::/64) of
+    # the interface is re-queued while the interface is already down and
+    # the dataplane refuses it; the kernel drops it with the interface.
+    (r"Failed to enqueue dataplane install", LINK_EVENTS),
+    # ospfd's hello sent on the interface as it goes down.
+    (r"sendmsg in ospf_write failed to 224\.0\.0\.[56].*Network is "
+     r"unreachable", LINK_EVENTS),
+]
+LOG_SLACK = 3.0
+
+
+def log(msg):
+    print(f"[soak {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def kernel_counters(ns):
+    """{"Proto:Field": value} of /proc/net/snmp and /proc/net/netstat
+    in ns."""
+    out = {}
+    text = ns.run("cat /proc/net/snmp /proc/net/netstat").stdout
+    lines = text.splitlines()
+    for names, values in zip(lines[::2], lines[1::2]):
+        names, values = names.split(), values.split()
+        for k, v in zip(names[1:], values[1:]):
+            out[names[0] + k] = int(v)
+    return out
+
+
+def arp_unresolved_discards():
+    """Packets the kernel dropped from a full queue of packets waiting
+    for ARP (unres_qlen_bytes), summed over CPUs: the neighbor table is
+    the host's, shared by every namespace (none has the file)."""
+    with open("/proc/net/stat/arp_cache") as f:
+        rows = f.read().splitlines()
+    k = rows[0].split().index("unresolved_discards")
+    return sum(int(r.split()[k], 16) for r in rows[1:])
+
+
+class Flapper(threading.Thread):
+    """Withdraws and announces bird's FLAP set (protocol flap) every
+    period s. hold(): announced, and no toggling until release()."""
+
+    def __init__(self, ctl, period):
+        super().__init__(daemon=True)
+        self.ctl, self.period = ctl, period
+        self.stop_ev = threading.Event()
+        self.hold_ev = threading.Event()
+        self.enabled = True
+        self.flaps = 0
+        self.lock = threading.Lock()
+        self.error = None
+
+    def birdc(self, *args):
+        r = subprocess.run([BIRDC, "-s", self.ctl, *args],
+                           capture_output=True, text=True, timeout=30)
+        if r.returncode != 0:
+            raise RuntimeError(f"birdc {' '.join(args)}: {r.stdout}"
+                               f"{r.stderr}")
+
+    def set(self, on):
+        with self.lock:
+            if self.enabled != on:
+                self.birdc("enable" if on else "disable", "flap")
+                self.enabled = on
+                self.flaps += 1
+
+    def run(self):
+        try:
+            while not self.stop_ev.wait(self.period):
+                if not self.hold_ev.is_set():
+                    self.set(not self.enabled)
+        except Exception as e:   # reported by the main thread
+            self.error = e
+
+    def hold(self):
+        self.hold_ev.set()
+        self.set(True)
+
+    def release(self):
+        self.hold_ev.clear()
+
+
+class Soak:
+    def __init__(self, a, binary):
+        self.a = a
+        self.binary = binary
+        self.ends = []        # (pid, rss, fds) of each fpmd before its stop
+        self.events = []      # {kind, start, end, start_rt, detail}
+        self.fpmds = []       # every fpmd process, in order
+        self.loop_max = (0, "", 0)   # (us, step, process number)
+        self.failures = []
+        self.t = None
+        self.sender = self.sink = None
+        self.flapper = None
+        self.mac_b = False
+        self.guard_interval = 200
+        self.rt_offset = time.time() - time.monotonic()
+
+    # ---- the lab ------------------------------------------------------------
+
+    def bird_conf(self, t, n):
+        """bird on h2: two static protocols, stable and flap, announced
+        over eBGP to r1 with h2's own address as the next hop."""
+        for name, first, count in (("stable", STABLE_NET, self.a.stable),
+                                   ("flap", FLAP_NET, self.a.flap)):
+            with open(os.path.join(n.tmp, f"{name}.routes"), "w") as f:
+                for k in range(count):
+                    f.write(f"route {first + (k >> 16)}.{(k >> 8) & 255}."
+                            f"{k & 255}.0/24 blackhole;\n")
+        i = n.iface_to("r1")
+        out = [f"router id {i.ip};", "protocol device {}"]
+        for name in ("stable", "flap"):
+            out += [f"protocol static {name} {{", " ipv4;",
+                    f'include "{os.path.join(n.tmp, name + ".routes")}";',
+                    "}"]
+        out += ["protocol bgp r1 {", f" local {i.ip} as {H2_AS};",
+                f" neighbor {i.peer_ip} as {R1_AS};",
+                " connect retry time 1;",
+                " ipv4 { import none; export all; next hop self; };", "}"]
+        return "\n".join(out)
+
+    def build(self):
+        def errlog(daemon, gen=None):
+            """The daemon's config, with a second log file that takes
+            error level and above only (the -log file: target takes
+            everything): every line in it is an error to explain."""
+            def conf(t, n):
+                path = os.path.join(n.tmp, f"{daemon}-errors.log")
+                open(path, "a").close()
+                os.chown(path, *_frr_ids())
+                text = f"log file {path} errors"
+                return text + "\n" + gen(t, n) if gen else text
+            return conf
+        routers = [
+            Router("r1", frr={"zebra": errlog("zebra"),
+                              "ospfd": errlog("ospfd", ospf()),
+                              "bgpd": errlog("bgpd", bgp(redistribute=()))},
+                   asn=R1_AS, start_fpmd=False),
+            Router("r2", frr={"zebra": errlog("zebra"),
+                              "ospfd": errlog("ospfd", ospf())},
+                   fpmd=False),
+            Router("r3", frr={"zebra": errlog("zebra"),
+                              "ospfd": errlog("ospfd", ospf())},
+                   fpmd=False),
+        ]
+        h2_setup = (f"ip route add local {STABLE_NET}.0.0.0/8 dev lo",
+                    "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do "
+                    "echo 0 > $f; done",
+                    # a new MAC is announced (gratuitous ARP), as a real
+                    # host's failover does
+                    "sysctl -qw net.ipv4.conf.all.arp_notify=1")
+        hosts = [Host("h1"), Host("h2", asn=H2_AS, bird=self.bird_conf,
+                                  setup=h2_setup)]
+        links = [Link("h1", "r1"),                  # h1-eth0 r1-eth0
+                 Link("r1", "r2", cost=10),         # r1-eth1 r2-eth0
+                 Link("r1", "r3", cost=20),         # r1-eth2 r3-eth0
+                 Link("r3", "r2", cost=20),         # r3-eth1 r2-eth1
+                 Link("r2", "h2"),                  # r2-eth2 h2-eth0
+                 Link("r1", "h2")]                  # r1-eth3 h2-eth1
+        self.t = Topology(routers + hosts, links, start=False)
+        t = self.t
+        self.r1, self.h1, self.h2 = t["r1"], t["h1"], t["h2"]
+        self.conf_path = os.path.join(self.r1.tmp, "fpmd.json")
+        self.write_conf()
+        self.start_fpmd()
+        t.start()
+        self.bgp_nh = self.h2.iface_to("r1")        # h2-eth1
+        self.via_r2 = self.h2.iface_to("r2")        # h2-eth0
+        self.h2_net = t.subnet("r2", "h2")
+        self.mac_a = self.h2.ns.mac(self.bgp_nh.name)     # its own
+        # destinations: h2 by OSPF (via r2), h2 on the connected r1 -- h2
+        # link, and four stable BGP prefixes (via h2 on that link)
+        k = [0, self.a.stable // 3, 2 * self.a.stable // 3,
+             self.a.stable - 1]
+        self.bgp_dsts = [f"{STABLE_NET + (x >> 16)}.{(x >> 8) & 255}."
+                         f"{x & 255}.1" for x in k]
+        self.dsts = [self.via_r2.ip, self.bgp_nh.ip] + self.bgp_dsts
+        self.dst_kind = ["ospf", "connected"] + ["bgp"] * len(k)
+        self.bgp_pfx = [d.rsplit(".", 1)[0] + ".0/24" for d in self.bgp_dsts]
+
+    def write_conf(self):
+        r1 = self.r1
+        doc = {"fpmd:fpmd": {
+            "bpffs-dir": r1.pin,
+            "interfaces": {"interface": [{"name": i} for i in r1.ifaces]},
+            "control": {"socket": {"path": os.path.join(r1.tmp,
+                                                        "fpmd.sock")}},
+            "plugin": {"socket": {"path": os.path.join(r1.tmp,
+                                                       "plugin.sock")}},
+            "fpm": {"enabled": False},
+            "behaviour": {"guard-interval": self.guard_interval},
+            "logging": {"target": "file",
+                        "file": os.path.join(r1.tmp, "fpmd.log"),
+                        "level": "info"}}}
+        with open(self.conf_path + ".tmp", "w") as f:
+            json.dump(doc, f, indent=2)
+        os.rename(self.conf_path + ".tmp", self.conf_path)
+
+    def start_fpmd(self):
+        d = Fpmd(self.r1, self.r1.ns, [], config=self.conf_path,
+                 binary=self.binary)
+        self.t.daemons.append(d)
+        self.r1.fpmd = d
+        self.fpmds.append(d)
+        d.wait_ready(timeout=60)
+        return d
+
+    @property
+    def fpmd(self):
+        return self.r1.fpmd
+
+    def fpmd_routes_v4(self):
+        return self.fpmd.show("summary")["routesV4"]
+
+    def route_state(self, prefix):
+        """(state, egress interfaces) of prefix in fpmd on r1."""
+        e = self.fpmd.show("routes", prefix).get(prefix, [])
+        for x in e:
+            if x.get("installed"):
+                ifs = {h.get("interfaceName") for h in x.get("nexthops", [])}
+                return x.get("state"), ifs
+        return None, set()
+
+    def wait_plugin(self, timeout=60):
+        def done():
+            s = self.fpmd.show("plugin")
+            return s.get("connected") and s.get("replayState") == "complete"
+        wait_for(done, timeout=timeout, interval=0.1,
+                 what="r1: plugin connected, replay complete")
+
+    def wait_full(self, timeout=120):
+        """Until fpmd on r1 holds every BGP route (stable and flap)."""
+        want = self.a.stable + self.a.flap
+
+        def full():
+            n = self.bgp_count()
+            return n >= want or None
+        wait_for(full, timeout=timeout, interval=0.5,
+                 what=f"r1: fpmd holds {want} BGP routes")
+
+    def bgp_count(self):
+        s = self.fpmd.show("summary")
+        return s.get("routesByProtocol", {}).get("bgp", 0)
+
+    def converge(self):
+        t = self.t
+        t.wait_ospf_full(timeout=60)
+        t.wait_bgp_established(["r1"], timeout=60)
+        self.wait_plugin()
+        self.wait_full()
+        for p in [self.h2_net] + self.bgp_pfx:
+            wait_for(lambda p=p: self.route_state(p)[0] in (
+                "forwarding", "unresolved"), timeout=60, interval=0.2,
+                what=f"r1: fpmd has {p}")
+
+    # ---- traffic ------------------------------------------------------------
+
+    def start_traffic(self):
+        tmp = self.t.tmp
+        self.sink_log = os.path.join(tmp, "sink.bin")
+        self.send_log = os.path.join(tmp, "send.bin")
+        self.sink = self.h2.ns.popen(
+            f"exec {PY} {SEQFLOW} recv --port {PORT} --log {self.sink_log}",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.sink.stderr.readline()
+        if "ready" not in line:
+            raise RuntimeError(f"sink: {line}{self.sink.stderr.read()}")
+        self.base = self.counters()
+        to = ",".join(f"{d}:{PORT}" for d in self.dsts)
+        self.sender = self.h1.ns.popen(
+            f"exec {PY} {SEQFLOW} send --to {to} --flows 4 "
+            f"--rate {self.a.rate} --log {self.send_log}",
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.sender.stderr.readline()
+        if "sending" not in line:
+            raise RuntimeError(f"sender: {line}{self.sender.stderr.read()}")
+        self.traffic_start = time.monotonic()
+
+    def stop_traffic(self):
+        self.sender.send_signal(signal.SIGINT)
+        out, err = self.sender.communicate(timeout=60)
+        if self.sender.returncode != 0:
+            raise RuntimeError(f"sender failed: {err}")
+        self.sent = json.loads(out)
+        time.sleep(1.0)          # the last packets reach h2
+        self.sink.send_signal(signal.SIGTERM)
+        out, err = self.sink.communicate(timeout=60)
+        if self.sink.returncode != 0:
+            raise RuntimeError(f"sink failed: {err}")
+        self.recvd = json.loads(out)
+        self.end = self.counters()
+
+    def counters(self):
+        """Everything the accounting reads, at one moment: fpmd's per
+        interface counters on r1 (pinned: they survive restarts), r1's
+        kernel forwarding and no-route counters, drops at the veths and
+        at h2's socket."""
+        c = {"fpmd": self.fpmd.show("counters"),
+             "r1_fwd": self.r1.ns.snmp("Ip", "ForwDatagrams"),
+             "r1_noroute": netstat(self.r1.ns, "IpExt", "InNoRoutes"),
+             "h2_rcvbuf": self.h2.ns.snmp("Udp", "RcvbufErrors"),
+             "h2_noport": self.h2.ns.snmp("Udp", "NoPorts"),
+             "links": {}}
+        # every counter of /proc/net/snmp and netstat on r1 and h2: the
+        # report lists those that moved (a drop anywhere shows there)
+        for n in (self.r1, self.h2):
+            c[f"snmp:{n.name}"] = kernel_counters(n.ns)
+        c["arp_discards"] = arp_unresolved_discards()
+        for n in (self.h1, self.r1, self.h2):
+            out = n.run("ip -s -j link show").stdout
+            for e in json.loads(out):
+                s = e.get("stats64", {})
+                c["links"][f"{n.name}:{e['ifname']}"] = (
+                    s.get("rx", {}).get("dropped", 0),
+                    s.get("tx", {}).get("dropped", 0))
+        return c
+
+    # ---- events -------------------------------------------------------------
+
+    def event(self, kind, fn, detail=""):
+        s = time.monotonic()
+        rt = time.time()
+        fn()
+        e = time.monotonic()
+        self.events.append({"kind": kind, "start": s, "end": e,
+                            "start_rt": rt, "end_rt": time.time(),
+                            "detail": detail})
+        log(f"{kind}: {e - s:.2f} s {detail}")
+
+    def wait_fwd(self, prefix, iface=None, timeout=60):
+        def ok():
+            st, ifs = self.route_state(prefix)
+            return st == "forwarding" and (iface is None or ifs == {iface})
+        wait_for(ok, timeout=timeout, interval=0.05,
+                 what=f"r1: {prefix} forwarding"
+                 f"{' via ' + iface if iface else ''}")
+
+    def wait_gone(self, cond, timeout=0.5):
+        """Until cond() (the change reached fpmd), at most timeout s: a
+        change fpmd follows within a poll is never seen here."""
+        try:
+            wait_for(cond, timeout=timeout, interval=0.02)
+        except AssertionError:
+            pass
+
+    def ev_neigh_del(self):
+        nh, ifn = self.bgp_nh.ip, self.r1.iface_to("h2").name
+
+        def run():
+            self.r1.run(f"ip neigh del {nh} dev {ifn}")
+            self.wait_gone(lambda: self.route_state(self.bgp_pfx[0])[0]
+                           != "forwarding")
+            self.wait_fwd(self.bgp_pfx[0])
+            for p in self.bgp_pfx[1:]:
+                self.wait_fwd(p)
+        self.event("neigh-del", run, f"{nh} on r1 {ifn}")
+
+    def neigh_mac(self):
+        nh = self.bgp_nh.ip
+        for e in self.fpmd.show("neighbors"):
+            if e.get("ip") == nh:
+                return e.get("mac", "").lower()
+        return None
+
+    def ev_neigh_mac(self):
+        self.mac_b = not self.mac_b
+        mac = MAC_B if self.mac_b else self.mac_a
+        ifn = self.bgp_nh.name
+
+        def run():
+            self.h2.run(f"ip link set {ifn} address {mac}")
+            wait_for(lambda: self.neigh_mac() == mac, timeout=30,
+                     interval=0.02, what=f"r1: fpmd has {mac} for h2")
+            for p in self.bgp_pfx:
+                self.wait_fwd(p)
+        self.event("neigh-mac", run, f"h2 {ifn} -> {mac}")
+
+    def ospf_nbrs(self):
+        nb = self.r1.frr.json("show ip ospf neighbor").get("neighbors", {})
+        out = set()
+        for k, v in nb.items():
+            for e in (v if isinstance(v, list) else [v]):
+                if e.get("nbrState", "").startswith("Full"):
+                    out.add(k)
+        return out
+
+    def ev_link_backup(self):
+        r3 = self.t["r3"].router_id
+        ifn = self.r1.iface_to("r3").name
+
+        def down():
+            self.r1.run(f"ip link set {ifn} down")
+            wait_for(lambda: r3 not in self.ospf_nbrs(), timeout=30,
+                     interval=0.1, what="r1: OSPF neighbor r3 gone")
+
+        def up():
+            self.r1.run(f"ip link set {ifn} up")
+            wait_for(lambda: r3 in self.ospf_nbrs(), timeout=60,
+                     interval=0.1, what="r1: OSPF neighbor r3 full")
+        self.event("link-backup-down", down, f"r1 {ifn}")
+        time.sleep(1)
+        self.event("link-backup-up", up, f"r1 {ifn}")
+
+    def ev_link_active(self):
+        via_r2 = self.r1.iface_to("r2").name
+        via_r3 = self.r1.iface_to("r3").name
+
+        def down():
+            self.r1.run(f"ip link set {via_r2} down")
+            self.wait_fwd(self.h2_net, via_r3)
+
+        def up():
+            self.r1.run(f"ip link set {via_r2} up")
+            self.wait_fwd(self.h2_net, via_r2)
+        self.event("link-active-down", down, f"r1 {via_r2}")
+        time.sleep(1)
+        self.event("link-active-up", up, f"r1 {via_r2}")
+
+    def ev_reload(self):
+        self.guard_interval = 450 - self.guard_interval      # 200 <-> 250
+        self.write_conf()
+        d = self.fpmd
+        start = os.path.getsize(d.log)
+
+        def run():
+            d.proc.send_signal(signal.SIGHUP)
+            wait_for(lambda: "reload: re-checking" in
+                     d.logtext()[start:], timeout=30, interval=0.05,
+                     what="r1: fpmd reloaded")
+        self.event("reload", run,
+                   f"guard-interval {self.guard_interval} ms")
+
+    def note_loop(self):
+        """The longest loop iteration of the running fpmd, kept before
+        it goes, and its RSS and fds then."""
+        try:
+            s = self.fpmd.show("summary")
+            pid = self.fpmd.proc.pid
+            self.ends.append((pid, procmem.rss_bytes(pid),
+                              len(os.listdir(f"/proc/{pid}/fd"))))
+        except Exception:
+            return
+        us = s.get("loopIterationMaxUs", 0)
+        if us > self.loop_max[0]:
+            self.loop_max = (us, s.get("loopIterationMaxStep", ""),
+                             len(self.fpmds))
+
+    def ev_restart(self, sig):
+        kind = "restart-usr2" if sig == signal.SIGUSR2 else "restart-kill"
+        self.note_loop()
+
+        def run():
+            old = self.fpmd
+            old.proc.send_signal(sig)
+            old.proc.wait(30)
+            self.start_fpmd()
+            self.wait_plugin()
+            for p in [self.h2_net] + self.bgp_pfx:
+                self.wait_fwd(p)
+        self.event(kind, run, f"pid {self.fpmd.proc.pid}")
+
+    EVENTS = ("restart", "neigh-del", "reload", "link-backup", "neigh-mac",
+              "link-active")
+
+    def rounds(self):
+        """Each round: a restart (SIGKILL and SIGUSR2 in turn), then every
+        other event, so that each fpmd lives through all of them (or the
+        events of --events, in that order, repeats allowed)."""
+        evs = {"neigh-del": self.ev_neigh_del, "reload": self.ev_reload,
+               "link-backup": self.ev_link_backup,
+               "neigh-mac": self.ev_neigh_mac,
+               "link-active": self.ev_link_active}
+        k = 0
+        while True:
+            sig = signal.SIGUSR2 if k % 2 else signal.SIGKILL
+            evs["restart"] = lambda sig=sig: self.ev_restart(sig)
+            yield [evs[x] for x in self.a.events.split(",")]
+            k += 1
+
+    # ---- resources ------------------------------------------------------------
+
+    def resources(self, label):
+        """fpmd's RSS, map memory and fds at the flap cycle's full phase:
+        every route announced and in fpmd, then a quiet moment."""
+        self.flapper.hold()
+        self.wait_full()
+        time.sleep(self.a.settle)
+        pid = self.fpmd.proc.pid
+        s = self.fpmd.show("summary")
+        mem, nmaps = procmem.map_memory(pid)
+        r = {"label": label, "pid": pid, "rss": procmem.rss_bytes(pid),
+             "map_memory": mem, "maps": nmaps,
+             "fds": len(os.listdir(f"/proc/{pid}/fd")),
+             "chunk_bytes": s.get("mapChunkBytes", 0),
+             "routes_v4": s.get("routesV4"), "bgp": self.bgp_count()}
+        self.flapper.release()
+        log(f"resources {label}: {r}")
+        return r
+
+    # ---- the run --------------------------------------------------------------
+
+    def run(self):
+        a = self.a
+        t0 = time.monotonic()
+        log(f"building the lab ({a.stable} stable + {a.flap} flapping "
+            "BGP routes)")
+        rt = time.time()
+        self.build()
+        self.converge()
+        # FRR's and fpmd's start-up, for the log allow-list
+        self.events.append({"kind": "setup", "start": t0,
+                            "end": time.monotonic(), "start_rt": rt,
+                            "end_rt": time.time(), "detail": ""})
+        log(f"converged in {time.monotonic() - t0:.1f} s")
+        self.setup_s = time.monotonic() - t0
+        self.flapper = Flapper(os.path.join(self.h2.tmp, "bird.ctl"),
+                               a.flap_period)
+        self.start_traffic()
+        self.flapper.start()
+        t_end = self.traffic_start + a.minutes * 60 - a.tail
+        # warm-up: traffic and flaps only
+        time.sleep(max(1.0, min(a.warmup, t_end - time.monotonic())))
+        # The first fpmd created the maps, every later one adopts them
+        # (and holds less: no verifier and start-up heap); the baseline
+        # is an adopting fpmd, as the final one is.
+        self.ev_restart(signal.SIGUSR2)
+        self.baseline = self.resources("baseline")
+        last = 0
+        for evs in self.rounds():
+            # whole rounds only (the final fpmd has lived through every
+            # event but a restart), ending as near t_end as they can
+            if time.monotonic() + last / 2 > t_end:
+                break
+            r0 = time.monotonic()
+            for ev in evs:
+                if self.flapper.error:
+                    raise self.flapper.error
+                ev()
+                time.sleep(a.gap)
+            last = time.monotonic() - r0
+        self.flapper.hold()
+        self.note_loop()
+        self.final = self.resources("final")
+        self.flapper.stop_ev.set()
+        self.flapper.join(30)
+        self.stop_traffic()
+        self.summary = self.fpmd.show("summary")
+        self.note_loop()
+
+    # ---- the accounting -------------------------------------------------------
+
+    def windows(self):
+        return [(e["start"] - PRE, e["end"] + POST, e["kind"])
+                for e in self.events]
+
+    def analyse(self):
+        times = array.array("d")
+        with open(self.send_log, "rb") as f:
+            times.frombytes(f.read())
+        with open(self.sink_log, "rb") as f:
+            got = f.read()
+        sent = self.sent["sent"]
+        assert len(times) == sent, (len(times), sent)
+        got = got[:sent] + bytes(max(0, sent - len(got)))
+        lost = [k for k in range(sent) if not got[k]]
+        wins = self.windows()
+        per_kind = {}
+        unexplained = []
+        for k in lost:
+            ts = times[k]
+            kinds = [f"{w[2]} {ts - w[0] - PRE:+.3f} s" for w in wins
+                     if w[0] <= ts <= w[1]]
+            lk = next((x.split()[0] for x in kinds
+                       if x.split()[0] in MAY_LOSE), None)
+            if lk:
+                per_kind[lk] = per_kind.get(lk, 0) + 1
+            else:
+                unexplained.append((k, ts, kinds))
+        self.lost, self.per_kind, self.unexplained = lost, per_kind, \
+            unexplained
+        self.times = times
+
+        # fpmd's counters on r1 against the generator and the sink
+        def ctr(c, ifn, reason):
+            return c["fpmd"].get(ifn, {}).get(reason, {}).get("packets", 0)
+        in_if = self.r1.iface_to("h1").name
+        reasons = set(self.end["fpmd"].get(in_if, {}))
+        # what h1 sends r1 besides the flows: ARP, and IPv6 ND / MLD
+        # (multicast, link-local); no other IPv4 leaves h1
+        other = {"pass-not-ip", "pass-multicast", "pass-link-local",
+                 "pass-l2-other", "tx", "tx-redirect-error", "tx-xmit-drop"}
+        d = {r: ctr(self.end, in_if, r) - ctr(self.base, in_if, r)
+             for r in reasons}
+        self.ctr_delta = {r: v for r, v in d.items() if v}
+        fwd = d.get("forwarded", 0)
+        passed = sum(v for r, v in d.items() if r not in other and
+                     r != "forwarded")
+        self.xdp_fwd, self.xdp_pass = fwd, passed
+        self.kfwd = self.end["r1_fwd"] - self.base["r1_fwd"]
+        self.knoroute = self.end["r1_noroute"] - self.base["r1_noroute"]
+        self.tx_err = {}
+        for ifn in self.r1.ifaces:
+            for r in ("tx-redirect-error", "tx-xmit-drop"):
+                v = ctr(self.end, ifn, r) - ctr(self.base, ifn, r)
+                if v:
+                    self.tx_err[f"{ifn} {r}"] = v
+        self.link_drops = {}
+        for k, (rx, tx) in self.end["links"].items():
+            rx0, tx0 = self.base["links"].get(k, (0, 0))
+            if rx - rx0 or tx - tx0:
+                self.link_drops[k] = (rx - rx0, tx - tx0)
+        self.kmoved = {}
+        for n in ("r1", "h2"):
+            b, e = self.base[f"snmp:{n}"], self.end[f"snmp:{n}"]
+            for k, v in e.items():
+                # what may say a packet was dropped (not the traffic's
+                # own In/Out counts)
+                if v != b.get(k, 0) and re.search(
+                        r"Err|Discard|Drop|NoRoute|NoPort|Fail|Trunc|"
+                        r"Csum|Unknown|Overflow|Prune|Rcvbuf|Sndbuf", k):
+                    self.kmoved[f"{n} {k}"] = v - b.get(k, 0)
+        self.arp_discards = self.end["arp_discards"] - \
+            self.base["arp_discards"]
+        self.rcvbuf = self.end["h2_rcvbuf"] - self.base["h2_rcvbuf"]
+        self.noport = self.end["h2_noport"] - self.base["h2_noport"]
+
+    def check(self):
+        f = self.failures
+        sent, recv = self.sent["sent"], self.recvd["received"]
+        if recv + len(self.lost) != sent:
+            f.append(f"sent {sent} != received {recv} + lost "
+                     f"{len(self.lost)}")
+        if self.unexplained:
+            f.append(f"{len(self.unexplained)} packets lost outside the "
+                     "documented windows (first: " + ", ".join(
+                         f"#{k} at +{ts - self.traffic_start:.3f} s "
+                         f"{self.dst_kind[k % len(self.dsts)]} in "
+                         f"{kinds or 'no window'}"
+                         for k, ts, kinds in self.unexplained[:5]) + ")")
+        h1_drop = self.h1_drop = sum(v[1] for k, v in
+                                     self.link_drops.items()
+                                     if k.startswith("h1:"))
+        # every flow packet h1 sent reached r1's XDP program, which either
+        # forwarded it or passed it to the kernel
+        if self.xdp_fwd + self.xdp_pass + h1_drop != sent:
+            f.append(f"fpmd on r1 saw {self.xdp_fwd} forwarded + "
+                     f"{self.xdp_pass} passed + h1 tx drops {h1_drop} != "
+                     f"{sent} sent")
+        if self.kfwd > self.xdp_pass:
+            f.append(f"r1's kernel forwarded {self.kfwd} > the "
+                     f"{self.xdp_pass} fpmd passed to it")
+        if recv > self.xdp_fwd + self.kfwd:
+            f.append(f"h2 received {recv} > forwarded by XDP "
+                     f"{self.xdp_fwd} + kernel {self.kfwd}")
+        if self.noport:
+            f.append(f"h2 answered {self.noport} packets with port "
+                     "unreachable (the sink was not listening)")
+        for key in ("rss", "map_memory", "fds"):
+            b, e = self.baseline[key], self.final[key]
+            if not 0.9 * b <= e <= 1.1 * b:
+                f.append(f"{key}: {e} after the churn, baseline {b} "
+                         "(beyond +-10 %)")
+        self.log_errors = self.check_logs()
+        if self.flapper.error:
+            f.append(f"flapping bird failed: {self.flapper.error}")
+
+    def in_window(self, rt, kinds):
+        for e in self.events:
+            if e["kind"] in kinds and e["start_rt"] - LOG_SLACK <= rt <= \
+                    e["end_rt"] + LOG_SLACK:
+                return True
+        return False
+
+    def check_logs(self):
+        """Error lines of fpmd (all its processes' log) and FRR's daemons,
+        each on the allow-list keyed to an event, or a failure."""
+        out = []
+        ts_re = re.compile(r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
+
+        def when(line):
+            m = ts_re.match(line)
+            if not m:
+                return None
+            s = m.group(1)
+            base, _, frac = s.partition(".")
+            return time.mktime(time.strptime(base, "%Y/%m/%d %H:%M:%S")) + \
+                float("0." + (frac or "0"))
+
+        def scan(path, is_err, allowed, who):
+            try:
+                with open(path, errors="replace") as fh:
+                    lines = fh.read().splitlines()
+            except OSError:
+                return
+            for line in lines:
+                if not is_err(line):
+                    continue
+                rt = when(line)
+                ok = any(re.search(rx, line) and rt is not None and
+                         self.in_window(rt, kinds)
+                         for rx, kinds in allowed)
+                out.append((who, ok, line))
+        scan(os.path.join(self.r1.tmp, "fpmd.log"),
+             lambda x: " fpmd error: " in x, FPMD_ERRORS_ALLOWED, "fpmd")
+        for n in self.t.routers:
+            for daemon in n.spec.frr:
+                scan(os.path.join(n.tmp, f"{daemon}-errors.log"),
+                     lambda x: bool(x.strip()), FRR_ERRORS_ALLOWED,
+                     f"{n.name} {daemon}")
+        bad = [x for x in out if not x[1]]
+        if bad:
+            self.failures.append(f"{len(bad)} error log lines not on the "
+                                 "allow-list: " + "; ".join(
+                                     f"{w}: {ln}" for w, _, ln in bad[:5]))
+        return out
+
+    def report(self):
+        sent, recv = self.sent["sent"], self.recvd["received"]
+        dur = self.times[-1] - self.times[0] if len(self.times) > 1 else 0
+        print()
+        print("==== soak summary " + "=" * 50)
+        a = self.a
+        rows = [
+            ("run", f"{a.minutes:g} min, setup {self.setup_s:.1f} s; "
+             f"{a.stable} stable + {a.flap} flapping BGP routes, flap "
+             f"every {a.flap_period:g} s, {a.gap:g} s between events"),
+            ("traffic", f"{dur:.0f} s, {sent} packets sent "
+             f"({sent / max(dur, 1):.0f}/s, {len(self.dsts)} destinations "
+             f"x 4 flows), {self.sent['late']} pace resets, "
+             f"{self.sent['errors']} send errors"),
+            ("received", f"{recv} (+{self.recvd['duplicates']} duplicates)"),
+            ("lost", f"{len(self.lost)}: " + (", ".join(
+                f"{k} {v}" for k, v in sorted(self.per_kind.items())) or
+                "none in windows") + f"; unexplained {len(self.unexplained)}"),
+            ("fpmd r1 (from h1)",
+             f"forwarded {self.xdp_fwd} + passed {self.xdp_pass} = "
+             f"{self.xdp_fwd + self.xdp_pass}; " + ", ".join(
+                 f"{k} {v}" for k, v in sorted(self.ctr_delta.items()))),
+            ("r1 kernel", f"forwarded {self.kfwd} of the {self.xdp_pass} "
+             f"passed, InNoRoutes {self.knoroute}"),
+            ("where lost", f"before r1 (h1 tx drops) {self.h1_drop}, in "
+             f"r1's kernel (passed, not forwarded) "
+             f"{self.xdp_pass - self.kfwd}, after r1 (forwarded, not "
+             f"received) {self.xdp_fwd + self.kfwd - recv}"),
+            ("tx errors r1", ", ".join(f"{k} {v}" for k, v in
+                                       self.tx_err.items()) or "none"),
+            ("veth drops", ", ".join(f"{k} rx {a} tx {b}" for k, (a, b) in
+                                     self.link_drops.items()) or "none"),
+            ("h2 socket", f"RcvbufErrors {self.rcvbuf}, NoPorts "
+             f"{self.noport}"),
+            ("kernel drop counters", ", ".join(
+                f"{k} {v}" for k, v in sorted(self.kmoved.items())) or
+             "none moved (r1, h2: /proc/net/snmp, netstat)"),
+            ("ARP queue discards", f"{self.arp_discards} (host-wide: "
+             "/proc/net/stat/arp_cache unresolved_discards)"),
+            ("BGP flaps", f"{self.flapper.flaps} ({self.a.flap} routes "
+             f"each, every {self.a.flap_period} s)"),
+            ("fpmd processes", f"{len(self.fpmds)} ({self.binary}); RSS "
+             "before each stop " + (
+                 f"{min(e[1] for e in self.ends) >> 10}-"
+                 f"{max(e[1] for e in self.ends) >> 10} KiB, fds "
+                 f"{min(e[2] for e in self.ends)}-"
+                 f"{max(e[2] for e in self.ends)}" if self.ends else "-")),
+            ("longest loop iteration", f"{self.loop_max[0]} us "
+             f"({self.loop_max[1]}, fpmd #{self.loop_max[2]})"),
+        ]
+        for k, v in rows:
+            print(f"{k:>24}  {v}")
+        print()
+        print(f"{'event':>18} {'count':>6} {'total s':>8} {'max s':>7} "
+              f"{'lost':>6}  may lose")
+        kinds = {}
+        for e in self.events:
+            kinds.setdefault(e["kind"], []).append(e["end"] - e["start"])
+        for k, ds in kinds.items():
+            print(f"{k:>18} {len(ds):6d} {sum(ds):8.2f} {max(ds):7.2f} "
+                  f"{self.per_kind.get(k, 0):6d}  "
+                  f"{'yes' if k in MAY_LOSE else 'no'}")
+        print()
+        print(f"{'resource':>12} {'baseline':>12} {'final':>12} {'change':>8}")
+        for key in ("rss", "map_memory", "fds", "maps", "chunk_bytes",
+                    "routes_v4", "bgp"):
+            b, e = self.baseline[key], self.final[key]
+            ch = f"{100 * (e - b) / b:+.1f} %" if b else "-"
+            print(f"{key:>12} {b:>12} {e:>12} {ch:>8}")
+        print()
+        errs = self.log_errors
+        print(f"error log lines: {len(errs)} ({sum(1 for x in errs if x[1])}"
+              " allowed)")
+        for w, ok, ln in errs[:20]:
+            print(f"  {'allowed' if ok else 'NOT ALLOWED'} {w}: {ln}")
+        print()
+        if self.failures:
+            print("SOAK FAILED:")
+            for x in self.failures:
+                print(f"  - {x}")
+        else:
+            print("SOAK PASSED")
+        if self.a.json:
+            with open(self.a.json, "w") as f:
+                json.dump({"sent": sent, "received": recv,
+                           "lost": len(self.lost), "per_kind": self.per_kind,
+                           "unexplained": len(self.unexplained),
+                           "events": self.events, "baseline": self.baseline,
+                           "final": self.final, "failures": self.failures,
+                           "loop_max_us": self.loop_max[0]}, f, indent=1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("minutes", type=float,
+                   help="traffic time, warm-up and final check included")
+    p.add_argument("--rate", type=float, default=2000,
+                   help="packets per second in all (default 2000)")
+    p.add_argument("--stable", type=int, default=20000,
+                   help="BGP prefixes bird announces for good")
+    p.add_argument("--flap", type=int, default=10000,
+                   help="BGP prefixes withdrawn and announced again")
+    p.add_argument("--flap-period", type=float, default=5,
+                   help="s between a withdrawal and the announcement")
+    p.add_argument("--gap", type=float, default=3,
+                   help="s between two churn events")
+    p.add_argument("--warmup", type=float, default=20,
+                   help="s of traffic and flaps before the baseline")
+    p.add_argument("--settle", type=float, default=3,
+                   help="s of quiet before a resource reading")
+    p.add_argument("--tail", type=float, default=8,
+                   help="s kept for the final reading at the end")
+    p.add_argument("--events", default=",".join(Soak.EVENTS),
+                   help="a round's events, in order (default: all, "
+                   "%(default)s); repeats allowed")
+    p.add_argument("--json", help="write the results here too")
+    p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
+                   "tests/fpmd-nosan of a sanitized build)")
+    a = p.parse_args()
+    bad = set(a.events.split(",")) - set(Soak.EVENTS)
+    if bad:
+        p.error(f"--events: unknown {', '.join(sorted(bad))} (of "
+                f"{', '.join(Soak.EVENTS)})")
+    if os.geteuid() != 0:
+        print("soak: needs root (namespaces, XDP)", file=sys.stderr)
+        return 2
+    if not os.access(FPMD, os.X_OK):
+        print(f"soak: {FPMD} not built", file=sys.stderr)
+        return 2
+    binary = a.fpmd or FPMD
+    with open(binary, "rb") as f:
+        sanitized = b"__asan_init" in f.read()
+    if sanitized and not a.fpmd:
+        # ASan's quarantine holds freed memory back: a sanitized fpmd's
+        # RSS says nothing about leaks (as in tests/test_faults.py).
+        binary = os.path.join(BUILDDIR, "tests", "fpmd-nosan")
+        if not os.access(binary, os.X_OK):
+            print(f"soak: the build is sanitized and {binary} is not "
+                  f"built: make check builds it, or make -C {BUILDDIR} "
+                  "tests/fpmd-nosan", file=sys.stderr)
+            return 2
+    log(f"fpmd: {binary}")
+    s = Soak(a, binary)
+    old = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        try:
+            s.run()
+        except Exception as e:
+            log(f"soak could not run: {e!r}")
+            if s.t:
+                print(s.t.logs(tail=4000))
+            return 2
+        s.analyse()
+        s.check()
+        s.report()
+        return 1 if s.failures else 0
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        for proc in (s.sender, s.sink):
+            if proc and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if s.flapper:
+            s.flapper.stop_ev.set()
+        if s.t:
+            s.t.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
