@@ -135,10 +135,13 @@ void nh_resolve(struct nexthop *nh)
 		return;
 	ne = neigh_find(nh->family, nh->gw, nh->ifindex);
 	nh->resolved = ne != NULL;
+	/* Gone: the last MAC stays. A map update is a plain copy, and the
+	 * fast path may read the entry while it is written: flags that still
+	 * say resolved with a MAC half zeroed would send a frame to nobody
+	 * (the soak lost one in some hundred neighbor deletions). With the
+	 * MAC kept, a reader sees either the old entry or "unresolved". */
 	if (ne)
 		memcpy(nh->mac, ne->mac, 6);
-	else
-		memset(nh->mac, 0, 6);
 }
 
 struct nexthop *nh_alloc(enum rib_source src, uint32_t id,
