@@ -7,7 +7,7 @@ one of the soak's checks fails (a packet lost outside a documented
 window, fpmd's counters against the generator and the sink, RSS, map
 memory or fds beyond 10 % of the baseline, an unexplained error in a
 log) or the lab cannot be set up; the soak's summary is in the output.
-About 3 minutes here (175-182 s), setup included.
+About 3 minutes here (175-199 s), setup included.
 """
 import os
 import subprocess
