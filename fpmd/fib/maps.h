@@ -2,6 +2,8 @@
 /*
  * Writes to the fast path's BPF maps. fpmd is their only writer; every
  * function returns 0 or -errno and never logs (callers know the object).
+ * The fuzzers link the RIB and the feeds against tests/fuzz/fake_maps.c
+ * instead: a function here that those call needs a stand-in there.
  */
 #ifndef FPMD_MAPS_WRITE_H
 #define FPMD_MAPS_WRITE_H
