@@ -42,8 +42,10 @@ def test_plugin_replay_is_exact_and_acked(lab):
     done = c.recv()
     assert done.HasField("replay_done"), done  # echoes the end marker
     assert plugin_routes(d) == {"10.77.0.0/16", "10.78.0.0/16"}
-    # Each install's Ack is followed by the route's RouteStatus: prefix,
-    # table, offloaded, fpmd's state; a refused one is not offloaded.
+    # Each install's Ack is followed by the route's RouteStatus (at once,
+    # or after the commit that publishes its table part): prefix, table,
+    # offloaded, fpmd's state; a refused one is not offloaded.
+    c.wait_statuses(3)
     sts = {}
     for m in c.statuses:
         sts[(socket.inet_ntoa(m.prefix.addr), m.prefix.len)] = (

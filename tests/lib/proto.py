@@ -159,6 +159,15 @@ class Client:
                 return m
             self.statuses.append(m.route_status)
 
+    def wait_statuses(self, n):
+        """Until n RouteStatus messages are in: the status of a route
+        written into a new IPv4 table part is sent after the loop turn's
+        commit, so it may come after later replies (a ReplayDone)."""
+        while len(self.statuses) < n:
+            m = recv_msg(self.s, pb.FpmdMsg)
+            assert m is not None and m.HasField("route_status"), m
+            self.statuses.append(m.route_status)
+
     def closed(self):
         try:
             while True:
