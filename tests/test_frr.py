@@ -407,6 +407,8 @@ def test_e_blackhole_drops_in_xdp(lab):
 
 # ---- f. restarts ------------------------------------------------------------
 
+# CI time: the oldest and newest FRR 10 cover it (10.3 has the feeds' tests).
+@pytest.mark.frr_releases("bookworm", "forky")
 def test_f1_zebra_graceful_restart(lab):
     """zebra -r exits, comes back with -K: fpmd forwards all along, sweeps
     what zebra no longer has, rewrites nothing that did not change."""
@@ -536,6 +538,8 @@ def test_f2_frr_withdrawals_followed(lab):
     assert dl["r1-eth0"]["forwarded"] == 0, dl
 
 
+# CI time: the oldest and newest FRR 10 cover it (10.3 has the feeds' tests).
+@pytest.mark.frr_releases("bookworm", "forky")
 def test_f3_fpmd_restart_without_loss(lab):
     """fpmd --keep-forwarding stops, a new fpmd adopts the pinned maps and
     takes zebra's replay: not one packet of the streams is lost."""
