@@ -387,16 +387,47 @@ static __always_inline void mark_used(__u32 *used)
 		*(volatile __u32 *)used = m->epoch;
 }
 
+/* The sequence count of a nexthop or group (FPMD_SEQ_WRITING in
+ * fpmd_maps.h): read before and after the fields used. */
+static __always_inline __u32 seq_begin(const __u32 *seq)
+{
+	__u32 s = *(const volatile __u32 *)seq;
+
+	barrier();
+	return s;
+}
+
+/* Was the entry being rewritten while it was read? */
+static __always_inline int seq_torn(const __u32 *seq, __u32 s)
+{
+	barrier();
+	return FPMD_SEQ_WRITING(s) || *(const volatile __u32 *)seq != s;
+}
+
+/* Where a routed packet leaves and how it is rewritten: copied out of the
+ * nexthop (and neighbor), so that what is sent is one version of them. */
+struct egress {
+	__u32 ifindex;
+	__u32 mtu;
+	__u32 oslot; /* egress interface slot, for tx counters */
+	__u8 smac[ETH_ALEN];
+	__u8 dmac[ETH_ALEN];
+#ifdef FPMD_FIB_REF
+	struct bpf_fib_lookup fib;
+#endif
+};
+
 /*
  * Resolve the route value to a nexthop, pick the ECMP member by flow hash,
- * and fill in the destination MAC for connected routes. Returns a reason
- * (FPMD_R_FORWARDED when nh and dmac are usable).
+ * and fill in e, with the destination MAC from the neighbor for connected
+ * routes. Returns a reason (FPMD_R_FORWARDED when e is filled in). An
+ * entry met in the middle of a rewrite (a few microseconds, rare) sends
+ * the packet to the kernel, counted unresolved: never half of each.
  */
 static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
-				   int v6, struct fpmd_nexthop **nhp,
-				   const __u8 **dmacp)
+				   int v6, struct egress *e)
 {
-	__u32 type = FPMD_RT_TYPE(rv), idx = FPMD_RT_INDEX(rv);
+	__u32 type = FPMD_RT_TYPE(rv), idx = FPMD_RT_INDEX(rv), seq, flags;
 	struct fpmd_nexthop *nh;
 
 	switch (type) {
@@ -404,14 +435,20 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 		break;
 	case FPMD_RT_GROUP: {
 		struct fpmd_nh_group *g = group_at(idx);
-		__u32 b;
+		__u32 n, b;
 
-		if (!g || !g->nbuckets)
+		if (!g)
 			return FPMD_R_PASS_UNRESOLVED;
-		b = hash % g->nbuckets;
+		seq = seq_begin(&g->seq);
+		n = g->nbuckets;
+		if (!n)
+			return FPMD_R_PASS_UNRESOLVED;
+		b = hash % n;
 		if (b >= FPMD_GROUP_BUCKETS)
 			return FPMD_R_PASS_UNRESOLVED;
 		idx = g->bucket[b];
+		if (seq_torn(&g->seq, seq))
+			return FPMD_R_PASS_UNRESOLVED;
 		break;
 	}
 	case FPMD_RT_LOCAL:
@@ -427,49 +464,47 @@ static __always_inline int resolve(__u32 rv, __u32 hash, const void *dst,
 	}
 
 	nh = nexthop_at(idx);
-	if (!nh || !(nh->flags & FPMD_NH_F_VALID) ||
-	    (nh->flags & FPMD_NH_F_IFDOWN))
+	if (!nh)
 		return FPMD_R_PASS_UNRESOLVED;
-	*nhp = nh;
+	seq = seq_begin(&nh->seq);
+	flags = nh->flags;
+	if (!(flags & FPMD_NH_F_VALID) || (flags & FPMD_NH_F_IFDOWN))
+		return FPMD_R_PASS_UNRESOLVED;
+	e->ifindex = nh->ifindex;
+	e->mtu = nh->mtu;
+	e->oslot = nh->oslot;
+	__builtin_memcpy(e->smac, nh->smac, ETH_ALEN);
 
-	if (nh->flags & FPMD_NH_F_CONNECTED) {
+	if (flags & FPMD_NH_F_CONNECTED) {
 		struct fpmd_neigh_val *n;
 
+		/* Neighbors are hash entries: an update replaces the
+		 * element, freed after a grace period. */
 		if (v6) {
-			struct fpmd_neigh_v6_key k = { .ifindex = nh->ifindex };
+			struct fpmd_neigh_v6_key k = { .ifindex = e->ifindex };
 
 			__builtin_memcpy(k.addr, dst, 16);
 			n = bpf_map_lookup_elem(&neigh_v6, &k);
 		} else {
-			struct fpmd_neigh_v4_key k = { .ifindex = nh->ifindex };
+			struct fpmd_neigh_v4_key k = { .ifindex = e->ifindex };
 
 			__builtin_memcpy(k.addr, dst, 4);
 			n = bpf_map_lookup_elem(&neigh_v4, &k);
 		}
-		if (!n)
+		if (!n || seq_torn(&nh->seq, seq))
 			return FPMD_R_PASS_UNRESOLVED;
 		mark_used(&n->used);
-		*dmacp = n->mac;
+		__builtin_memcpy(e->dmac, n->mac, ETH_ALEN);
 		return FPMD_R_FORWARDED;
 	}
-	if (!(nh->flags & FPMD_NH_F_RESOLVED))
+	if (!(flags & FPMD_NH_F_RESOLVED))
+		return FPMD_R_PASS_UNRESOLVED;
+	__builtin_memcpy(e->dmac, nh->dmac, ETH_ALEN);
+	if (seq_torn(&nh->seq, seq))
 		return FPMD_R_PASS_UNRESOLVED;
 	mark_used(&nh->used);
-	*dmacp = nh->dmac;
 	return FPMD_R_FORWARDED;
 }
-
-/* Where a routed packet leaves and how it is rewritten. */
-struct egress {
-	__u32 ifindex;
-	__u32 mtu;
-	__u32 oslot; /* egress interface slot, for tx counters */
-	const __u8 *smac;
-	const __u8 *dmac;
-#ifdef FPMD_FIB_REF
-	struct bpf_fib_lookup fib; /* smac and dmac point into it */
-#endif
-};
 
 /*
  * Does the datagram fit the egress? The copy in the nexthop (the
@@ -745,27 +780,11 @@ static __always_inline int fib_egress(int rc, struct egress *e)
 	e->ifindex = e->fib.ifindex;
 	e->mtu = e->fib.mtu_result;
 	e->oslot = out->slot;
-	e->smac = e->fib.smac;
-	e->dmac = e->fib.dmac;
+	__builtin_memcpy(e->smac, e->fib.smac, ETH_ALEN);
+	__builtin_memcpy(e->dmac, e->fib.dmac, ETH_ALEN);
 	return FPMD_R_FORWARDED;
 }
 #endif
-
-/* Fill e from a resolved nexthop (fpmd's maps). */
-static __always_inline int nh_egress(int reason, struct fpmd_nexthop *nh,
-				     const __u8 *dmac, struct egress *e)
-{
-	if (reason != FPMD_R_FORWARDED)
-		return reason;
-	if (!nh || !dmac) /* resolve() never does this */
-		return FPMD_R_PASS_UNRESOLVED;
-	e->ifindex = nh->ifindex;
-	e->mtu = nh->mtu;
-	e->oslot = nh->oslot;
-	e->smac = nh->smac;
-	e->dmac = dmac;
-	return FPMD_R_FORWARDED;
-}
 
 /* Is a (network order) one of our own addresses? See local_v4_filter. */
 static __always_inline int ipv4_is_local(__u32 a)
@@ -812,8 +831,6 @@ static __always_inline int lookup_v4(void *ctx, __u32 ifindex,
 				     struct egress *e)
 {
 	__u32 saddr = iph->saddr, daddr = iph->daddr, hash;
-	struct fpmd_nexthop *nh = 0;
-	const __u8 *dmac = 0;
 	__u32 rv;
 
 	rv = route_v4(daddr);
@@ -854,8 +871,7 @@ static __always_inline int lookup_v4(void *ctx, __u32 ifindex,
 		}
 	}
 
-	return nh_egress(resolve(rv, hash, &daddr, 0, &nh, &dmac), nh, dmac,
-			 e);
+	return resolve(rv, hash, &daddr, 0, e);
 }
 #else
 /* The kernel FIB instead; like xdp_fwd, no rp_filter check. */
@@ -982,8 +998,6 @@ static __always_inline int lookup_v6(void *ctx, __u32 ifindex,
 				     struct ipv6hdr *ip6h, __u32 l3len,
 				     void *data_end, struct egress *e)
 {
-	struct fpmd_nexthop *nh = 0;
-	const __u8 *dmac = 0;
 	__u8 nexthdr = ip6h->nexthdr;
 	__u32 hash, rv;
 
@@ -1012,8 +1026,7 @@ static __always_inline int lookup_v6(void *ctx, __u32 ifindex,
 		}
 	}
 
-	return nh_egress(resolve(rv, hash, &ip6h->daddr, 1, &nh, &dmac), nh,
-			 dmac, e);
+	return resolve(rv, hash, &ip6h->daddr, 1, e);
 }
 #else
 static __always_inline int lookup_v6(void *ctx, __u32 ifindex,

@@ -17,7 +17,7 @@
  * Bumped whenever a layout below changes. fpmd stamps it into the pinned
  * "meta" map and refuses to adopt pinned maps carrying another version.
  */
-#define FPMD_LAYOUT_VERSION 9
+#define FPMD_LAYOUT_VERSION 10
 
 /* Default table sizes; fpmd can resize most of them before load. */
 #define FPMD_MAX_IFACES 64          /* interface slots (counters, ifaces) */
@@ -366,7 +366,23 @@ struct fpmd_nexthop {
 	__u8 gw[16]; /* IPv4 in the first 4 bytes */
 	__u32 id;    /* the source's nexthop id (0: implicit) */
 	__u32 used;  /* meta.epoch when the fast path last sent by it */
+	__u32 seq;   /* odd while fpmd rewrites the entry (FPMD_SEQ_*) */
 };
+
+/*
+ * fpmd rewrites nexthops and groups in place while the fast path reads
+ * them, and a map update is a plain copy in no given order: a reader
+ * could take half the old entry and half the new (the flags of one and
+ * the MAC of the other, the buckets of two groups). So each carries a
+ * sequence count, as the kernel guards a neighbor's MAC (neigh->ha_lock,
+ * neigh_ha_snapshot): fpmd writes the old contents with the count made
+ * odd, then the new contents, then the new ones with the count even
+ * again, each a syscall ordered after the one before (nhtab.c). The fast
+ * path reads the count before and after what it uses and passes the
+ * packet to the kernel when it was odd or moved. Loads are not reordered
+ * with loads on x86 (TSO), so a compiler barrier orders the reader there.
+ */
+#define FPMD_SEQ_WRITING(seq) ((seq) & 1u)
 
 /*
  * nexthops and nh_groups grow in chunks, as the table does: each is an
@@ -378,8 +394,8 @@ struct fpmd_nexthop {
  * map has room for max-nexthops / max-groups (the limits stay theirs).
  * Chunks stay below 32 KiB, so the kernel kmallocs them.
  */
-#define FPMD_NH_CHUNK_SHIFT 9    /* 512 nexthops x 48 bytes: 24 KiB */
-#define FPMD_GROUP_CHUNK_SHIFT 5 /* 32 groups x 592 bytes: 18.5 KiB */
+#define FPMD_NH_CHUNK_SHIFT 9    /* 512 nexthops x 56 bytes: 28 KiB */
+#define FPMD_GROUP_CHUNK_SHIFT 5 /* 32 groups x 600 bytes: 18.75 KiB */
 #define FPMD_CHUNKS_FOR(max, shift) (((max) + (1u << (shift)) - 1) >> (shift))
 
 struct fpmd_nh_group {
@@ -392,6 +408,7 @@ struct fpmd_nh_group {
 	__u32 member[FPMD_GROUP_BUCKETS];
 	__u8 weight[FPMD_GROUP_BUCKETS];
 	__u32 nmembers;
+	__u32 seq; /* odd while fpmd rewrites the entry (FPMD_SEQ_*) */
 };
 
 struct fpmd_neigh_v4_key {

@@ -16,8 +16,8 @@ from lib.proto import hello, nexthop, route
 from lib.traffic import measure
 from lib.proto import Client, acks
 
-NH_CHUNK, NH_SIZE = 512, 48          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
-GROUP_CHUNK, GROUP_SIZE = 32, 592    # FPMD_GROUP_CHUNK_SHIFT 5
+NH_CHUNK, NH_SIZE = 512, 52          # FPMD_NH_CHUNK_SHIFT 9, fpmd_nexthop
+GROUP_CHUNK, GROUP_SIZE = 32, 596    # FPMD_GROUP_CHUNK_SHIFT 5
 VIA_NH, VIA_GROUP = "10.99.0.1", "10.97.0.1"  # on h2's lo
 GW_NET = "172.16.104"  # a /22 on r1-eth1: gateways for filler nexthops
 

@@ -26,12 +26,14 @@
 #include <errno.h>
 #include <fnmatch.h>
 #include <net/if.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
@@ -1143,6 +1145,8 @@ static void case_ecmp_eq4_v4(const struct xcase *c);
 static void case_ecmp_13_v6(const struct xcase *c);
 static void case_ecmp_eq4_v6(const struct xcase *c);
 static void case_ecmp_sticky_v4(const struct xcase *c);
+static void case_nexthop_rewrite(const struct xcase *c);
+static void case_group_rewrite(const struct xcase *c);
 static void case_ecmp_sticky_v6(const struct xcase *c);
 static void case_ecmp_frag_v4(const struct xcase *c);
 static void case_ecmp_frag_v6(const struct xcase *c);
@@ -1285,6 +1289,14 @@ static const struct xcase cases[] = {
 	{ "v4_ecmp_same_flow_same_member",
 	  "the same 5-tuple always picks the same member",
 	  .run = case_ecmp_sticky_v4 },
+	{ "v4_nexthop_rewrite_never_torn",
+	  "a nexthop rewritten under traffic (MAC changes, resolved and not): "
+	  "every frame leaves by one whole version or goes up",
+	  .run = case_nexthop_rewrite },
+	{ "v4_group_rewrite_never_torn",
+	  "a group rewritten under traffic (1 bucket <-> 64): every frame "
+	  "picks a member of one whole version or goes up",
+	  .run = case_group_rewrite },
 	{ "v6_ecmp_same_flow_same_member",
 	  "the same IPv6 5-tuple always picks the same member",
 	  .run = case_ecmp_sticky_v6 },
@@ -2327,6 +2339,201 @@ static void ecmp_sticky(bool v6)
 static void case_ecmp_sticky_v4(const struct xcase *c)
 {
 	ecmp_sticky(false);
+}
+
+/*
+ * Rewrites under traffic. fpmd rewrites a nexthop or group in place while
+ * the fast path reads it (a MAC change, a neighbor lost, a member down):
+ * a writer thread cycles an entry through versions with the real writer
+ * (nhtab.c) while this thread runs frames through the program, and every
+ * frame must show one whole version (fpmd_maps.h, FPMD_SEQ_WRITING) or go
+ * up. Without the sequence count a frame leaves with one version's flags
+ * and another's MAC (seen on the neighbor-delete path in the soak). A
+ * tear is likeliest where a cache line boundary splits what the fast
+ * path reads, so the nexthop case moves its entry over 8 slots (array
+ * entries are 56 bytes apart, so one of 8 has each split); the group's
+ * count and buckets always span lines.
+ */
+#define REWRITE_NS 1600000000ull
+#define REWRITE_SLOTS 8
+
+struct rewriter {
+	bool group;
+	__u32 idx;
+	volatile bool stop;
+	unsigned long writes;
+	int err;
+};
+
+static unsigned long long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* The nexthop's versions: resolved with NH_P32's MACs, unresolved with no
+ * MAC (the old neighbor-delete write), resolved with NH_A's; the MACs of
+ * the two differ in every byte. */
+static void rewrite_nh_version(int v, struct fpmd_nexthop *nh)
+{
+	memset(nh, 0, sizeof(*nh));
+	nh->ifindex = if_index[nh_dev(NH_P32)];
+	nh->mtu = 1500;
+	nh->oslot = if_slot(nh_dev(NH_P32));
+	nh->flags = FPMD_NH_F_VALID;
+	if (v == 1 || v == 3)
+		return;
+	nh->flags |= FPMD_NH_F_RESOLVED;
+	nh_dmac(v ? NH_A : NH_P32, nh->dmac);
+	nh_smac(v ? NH_A : NH_P32, nh->smac);
+}
+
+/* G_13's versions: one bucket (NH_A) with NH_D left in the other 63, or
+ * all 64 buckets NH_B. A frame by NH_D read the new count with the old
+ * buckets. */
+static void rewrite_group_version(int v, struct fpmd_nh_group *g)
+{
+	memset(g, 0, sizeof(*g));
+	for (int i = 0; i < FPMD_GROUP_BUCKETS; i++)
+		g->bucket[i] = v ? NH_B : NH_D;
+	if (!v)
+		g->bucket[0] = NH_A;
+	g->nbuckets = v ? FPMD_GROUP_BUCKETS : 1;
+}
+
+static int rewrite_one(struct rewriter *w, int v)
+{
+	if (!w->group) {
+		struct fpmd_nexthop nh;
+
+		rewrite_nh_version(v, &nh);
+		return nhtab_nexthop_write(&nhtab, w->idx, &nh);
+	}
+	struct fpmd_nh_group g;
+
+	rewrite_group_version(v % 2, &g);
+	return nhtab_group_write(&nhtab, w->idx, &g);
+}
+
+static void *rewriter_run(void *arg)
+{
+	struct rewriter *w = arg;
+
+	for (int v = 1; !w->stop && !w->err; v = (v + 1) % 4) {
+		w->err = rewrite_one(w, v);
+		w->writes++;
+	}
+	return NULL;
+}
+
+struct rewrite_tally {
+	unsigned long frames, writes, passed, first, second;
+	int bad;
+};
+
+/* Frames to dst for ns while a writer rewrites w's entry. */
+static void rewrite_run(struct rewriter *w, const char *dst,
+			unsigned long long ns, struct rewrite_tally *t)
+{
+	int ok_a = w->group ? NH_A : NH_P32, ok_b = w->group ? NH_B : NH_A;
+	unsigned long long end;
+	pthread_t th;
+
+	w->err = rewrite_one(w, 0);
+	if (w->err || pthread_create(&th, NULL, rewriter_run, w)) {
+		failf("writer: cannot start");
+		t->bad++;
+		return;
+	}
+	end = mono_ns() + ns;
+	while (mono_ns() < end && t->bad < 5) {
+		struct pkt p = { .dst = dst,
+				 .sport = 1000 + t->frames % 4096,
+				 .dport = 53 };
+		struct frame in, out;
+		__u8 d[ETH_ALEN];
+		char dm[18], sm[18];
+		__u32 retval;
+		int nh;
+
+		build_frame(&p, IF_IN0, &in);
+		if (run_frame(IF_IN0, &in, &out, &retval)) {
+			failf("test_run failed");
+			t->bad++;
+			break;
+		}
+		t->frames++;
+		if (retval == XDP_PASS) {
+			t->passed++;
+			continue;
+		}
+		nh = retval == XDP_REDIRECT ? nh_by_smac(&out) : 0;
+		if (nh)
+			nh_dmac(nh, d);
+		if ((nh == ok_a || nh == ok_b) &&
+		    (w->group || !memcmp(out.b, d, ETH_ALEN))) {
+			*(nh == ok_a ? &t->first : &t->second) += 1;
+			continue;
+		}
+		t->bad++;
+		fmt_mac(out.b, dm);
+		fmt_mac(out.b + ETH_ALEN, sm);
+		failf("slot %u frame %lu: verdict %u, dst %s src %s (%s): not "
+		      "one whole version",
+		      w->idx, t->frames, retval, dm, sm,
+		      nh ? nh_name(nh) : "no nexthop");
+	}
+	w->stop = true;
+	pthread_join(th, NULL);
+	if (w->err) {
+		failf("writer: %s", strerror(-w->err));
+		t->bad++;
+	}
+	t->writes += w->writes;
+}
+
+static void rewrite_report(bool group, const struct rewrite_tally *t)
+{
+	/* The versions must really have met the frames. */
+	if (t->writes < 1000)
+		failf("only %lu rewrites", t->writes);
+	if (!t->passed || !t->first || !t->second)
+		failf("versions seen: passed %lu, first %lu, second %lu",
+		      t->passed, t->first, t->second);
+	snprintf(note, sizeof(note),
+		 "%lu frames, %lu rewrites; %lu passed, by %s %lu, by %s %lu",
+		 t->frames, t->writes, t->passed, nh_name(group ? NH_A : NH_P32),
+		 t->first, nh_name(group ? NH_B : NH_A), t->second);
+}
+
+static void case_nexthop_rewrite(const struct xcase *c)
+{
+	struct rewrite_tally t = { 0 };
+	struct fpmd_lpm_v6 key;
+	int family;
+
+	_Static_assert(NH_COUNT + REWRITE_SLOTS <= 1u << FPMD_NH_CHUNK_SHIFT,
+		       "the rewrite slots share chunk 0");
+	route_key("10.1.2.3/32", &family, &key);
+	for (__u32 k = 0; k < REWRITE_SLOTS && !t.bad; k++) {
+		struct rewriter w = { .idx = NH_COUNT + k };
+
+		put_route(AF_INET, &key, FPMD_RT_ENCODE(FPMD_RT_NEXTHOP, NH_COUNT + k),
+			  "10.1.2.3/32");
+		rewrite_run(&w, "10.1.2.3", REWRITE_NS / REWRITE_SLOTS, &t);
+	}
+	rewrite_report(false, &t);
+}
+
+static void case_group_rewrite(const struct xcase *c)
+{
+	struct rewrite_tally t = { 0 };
+	struct rewriter w = { .group = true, .idx = G_13 };
+
+	rewrite_run(&w, "192.0.2.9", REWRITE_NS, &t);
+	rewrite_report(true, &t);
 }
 
 static void case_ecmp_sticky_v6(const struct xcase *c)

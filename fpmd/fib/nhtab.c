@@ -32,21 +32,67 @@ void nhtab_close(struct nhtab *t)
 		chunks_close(&t->groups);
 }
 
+/* Either entry, with its sequence count where the type keeps it. */
+union entry {
+	struct fpmd_nexthop nh;
+	struct fpmd_nh_group g;
+};
+
+/*
+ * Write entry idx with the sequence count protocol (FPMD_SEQ_WRITING in
+ * fpmd_maps.h): old contents with the count odd, new contents, new
+ * contents with the count even. A chunk the fast path cannot see yet
+ * (pending) takes one write. A failure leaves the count odd, and the
+ * fast path passes the entry's packets to the kernel until a write
+ * succeeds.
+ */
 static int put(struct chunks *c, unsigned int shift, uint32_t idx,
-	       const void *v, bool create)
+	       const union entry *v, uint32_t *(*seq_of)(union entry *),
+	       bool create)
 {
-	uint32_t ci = idx >> shift, i = idx & ((1u << shift) - 1);
-	int ret = chunks_get(c, ci, create);
+	uint32_t ci = idx >> shift, i = idx & ((1u << shift) - 1), seq;
+	int ret = chunks_get(c, ci, create), fd;
+	union entry old, new = *v;
 
 	if (ret == -ENOENT && !create)
 		return 0; /* a clear where nothing was ever written */
 	if (ret)
 		return ret;
-	if (bpf_map_update_elem(chunks_fd(c, ci), &i, v, BPF_ANY))
+	fd = chunks_fd(c, ci);
+	if (c->state[ci] == CHUNK_PENDING) {
+		*seq_of(&new) = 0;
+		if (bpf_map_update_elem(fd, &i, &new, BPF_ANY))
+			return -errno;
+		/* Visible (one RCU grace period) before the caller lets
+		 * anything refer to idx. */
+		return chunks_commit(c, 0);
+	}
+	if (bpf_map_lookup_elem(fd, &i, &old))
 		return -errno;
-	/* A new chunk is visible (one RCU grace period) before the caller
-	 * lets anything refer to idx. */
+	seq = *seq_of(&old);
+	if (!FPMD_SEQ_WRITING(seq)) {
+		*seq_of(&old) = ++seq;
+		if (bpf_map_update_elem(fd, &i, &old, BPF_ANY))
+			return -errno;
+	}
+	*seq_of(&new) = seq;
+	if (bpf_map_update_elem(fd, &i, &new, BPF_ANY))
+		return -errno;
+	*seq_of(&new) = seq + 1;
+	if (bpf_map_update_elem(fd, &i, &new, BPF_ANY))
+		return -errno;
+	/* A chunk taken back from the reaper, say. */
 	return chunks_dirty(c) ? chunks_commit(c, 0) : 0;
+}
+
+static uint32_t *nh_seq(union entry *e)
+{
+	return &e->nh.seq;
+}
+
+static uint32_t *group_seq(union entry *e)
+{
+	return &e->g.seq;
 }
 
 static int get(struct chunks *c, unsigned int shift, uint32_t idx, void *v)
@@ -61,27 +107,33 @@ static int get(struct chunks *c, unsigned int shift, uint32_t idx, void *v)
 int nhtab_nexthop_write(struct nhtab *t, uint32_t idx,
 			const struct fpmd_nexthop *nh)
 {
-	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, nh, true);
+	union entry e = { .nh = *nh };
+
+	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, &e, nh_seq, true);
 }
 
 int nhtab_group_write(struct nhtab *t, uint32_t idx,
 		      const struct fpmd_nh_group *g)
 {
-	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, g, true);
+	union entry e = { .g = *g };
+
+	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, &e, group_seq,
+		   true);
 }
 
 int nhtab_nexthop_clear(struct nhtab *t, uint32_t idx)
 {
-	struct fpmd_nexthop z = { 0 };
+	static const union entry z;
 
-	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, &z, false);
+	return put(&t->nh, FPMD_NH_CHUNK_SHIFT, idx, &z, nh_seq, false);
 }
 
 int nhtab_group_clear(struct nhtab *t, uint32_t idx)
 {
-	static const struct fpmd_nh_group z;
+	static const union entry z;
 
-	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, &z, false);
+	return put(&t->groups, FPMD_GROUP_CHUNK_SHIFT, idx, &z, group_seq,
+		   false);
 }
 
 int nhtab_nexthop_read(struct nhtab *t, uint32_t idx, struct fpmd_nexthop *nh)
