@@ -8,6 +8,7 @@ Run by hand as root (not collected by pytest: no test_ name):
     /usr/bin/python3 tests/bench_cp.py 250000     # any counts
     /usr/bin/python3 tests/bench_cp.py --sink     # a plain FPM sink, no fpmd
     /usr/bin/python3 tests/bench_cp.py --perf     # perf profile of fpmd too
+    /usr/bin/python3 tests/bench_cp.py --routes routes-real.txt  # a route file
 
 For each route count it builds two namespaces of its own joined by a veth:
 "bird" runs bird2 with N static routes (a deterministic BGP-like mix of
@@ -61,6 +62,7 @@ import tempfile
 import threading
 import time
 
+from lib import routefile  # noqa: E402
 from lib.runner import (Child, guarded, keep_going, log,  # noqa: E402
                         read_text, run, stop_all)
 
@@ -447,6 +449,19 @@ def gen_routes(n, seed=4242):
     return routes
 
 
+_FILE = {}
+
+
+def file_routes(path):
+    """--routes FILE: its IPv4 routes, in file order, away from the
+    benchmark's own 172.16.200.0/24 and 127/8."""
+    if path not in _FILE:
+        t = routefile.Table(path, 4, own=("172.16.200.0/24", "127.0.0.0/8"))
+        log("route file " + t.describe())
+        _FILE[path] = t.routes
+    return _FILE[path]
+
+
 def write_bird_routes(path, routes):
     with open(path, "w") as f:
         for addr, plen in routes:
@@ -620,8 +635,14 @@ class Bench:
                     " address-family ipv4 unicast\n"
                     f"  neighbor {BIRD_IP} activate\n"
                     " exit-address-family\n")
-        log(f"generating {self.n} routes")
-        self.routes = gen_routes(self.n)
+        if self.args.routes:
+            self.routes = file_routes(self.args.routes)[:self.n]
+            if len(self.routes) < self.n:
+                raise RuntimeError(f"{self.args.routes} has only "
+                                   f"{len(self.routes)} IPv4 routes")
+        else:
+            log(f"generating {self.n} routes")
+            self.routes = gen_routes(self.n)
         write_bird_routes(f"{t}/routes.conf", self.routes)
         with open(f"{t}/bird.conf", "w") as f:
             f.write(f'log "{t}/log/bird.log" all;\n'
@@ -1090,6 +1111,10 @@ def main():
     ap.add_argument("counts", nargs="*", type=int,
                     help="route counts (default 100000 1000000)")
     ap.add_argument("--quick", action="store_true", help="100k routes only")
+    ap.add_argument("--routes", metavar="FILE",
+                    help="IPv4 routes from FILE (\"PREFIX KEY\" lines, "
+                    "scripts/route-table.py; its first N) instead of the "
+                    "generator; counts default to 100k and the whole file")
     ap.add_argument("--sink", action="store_true",
                     help="plain FPM sink instead of fpmd (zebra's timeline)")
     ap.add_argument("--fpmd-arg", action="append", default=[],
@@ -1100,6 +1125,9 @@ def main():
                     help="copy the daemons' logs to DIR before cleanup")
     args = ap.parse_args()
     counts = args.counts or ([100000] if args.quick else [100000, 1000000])
+    if args.routes and not args.counts:
+        counts = [100000] if args.quick else \
+            [100000, len(file_routes(args.routes))]
     if os.geteuid() != 0:
         sys.exit("needs root (namespaces, BPF, FRR)")
     for exe in (BIRD, BIRDC, f"{FRR}/zebra", f"{FRR}/bgpd"):
@@ -1128,6 +1156,9 @@ def main():
         if rc:
             break
     if results:
+        print("\nTables: " + (f"{args.routes} (its first N IPv4 routes)"
+                              if args.routes else
+                              "synthetic (gen_routes, BGP-like /8-/24)"))
         report(results, args.sink)
     print(f"\ntotal {time.time() - t_start:.0f} s; command: "
           f"{' '.join(sys.argv)}")

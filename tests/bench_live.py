@@ -119,6 +119,8 @@ import subprocess
 import sys
 import time
 
+from lib import routefile
+from lib.routefile import GROUP_ONE_IN, GROUPS, NEXTHOPS
 from lib.runner import (BenchBase, Child, guarded, keep_going, log,
                         read_text, run, stop_all)
 
@@ -265,9 +267,6 @@ def hot_dst(af, routes):
 # every kernel FIB and fpmd's FPM feed get the same assignment, and a
 # smaller table is the first part of a larger one.
 
-NEXTHOPS = 64       # TG_NEXTHOPS: gateways per family
-GROUPS = 8          # TG_GROUPS
-GROUP_ONE_IN = 16   # TG_GROUP_ONE_IN
 M64 = (1 << 64) - 1
 
 
@@ -806,6 +805,11 @@ class Bench(BenchBase):
 
     # -- the whole benchmark -----------------------------------------------------
     def steps(self):
+        if self.args.routes and not (self.args.v4_sizes or
+                                     self.args.v6_sizes):
+            n4, n6 = (len(self.files[af].routes) for af in (4, 6))
+            steps = [(n, min(n, n6)) for n in (10, 10000, 100000) if n < n4]
+            return steps + [(n4, n6)]
         if self.args.v4_sizes or self.args.v6_sizes:
             v4, v6 = self.args.v4_sizes or [10], self.args.v6_sizes or [10]
             return [(v4[i] if i < len(v4) else None,
@@ -816,17 +820,33 @@ class Bench(BenchBase):
         return [(10, 10), (10000, 10000), (100000, 100000), (1000000, None)]
 
     def run(self):
-        self.setup()
-        self.start_helpers()
+        t0 = time.time()
+        if self.args.routes:
+            # Away from the routers' own 10.k/16 and fd00:k::/32.
+            self.files = {af: routefile.Table(self.args.routes, af,
+                                              own=("10.0.0.0/8", "fd00::/8"))
+                          for af in (4, 6)}
         steps = self.steps()
         max4 = max(s[0] for s in steps)
         max6 = max(s[1] for s in steps if s[1])
-        t0 = time.time()
-        routes = {4: gen_routes(4, max4), 6: gen_routes(6, max6)}
-        nhs = {4: route_nhs(4, max4), 6: route_nhs(6, max6)}
+        if self.args.routes:
+            for af, n in ((4, max4), (6, max6)):
+                if n > len(self.files[af].routes):
+                    raise SystemExit(f"{self.args.routes} has only "
+                                     f"{len(self.files[af].routes)} IPv{af} "
+                                     f"routes, not {n}")
+            routes = {af: self.files[af].routes for af in (4, 6)}
+            nhs = {af: self.files[af].nhs for af in (4, 6)}
+            for af in (4, 6):
+                log("route file " + self.files[af].describe())
+        else:
+            routes = {4: gen_routes(4, max4), 6: gen_routes(6, max6)}
+            nhs = {4: route_nhs(4, max4), 6: route_nhs(6, max6)}
         log(f"route sets: {max4} IPv4, {max6} IPv6, via {NEXTHOPS} gateways "
             f"or (1 in {GROUP_ONE_IN}) {GROUPS} ECMP groups "
             f"({time.time() - t0:.1f} s)")
+        self.setup()
+        self.start_helpers()
         hot = {af: hot_dst(af, routes[af]) for af in (4, 6)}
         have = {4: 0, 6: 0}
         results = self.results
@@ -943,6 +963,10 @@ def report(results, args):
           "only rewrites the MACs and redirects (tests/xdp_floor.bpf.c), the "
           "redirect floor of this path. Routes via 64 gateways, 1 in 16 via "
           "an ECMP group of 2-4 (tests/tablegen.h's rules).")
+    print("Tables: " + (f"{args.routes} (the file's first routes of each "
+                        "family; nexthop keys hashed onto the gateways and "
+                        "groups)" if getattr(args, "routes", None) else
+                        "synthetic (gen_routes, BGP-like mix)"))
     print()
     ratios = [("fpmd", "kernel"), ("fpmd", "ref"), ("fpmd", "floor"),
               ("dxr", "floor")]
@@ -1195,6 +1219,10 @@ def main():
     ap.add_argument("--v6-sizes", type=sizes_arg, metavar="N,N...",
                     help="IPv6 table sizes, growing (IPv4 then 10 unless "
                     "--v4-sizes)")
+    ap.add_argument("--routes", metavar="FILE",
+                    help="tables from FILE (\"PREFIX KEY\" lines, "
+                    "scripts/route-table.py) instead of the generator: "
+                    "its first 10, 10k, 100k routes and all of them")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
     ap.add_argument("--scale-rounds", type=int,
                     help="scaling runs per configuration, at the largest "

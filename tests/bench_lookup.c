@@ -242,10 +242,11 @@ static void family_nexthops(struct family *f)
 	}
 }
 
-static void gen_routes(struct family *f, size_t n,
-		       const struct tg_len_weight *mix, size_t nmix)
+/* The table's LPM keys and gateways, once f->t is made or loaded. */
+static void family_table(struct family *f)
 {
-	tg_gen(&f->t, f->af, n, mix, nmix);
+	size_t n = f->t.n;
+
 	f->r = f->t.r;
 	f->n = f->t.n;
 	f->r[0].nh = 0;
@@ -261,6 +262,40 @@ static void gen_routes(struct family *f, size_t n,
 		memcpy(key, &plen, sizeof(plen));
 		memcpy(key + sizeof(plen), f->r[i].addr, f->alen);
 	}
+}
+
+static void gen_routes(struct family *f, size_t n,
+		       const struct tg_len_weight *mix, size_t nmix)
+{
+	tg_gen(&f->t, f->af, n, mix, nmix);
+	family_table(f);
+}
+
+/* --routes FILE: the family's table from the file (tablegen.h). */
+static void load_routes(struct family *f, const char *path)
+{
+	struct tg_load_stats st;
+
+	tg_load(&f->t, f->af, path, &st);
+	family_table(f);
+	progress("%s: %zu %s routes (%zu lines; skipped: %zu of the other "
+		 "family, %zu longer than /64, %zu repeated, %zu in the "
+		 "benchmark's own subnets)",
+		 path, f->n, f->name, st.lines, st.other_af, st.too_long,
+		 st.dup, st.own);
+}
+
+/* The table sizes measured from a file of n routes: the generator's sizes
+ * below n, then the whole file. */
+static int file_sizes(const size_t *gen, int ngen, size_t n, size_t *out)
+{
+	int k = 0;
+
+	for (int i = 0; i < ngen; i++)
+		if (gen[i] < n)
+			out[k++] = gen[i];
+	out[k++] = n;
+	return k;
 }
 
 /* The route value of route i: its nexthop or ECMP group, in this
@@ -1107,7 +1142,8 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick] [--dump ipv4|ipv6:N]\n"
+		"usage: bench_lookup [--quick] [--routes FILE] "
+		"[--dump ipv4|ipv6:N]\n"
 		"  ns/packet of fpmd's XDP lookup (LPM tries, DIR-24-8, DXR)\n"
 		"  against bpf_fib_lookup(), route write rates, memory and\n"
 		"  adoption; needs root.\n"
@@ -1115,7 +1151,10 @@ static void usage(FILE *out)
 		"  --warm N untimed frames to other spread destinations before\n"
 		"           each program's spread block (default 131072, quick\n"
 		"           16384; 0: the table as the other programs left it)\n"
-		"  --dump   print the first N routes of the family's table\n"
+		"  --routes FILE  the tables from FILE (\"PREFIX KEY\" lines,\n"
+		"           scripts/route-table.py): its first 10, 10k, 100k\n"
+		"           (1M) routes of each family and all of them\n"
+		"  --dump   print the first N (or all) routes of the family's table\n"
 		"           (\"prefix/len gateway[,gateway...]\", several for\n"
 		"           an ECMP group), measure nothing\n");
 }
@@ -1459,9 +1498,11 @@ int main(int argc, char **argv)
 		{ "help", no_argument, 0, 'h' },
 		{ "dump", required_argument, 0, 'd' },
 		{ "warm", required_argument, 0, 'w' },
+		{ "routes", required_argument, 0, 'r' },
 		{ 0 },
 	};
-	const char *dump = NULL;
+	const char *dump = NULL, *routes = NULL;
+	size_t s4_file[5], s6_file[5];
 	int warm_set = 0;
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
 	static const size_t v6_full[] = { 10, 10000, 100000 };
@@ -1523,6 +1564,9 @@ int main(int argc, char **argv)
 		case 'd':
 			dump = optarg;
 			break;
+		case 'r':
+			routes = optarg;
+			break;
 		case 'w':
 			opt.warm_frames = strtoul(optarg, NULL, 10);
 			warm_set = 1;
@@ -1551,16 +1595,28 @@ int main(int argc, char **argv)
 		die("cannot count CPUs");
 
 	/* The quick run's tables are the first routes of the full run's. */
-	gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
-	gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix, TG_NMIX(tg_v6_mix));
+	if (routes) {
+		load_routes(&v4, routes);
+		load_routes(&v6, routes);
+		n4 = file_sizes(s4, n4, v4.n, s4_file);
+		n6 = file_sizes(s6, n6, v6.n, s6_file);
+		s4 = s4_file, s6 = s6_file;
+	} else {
+		gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
+		gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix,
+			   TG_NMIX(tg_v6_mix));
+	}
 	if (dump) {
 		const char *colon = strchr(dump, ':');
 
 		if (!colon || (strncmp(dump, "ipv4:", 5) &&
 			       strncmp(dump, "ipv6:", 5)))
 			die("--dump %s: want ipv4:N or ipv6:N", dump);
-		ret = dump_routes(dump[3] == '4' ? &v4 : &v6,
-				  strtoul(colon + 1, NULL, 10));
+		struct family *f = dump[3] == '4' ? &v4 : &v6;
+
+		ret = dump_routes(f, strcmp(colon + 1, "all") ?
+					     strtoul(colon + 1, NULL, 10) :
+					     f->n);
 		tg_free(&v4.t);
 		free(v4.keys);
 		tg_free(&v6.t);
@@ -1761,6 +1817,12 @@ int main(int argc, char **argv)
 	       "longest match.\nRoute mix:\n",
 	       dxr.v6_s, 100 * dxr.v6_s / (now() - t_start), TG_NEXTHOPS,
 	       TG_GROUPS);
+	if (routes)
+		printf("Tables: %s (the file's first routes of each family; "
+		       "nexthop keys hashed onto\nthe gateways and groups)\n",
+		       routes);
+	else
+		printf("Tables: synthetic (tests/tablegen.h)\n");
 	print_mix(&v4, s4[n4 - 1]);
 	print_mix(&v6, s6[n6 - 1]);
 	print_results(pp, res, nres);

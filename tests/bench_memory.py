@@ -7,7 +7,9 @@ without sanitizers (their shadow memory makes RSS meaningless):
     FPMD_BUILDDIR=$PWD/build-rel scripts/build.sh --with-frr-source=...
     make -C build-rel tests/bench_lookup
     /usr/bin/python3 tests/bench_memory.py build-rel
-    /usr/bin/python3 tests/bench_memory.py build-rel --routes 0,100 --restarts 5
+    /usr/bin/python3 tests/bench_memory.py build-rel --sizes 0,100 --restarts 5
+    /usr/bin/python3 tests/bench_memory.py build-rel --routes routes-real.txt \\
+        --sizes 100,all     # a route file (scripts/route-table.py)
 
 For each table size and each table type (--tables: fast = DIR-24-8 and
 the IPv6 binary search, fpmd's default; dxr = the compact IPv4 table
@@ -87,12 +89,25 @@ TABLES = {
 }
 
 
+ALL = -1  # --sizes / --mass-delete "all": the whole route file
+
+
+def size_arg(text):
+    return ALL if text == "all" else int(text)
+
+
 def parse():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("builddir", help="a build without sanitizers "
                     "(FPMD_BUILDDIR of scripts/build.sh)")
-    ap.add_argument("--routes", default="0,100,10000",
-                    help="table sizes, comma-separated (0,100,10000)")
+    ap.add_argument("--sizes", default="0,100,10000",
+                    help="table sizes, comma-separated (0,100,10000): N "
+                    "IPv4 and N/5 IPv6 routes; with --routes, \"all\" "
+                    "is the whole file")
+    ap.add_argument("--routes", metavar="FILE",
+                    help="tables from FILE (\"PREFIX KEY\" lines, "
+                    "scripts/route-table.py) instead of the generator: "
+                    "its first routes of each family")
     ap.add_argument("--tables", default="fast,dxr,lpm",
                     help="table types, comma-separated: fast (DIR-24-8, "
                     "binary search), dxr (DXR, binary search), lpm (LPM "
@@ -100,10 +115,11 @@ def parse():
     ap.add_argument("--restarts", type=int, default=3,
                     help="restarts per size; the best is shown (3)")
     ap.add_argument("--json", help="also write the rows to this file")
-    ap.add_argument("--mass-delete", type=int, metavar="N",
-                    help="instead: load N IPv4 (and N/5 IPv6) routes, "
-                    "delete them all, time the memory's return and the "
-                    "longest loop iteration")
+    ap.add_argument("--mass-delete", type=size_arg, metavar="N",
+                    help="instead: load N IPv4 (and N/5 IPv6) routes "
+                    "(\"all\": the whole --routes file), delete them all, "
+                    "time the memory's return and the longest loop "
+                    "iteration")
     ap.add_argument("--drain-timeout", type=float, default=180,
                     help="--mass-delete: give up waiting for the memory "
                     "after this many seconds (180)")
@@ -132,8 +148,13 @@ def table(af, n):
     if not os.access(tool, os.X_OK):
         raise SystemExit(f"{tool} missing: make -C {ARGS.builddir} "
                          "tests/bench_lookup")
-    out = subprocess.run([tool, "--dump", f"ipv{af}:{n}"], check=True,
-                         capture_output=True, text=True).stdout
+    cmd = [tool, "--dump", f"ipv{af}:{'all' if n == ALL else n}"]
+    if ARGS.routes:
+        cmd += ["--routes", ARGS.routes]
+    elif n == ALL:
+        raise SystemExit("\"all\" routes: only with --routes FILE")
+    out = subprocess.run(cmd, check=True, capture_output=True,
+                         text=True).stdout
     lab_nets = [ipaddress.ip_network(x) for x in
                 (("172.16.101.0/24", "172.16.102.0/24") if af == 4 else
                  ("2001:db8:101::/64", "2001:db8:102::/64"))]
@@ -144,6 +165,24 @@ def table(af, n):
         if not any(net.subnet_of(x) for x in lab_nets):
             rows.append((net, tuple(int(x) for x in nh.split(","))))
     return rows
+
+
+def print_tables():
+    """Which tables were measured."""
+    if ARGS.routes:
+        print(f"# tables: {ARGS.routes} (its first routes of each family, "
+              f"via tests/bench_lookup --routes --dump; nexthop keys hashed "
+              f"onto {NEXTHOPS} gateways per family and 8 ECMP groups)")
+    else:
+        print(f"# tables: tests/bench_lookup --dump (BGP-like, /25-/32 "
+              f"nested, {NEXTHOPS} gateways per family, 1 in 16 routes "
+              f"ECMP)")
+
+
+def tables(n):
+    """The IPv4 and IPv6 tables of size n: N and N / V6_SHARE routes, or
+    the whole file."""
+    return table(4, n), table(6, n if n == ALL else n // V6_SHARE)
 
 
 def gateways(lab):
@@ -212,7 +251,8 @@ def measure(lab, n, kind, restarts):
     d = lab.fpmd(extra=extra)
     oif = lab.r1.ifindex("r1-eth1")
     feed = None
-    v4, v6 = table(4, n), table(6, n // V6_SHARE)
+    v4, v6 = tables(n)
+    n = len(v4) if n == ALL else n
     if v4 or v6:
         want = {str(net) for net, _ in v4 + v6}
         feed = FpmFeed(lab.r1.name)
@@ -304,7 +344,8 @@ def mass_delete(lab, n, kind):
     d = lab.fpmd(extra=("--keep-forwarding",) + TABLES[kind])
     pid = d.proc.pid
     oif = lab.r1.ifindex("r1-eth1")
-    v4, v6 = table(4, n), table(6, n // V6_SHARE)
+    v4, v6 = tables(n)
+    n = len(v4) if n == ALL else n
     base = summary(d)
     feed = FpmFeed(lab.r1.name)
     small4, small6 = v4[:SMALL], v6[:SMALL // V6_SHARE]
@@ -437,6 +478,7 @@ def print_mass_delete(rows):
     print(f"# {cmd}")
     print(f"# fpmd: {L.FPMD}")
     print(f"# /sys/kernel/rcu_expedited: {rcu_expedited()}")
+    print_tables()
     for r in rows:
         print(f"# {r['table']}: {r['v4']} IPv4 + {r['v6']} IPv6 routes "
               f"loaded in {r['load_s']:.1f} s; deletes sent in "
@@ -495,7 +537,7 @@ def forwarding(entry):
 
 
 def main():
-    sizes = [int(x) for x in ARGS.routes.split(",") if x.strip()]
+    sizes = [size_arg(x) for x in ARGS.sizes.split(",") if x.strip()]
     kinds = [k for k in ARGS.tables.split(",") if k.strip()]
     for k in kinds:
         if k not in TABLES:
@@ -529,8 +571,7 @@ def main():
                    sys.argv[1:])
     print(f"# {cmd}")
     print(f"# fpmd: {L.FPMD}")
-    print(f"# tables: tests/bench_lookup --dump (BGP-like, /25-/32 nested, "
-          f"{NEXTHOPS} gateways per family, 1 in 16 routes ECMP)")
+    print_tables()
     print(f"{'table':>6} {'routes':>8} {'IPv4':>8} {'IPv6':>7} "
           f"{'map MiB':>8} {'map fds':>8} {'RSS MiB':>8} "
           f"{'RSS adopted':>12} {'restart ms':>11}")

@@ -22,9 +22,12 @@
 #ifndef FPMD_TESTS_TABLEGEN_H
 #define FPMD_TESTS_TABLEGEN_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/socket.h>
 
 #include "tool.h"
@@ -277,6 +280,127 @@ static void tg_gen(struct tg_table *t, int af, size_t n,
 		tg_add(t, tg_hi64(t->r[i].addr, t->alen), t->r[i].len, i);
 		t->used[t->r[i].len] = 1;
 	}
+}
+
+/*
+ * A route file instead of the generator (--routes FILE): one "PREFIX KEY"
+ * per line, IPv4 and IPv6 mixed, '#' comments; scripts/route-table.py
+ * makes one from public routing data, in BGP-like (shuffled) order, so
+ * the first n routes of a family are its table of size n. The nexthop key
+ * (an origin AS, say) is mapped onto the generator's nexthops and groups
+ * by its hash alone, so the same key is the same nexthop in every
+ * benchmark (tests/lib/routefile.py maps keys the same way): one key in
+ * TG_GROUP_ONE_IN goes via a group. Lines of the other family are
+ * skipped, and so are IPv6 routes longer than /64 (tg_lookup's limit;
+ * the global table filters beyond /48 anyway), duplicates, and routes
+ * inside 10.0.0.0/8 or fd00::/8 (the benchmarks' own subnets).
+ */
+static uint16_t tg_key_nh(const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a 64 */
+
+	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
+		h = (h ^ *c) * 0x100000001b3ull;
+	h += 0x9e3779b97f4a7c15ull; /* splitmix64's finaliser */
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	h ^= h >> 31;
+	if ((h >> 32) % TG_GROUP_ONE_IN == 0)
+		return TG_NEXTHOPS + (h >> 40) % TG_GROUPS;
+	return h % TG_NEXTHOPS;
+}
+
+struct tg_load_stats {
+	size_t lines, other_af, too_long, dup, own;
+};
+
+static void tg_load(struct tg_table *t, int af, const char *path,
+		    struct tg_load_stats *st)
+{
+	size_t cap = 1024, lineno = 0;
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die("%s: %s", path, strerror(errno));
+	memset(t, 0, sizeof(*t));
+	memset(st, 0, sizeof(*st));
+	t->af = af;
+	t->alen = af == AF_INET ? 4 : 16;
+	t->r = malloc(cap * sizeof(*t->r));
+	if (!t->r)
+		die("out of memory");
+	while (fgets(line, sizeof(line), f)) {
+		char pfx[256], key[128], *slash;
+		uint8_t a[16] = { 0 };
+		unsigned long len;
+		uint64_t hi;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%255s %127s", pfx, key) != 2 ||
+		    !(slash = strchr(pfx, '/')))
+			die("%s:%zu: want \"PREFIX/LEN KEY\"", path, lineno);
+		*slash = 0;
+		len = strtoul(slash + 1, NULL, 10);
+		st->lines++;
+		if (inet_pton(af, pfx, a) != 1) {
+			uint8_t b[16];
+
+			if (inet_pton(af == AF_INET ? AF_INET6 : AF_INET, pfx,
+				      b) != 1)
+				die("%s:%zu: bad prefix %s", path, lineno, pfx);
+			st->other_af++;
+			continue;
+		}
+		if (len > (af == AF_INET ? 32u : 128u))
+			die("%s:%zu: bad length /%lu", path, lineno, len);
+		if (len > 64) {
+			st->too_long++;
+			continue;
+		}
+		if ((af == AF_INET && a[0] == 10) || (af != AF_INET && a[0] == 0xfd)) {
+			st->own++;
+			continue;
+		}
+		hi = tg_hi64(a, t->alen) & tg_mask((int)len);
+		if (t->n == cap) {
+			cap *= 2;
+			t->r = realloc(t->r, cap * sizeof(*t->r));
+			if (!t->r)
+				die("out of memory");
+		}
+		memset(&t->r[t->n], 0, sizeof(t->r[t->n]));
+		tg_put_hi64(t->r[t->n].addr, t->alen, hi);
+		t->r[t->n].len = (uint8_t)len;
+		t->r[t->n].nh = tg_key_nh(key);
+		t->n++;
+	}
+	fclose(f);
+	t->hmask = 1;
+	while (t->hmask < 2 * t->n)
+		t->hmask <<= 1;
+	t->h = calloc(t->hmask, sizeof(*t->h));
+	t->hmask--;
+	if (!t->h)
+		die("out of memory");
+	/* Index them, dropping repeats (the first stays). */
+	size_t k = 0;
+
+	for (size_t i = 0; i < t->n; i++) {
+		struct tg_route r = t->r[i];
+
+		if (!tg_add(t, tg_hi64(r.addr, t->alen), r.len, k)) {
+			st->dup++;
+			continue;
+		}
+		t->r[k++] = r;
+		t->used[r.len] = 1;
+	}
+	t->n = k;
+	if (!t->n)
+		die("%s: no %s routes", path, af == AF_INET ? "IPv4" : "IPv6");
 }
 
 /* ECMP group g (0 .. TG_GROUPS - 1): 2, 3 or 4 distinct nexthops. */
