@@ -43,7 +43,12 @@ CPU); gen's and sink's veths have tx checksumming off, as lab hosts
   --seconds. Destinations: "hot", one address (in the first route, so the
   same at every size), or "spread", taken in turn from a list with one
   random host in a random route for every route of the table (at least
-  1024, a power of two, at most 2^20), so the whole table is used.
+  1024, a power of two, at most 2^20), so the whole table is used, or
+  "zipf", a list as long whose routes are drawn by popularity as real
+  traffic's are: the k-th most popular route with probability ~ 1/k
+  (ZIPF_S = 1; popularity ranks a seeded shuffle of the routes). At 1M
+  routes the top 1000 routes take ~half the packets, a few cache lines
+  stay hot, the rest miss as in spread.
 - routes: the same deterministic BGP-like set (gen_routes: IPv4 ~60%
   /24, no longer than /24; IPv6 ~50% /48) in all four kernel FIBs
   (rtnetlink, 1024 per sendmsg) and, for (c) and (e), in fpmd too, fed
@@ -108,6 +113,7 @@ SIGTERM included; child processes are stopped through their own handles.
 import argparse
 import contextlib
 import ctypes
+import itertools
 import json
 import os
 import random
@@ -239,16 +245,31 @@ def host_in(af, route, rng):
     return addr | (rng.getrandbits(bits - plen) if plen < bits else 0)
 
 
-def write_dsts(path, af, routes, n, seed):
-    """One random host per route (in random routes), a power of two."""
+ZIPF_S = 1.0  # the "zipf" pattern's exponent
+
+
+def write_dsts(path, af, routes, n, seed, zipf=False):
+    """A power of two of random hosts, about one per route: each in a
+    random route ("spread"), or ("zipf") in a route drawn by popularity,
+    P(k-th most popular) ~ 1 / k^ZIPF_S, the ranks a seeded shuffle of the
+    routes (popularity has nothing to do with where a prefix is)."""
     rng = random.Random(seed)
     count = 1024
     while count < n and count < (1 << 20):
         count <<= 1
+    if zipf:
+        rank = list(range(n))
+        rng.shuffle(rank)
+        cum = list(itertools.accumulate(1 / (k + 1) ** ZIPF_S
+                                        for k in range(n)))
+        picks = [rank[k] for k in rng.choices(range(n), cum_weights=cum,
+                                               k=count)]
+    else:
+        picks = [rng.randrange(n) for _ in range(count)]
     with open(path, "wb") as f:
         buf = bytearray()
-        for _ in range(count):
-            a = host_in(af, routes[rng.randrange(n)], rng)
+        for i in picks:
+            a = host_in(af, routes[i], rng)
             buf += addr_bytes(af, a).ljust(16, b"\0")
         f.write(buf)
     return count
@@ -821,6 +842,7 @@ class Bench(BenchBase):
 
     def run(self):
         t0 = time.time()
+        self.patterns = self.args.patterns.split(",")
         if self.args.routes:
             # Away from the routers' own 10.k/16 and fd00:k::/32.
             self.files = {af: routefile.Table(self.args.routes, af,
@@ -865,9 +887,16 @@ class Bench(BenchBase):
                 n = have[af]
                 path = f"{self.tmp}/dsts-v{af}-{n}.bin"
                 cnt = write_dsts(path, af, routes[af], n, seed=n + af)
+                zpath = f"{self.tmp}/dsts-zipf-v{af}-{n}.bin"
+                if "zipf" in self.patterns:
+                    write_dsts(zpath, af, routes[af], n, seed=n + af,
+                               zipf=True)
                 for r in ROUTERS:
-                    runs.append((r, af, "hot", ["--dst", hot[af]], n))
-                    runs.append((r, af, "spread", ["--dsts", path], n))
+                    for pat, arg in (("hot", ["--dst", hot[af]]),
+                                     ("spread", ["--dsts", path]),
+                                     ("zipf", ["--dsts", zpath])):
+                        if pat in self.patterns:
+                            runs.append((r, af, pat, arg, n))
                 nh = nhs[af][0]
                 log(f"IPv{af} {n} routes: {cnt} spread destinations, hot "
                     f"{hot[af]} (via " + (f"gateway {nh}" if nh < NEXTHOPS
@@ -1002,7 +1031,7 @@ def report(results, args):
         if not ns:
             continue
         n = max(ns)
-        for pat in ("spread", "hot"):
+        for pat in ("spread", "zipf", "hot"):
             fk, fr = ratio(af, n, pat, "fpmd", "kernel"), \
                 ratio(af, n, pat, "fpmd", "ref")
             fl, dl = ratio(af, n, pat, "fpmd", "floor"), \
@@ -1154,12 +1183,12 @@ def plot(results, path, micro=None):
     s = summarize(results)
     colors = {"kernel": "tab:red", "ref": "tab:blue", "fpmd": "tab:green",
               "dxr": "tab:purple", "floor": "tab:gray"}
-    styles = {"spread": "-", "hot": "--"}
+    styles = {"spread": "-", "hot": "--", "zipf": ":"}
     markers = {4: "o", 6: "s"}
     fig, axes = plt.subplots(1, 2, figsize=(12, 5.5), sharey=True)
     for ax, af in zip(axes, (4, 6)):
         for r in ROUTERS:
-            for pat in ("spread", "hot"):
+            for pat in ("spread", "zipf", "hot"):
                 pts = sorted((k[1], 1000 / v[0]) for k, v in s.items()
                              if k[0] == af and k[2] == pat and k[3] == r
                              and v[0] > 0)
@@ -1195,6 +1224,13 @@ def plot(results, path, micro=None):
     return True
 
 
+def patterns_arg(text):
+    bad = set(text.split(",")) - {"hot", "spread", "zipf"}
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown patterns: {bad}")
+    return text
+
+
 def sizes_arg(text):
     """'10,100000' -> [10, 100000], growing, each >= 1."""
     try:
@@ -1223,6 +1259,9 @@ def main():
                     help="tables from FILE (\"PREFIX KEY\" lines, "
                     "scripts/route-table.py) instead of the generator: "
                     "its first 10, 10k, 100k routes and all of them")
+    ap.add_argument("--patterns", default="hot,spread,zipf",
+                    type=patterns_arg,
+                    help="destination patterns (default %(default)s)")
     ap.add_argument("--cpu", type=int, help="pin the generator to this CPU")
     ap.add_argument("--scale-rounds", type=int,
                     help="scaling runs per configuration, at the largest "
