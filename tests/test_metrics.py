@@ -433,6 +433,8 @@ def check_against_fpmctl(text, counters, summary, state, guards):
             int(i["tx-port"])
         assert val(s, "fpmd_interface_suspended", interface=name) == \
             int(i["suspended"])
+        assert val(s, "fpmd_interface_xmit_sg", interface=name) == \
+            int(i["xmit-sg"])
     for feed in ("fpm", "plugin"):
         f = state["feeds"][feed]
         assert val(s, "fpmd_feed_enabled", feed=feed) == int(f["enabled"])

@@ -56,6 +56,18 @@ static char *fwd_verdict(uint32_t ifindex)
 							      "forwarded";
 }
 
+/* Jumbo frames to an egress whose driver cannot transmit multi-buffer
+ * XDP frames go to the kernel (doc/fast-path.md). */
+static const char *sg_note(uint32_t ifindex)
+{
+	const struct iface *i = iface_by_ifindex(ifindex);
+
+	return i && !i->xmit_sg ? "; frames larger than a page go to the "
+				  "kernel (egress without xmit-sg: "
+				  "pass-egress-kernel)" :
+				  "";
+}
+
 static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 			   const struct prefix *dst, struct nexthop *nh)
 {
@@ -143,8 +155,8 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 		}
 		o->fast_path = true;
 		o->verdict = fwd_verdict(sl->ifindex);
-		o->reason = arena_fmt(a, "via %s dev %s, to %s", gw, ifn,
-				   fmt_mac(sl->mac, mac));
+		o->reason = arena_fmt(a, "via %s dev %s, to %s%s", gw, ifn,
+				   fmt_mac(sl->mac, mac), sg_note(sl->ifindex));
 		return;
 	}
 	/* Connected: the host's own neighbor entry gives the MAC. */
@@ -161,8 +173,8 @@ static void lookup_unicast(struct arena *a, Fpmd__LookupResult *o,
 		}
 		o->fast_path = true;
 		o->verdict = fwd_verdict(sl->ifindex);
-		o->reason = arena_fmt(a, "connected on %s, to %s", ifn,
-				   fmt_mac(m, mac));
+		o->reason = arena_fmt(a, "connected on %s, to %s%s", ifn,
+				   fmt_mac(m, mac), sg_note(sl->ifindex));
 	}
 }
 

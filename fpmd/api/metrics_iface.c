@@ -143,6 +143,14 @@ static void peer_egress(struct out *o)
 	}
 }
 
+static void xmit_sg(struct out *o)
+{
+	for_each_iface(i)
+	{
+		metric_sample(o, i->xmit_sg, "interface", i->name, NULL);
+	}
+}
+
 static void iface_up(struct out *o)
 {
 	for_each_iface(i)
@@ -210,6 +218,11 @@ static const struct metric_family families[] = {
 	  "1 when the interface is a PEER egress: a veth whose peer takes no "
 	  "XDP redirects, served by the tc program (bpf_redirect_peer).",
 	  .write = peer_egress },
+	{ "fpmd_interface_xmit_sg", "gauge",
+	  "1 when the interface's driver transmits multi-buffer XDP frames "
+	  "(xdp-features ndo-xmit-sg): frames larger than a page routed to it "
+	  "leave by XDP; 0: they go to the kernel (pass-egress-kernel).",
+	  .write = xmit_sg },
 	{ "fpmd_interface_up", "gauge",
 	  "1 when the interface is present, administratively up and has "
 	  "carrier.",

@@ -234,6 +234,7 @@ static void interface(struct doc *d, const struct iface_cfg *ic)
 	if (i->tc_reason[0])
 		put(d, i->tc_reason, "%s/tc-reason", base);
 	put(d, tf(i->peer_egress), "%s/peer-egress", base);
+	put(d, tf(i->xmit_sg), "%s/xmit-sg", base);
 	for (uint32_t r = 0; r < FPMD_R_MAX; r++) {
 		struct fpmd_stat st;
 		char cbase[160];
