@@ -227,6 +227,19 @@ class Sampler(threading.Thread):
             except OSError:
                 return
 
+    def slope(self, key):
+        """Least-squares slope of key over the samples, per minute (0
+        with fewer than 2)."""
+        n = len(self.samples)
+        if n < 2:
+            return 0.0
+        ts = [t for t, _ in self.samples]
+        ys = [x[key] for _, x in self.samples]
+        mt, my = sum(ts) / n, sum(ys) / n
+        var = sum((t - mt) ** 2 for t in ts)
+        return 60 * sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / var \
+            if var else 0.0
+
     def trend(self):
         """{key: (first third's mean, last third's mean)}, {} with fewer
         than 6 samples."""
@@ -1055,7 +1068,9 @@ class Soak:
                           f"{k} {f:.0f} -> {la:.0f} "
                           f"({100 * (la - f) / f:+.1f} %)"
                           for k, (f, la) in tr.items()) +
-                      f" (at most +{100 * TREND:.0f} %)")
+                      f" (at most +{100 * TREND:.0f} %); rss slope "
+                      f"{self.sampler.slope('rss') / 1024:+.1f} KiB/min "
+                      "(printed, not checked)")
             else:
                 print(f"trend: {n} samples, too few to compare")
             print()
@@ -1216,8 +1231,9 @@ def main():
                    help="s of traffic and flaps before the baseline")
     p.add_argument("--settle", type=float, default=3,
                    help="s of quiet before a resource reading")
-    p.add_argument("--tail", type=float, default=8,
-                   help="s kept for the final reading at the end")
+    p.add_argument("--tail", type=float, default=12,
+                   help="s kept for the last readings at the end "
+                   "(default %(default)s)")
     p.add_argument("--events", default=",".join(Soak.EVENTS),
                    help="a round's events, in order (default: all, "
                    "%(default)s); repeats allowed; a round of the "
