@@ -1248,8 +1248,11 @@ def main():
     a = p.parse_args()
     bad = set(a.events.split(",")) - set(Soak.EVENTS)
     if bad:
+        hint = ("; a round of the restart phase begins with a restart: "
+                "--restart-share 1 for one every round"
+                if "restart" in bad else "")
         p.error(f"--events: unknown {', '.join(sorted(bad))} (of "
-                f"{', '.join(Soak.EVENTS)})")
+                f"{', '.join(Soak.EVENTS)}{hint})")
     if not 0 <= a.restart_share <= 1:
         p.error("--restart-share: between 0 and 1")
     if os.geteuid() != 0:
