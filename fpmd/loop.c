@@ -161,20 +161,31 @@ static int add_backlog(struct ev *evs, int n, int max)
 	return n + 1;
 }
 
-/* An iteration over LOOPSTAT_SLOW_NS, at debug level: its length, its
- * slowest step, and whether it ran, slept or waited for the CPU. */
-static void log_slow(const struct step *st, long vol0, long invol0)
+/* An iteration over LOOPSTAT_SLOW_NS: its length, its slowest step, and
+ * whether it ran, slept or waited for the CPU. At debug level; at info
+ * level too when it is the longest so far (a few lines in a process's
+ * life) or from LOOP_SLOW_INFO_NS on (rare): then the longest iteration
+ * that show summary reports is always explained in the log, also where
+ * debug is off (it would log every route write; the soak, doc/soak.md,
+ * reports these lines). */
+#define LOOP_SLOW_INFO_NS 100000000ull
+static void log_slow(const struct step *st, long vol0, long invol0,
+		     bool longest)
 {
 	unsigned long long cpu =
 	    (now_ns(CLOCK_THREAD_CPUTIME_ID) - st->cpu) / 1000;
+	uint64_t ns = st->last - st->start;
 	long vol, invol;
+	enum log_level lvl =
+	    longest || ns >= LOOP_SLOW_INFO_NS ? LOG_LVL_INFO : LOG_LVL_DEBUG;
 
 	csw(&vol, &invol);
-	log_debug("loop: slow iteration: %llu us, %llu us of it in %s (%llu "
-		  "us on the CPU; %ld waits, %ld preemptions)",
-		  (unsigned long long)(st->last - st->start) / 1000,
-		  (unsigned long long)st->worst / 1000, st->what, cpu,
-		  vol - vol0, invol - invol0);
+	log_msg(lvl,
+		"loop: slow iteration: %llu us, %llu us of it in %s (%llu us "
+		"on the CPU; %ld waits, %ld preemptions)",
+		(unsigned long long)ns / 1000,
+		(unsigned long long)st->worst / 1000, st->what, cpu, vol - vol0,
+		invol - invol0);
 }
 
 int loop_run(bool *keep)
@@ -188,6 +199,7 @@ int loop_run(bool *keep)
 		int timeout = -1, n;
 		struct step st = { 0 };
 		long vol0, invol0;
+		bool longest;
 
 		if (local_due) {
 			uint64_t now = mono_ms();
@@ -351,9 +363,10 @@ int loop_run(bool *keep)
 		fpm_status_flush();
 		status_update();
 		step_end(&st, "route-status");
+		longest = st.last - st.start > loopstat.max_ns;
 		loopstat_add(st.last - st.start, st.what);
 		if (st.last - st.start > LOOPSTAT_SLOW_NS)
-			log_slow(&st, vol0, invol0);
+			log_slow(&st, vol0, invol0, longest);
 	}
 }
 

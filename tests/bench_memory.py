@@ -134,6 +134,7 @@ from bench_live import (FpmFeed, nla, NLM_F_CREATE, NLM_F_REPLACE,  # noqa
                         NLM_F_REQUEST, RT_TABLE_MAIN, RTA_DST, RTA_GATEWAY,
                         RTA_OIF, RTM_NEWROUTE, RTN_UNICAST, RTPROT_STATIC)
 from lib import procmem  # noqa: E402
+from lib.fpmdlog import SLOW_LINE  # noqa: E402
 from lib.runner import guarded  # noqa: E402
 
 
@@ -426,11 +427,6 @@ def mass_delete(lab, n, kind):
                         pre.get("mapChunksDropped", 0)),
             "series": [(round(t, 2), procmem.mib(m), k, c, dr)
                        for t, m, k, c, dr in series]}
-
-
-SLOW_LINE = re.compile(r"loop: slow iteration: (\d+) us, (\d+) us of it "
-                       r"in (.+?)(?: \((\d+) us on the CPU"
-                       r"(?:; (\d+) waits, (\d+) preemptions)?\))?$")
 
 
 ROUTE_LINE = re.compile(r"maps: route (\S+)")

@@ -1,34 +1,44 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 r"""The soak (issue 27 item 5): a small lab with real FRR under churn, and
 traffic through fpmd's XDP the whole time; at the end every packet lost is
-accounted for. scripts/soak.sh runs it; doc/soak.md says what each event
-does, which windows may lose packets and why, and what is checked.
+accounted for, and nothing fpmd holds may have grown. scripts/soak.sh runs
+it; doc/soak.md says what each event does, which windows may lose packets
+and why, and what is checked.
 
     h1 --- r1 ---------- r2 --- h2     r1 runs fpmd (zebra plugin feed),
-           | \          /       |      r2 and r3 the kernel. OSPF between
-           |  +-- r3 --+        |      r1, r2, r3: r1 - r2 cost 10, the
-           +--------------------+      backup path r1 - r3 - r2 cost 40.
+           | \          /       |      r2 and r3 the kernel. OSPF and
+           |  +-- r3 --+        |      OSPFv3 between r1, r2, r3: r1 - r2
+           +--------------------+      cost 10, the backup path r1 - r3 -
+                                       r2 cost 40.
 
 bird on h2 announces STABLE + FLAP prefixes over eBGP to r1 on the
-r1 -- h2 link; the FLAP ones are withdrawn and announced every few s.
+r1 -- h2 link; the FLAP ones are withdrawn and announced every few s. r1
+has a static IPv6 route (STATIC6) via h2 on that link.
 
 h1 sends sequence-numbered UDP (tests/lib/seqflow.py) to h2 by the OSPF
-route (via r2), to h2's address on the r1 -- h2 link (connected) and to
-addresses in a few stable BGP prefixes (h2 takes them as local); h2
-receives it all. Churn, one event at a time on a schedule: the BGP next
-hop's neighbor deleted on r1, h2's MAC changed on that link, the backup
-path's link down and up, the active path's link down and up (OSPF moves
-the traffic to r3 and back), fpmd reloaded (SIGHUP), restarted with
-SIGUSR2 and killed with SIGKILL and started again. Every event is
-recorded with its start and end; every lost packet is classified by when
-it was sent. Exit status 0 when every check holds, 1 when one fails (it
-says which), 2 when the lab could not be set up.
+and OSPFv3 routes (via r2), to h2's IPv4 and IPv6 addresses on the
+r1 -- h2 link (connected), to addresses in a few stable BGP prefixes and
+in the static IPv6 route (h2 takes them as local); h2 receives it all.
+Churn, one event at a time on a schedule: h2's IPv4 and IPv6 neighbors
+deleted on r1, h2's MAC changed on that link, the backup path's link down
+and up, the active path's link down and up (OSPF moves the traffic to r3
+and back), fpmd reloaded (SIGHUP), restarted with SIGUSR2 and killed with
+SIGKILL and started again. Two phases: first one fpmd lives through every
+event but restarts, its resources read after the warm-up and at the end
+of the phase, and sampled all along (the leak check); then the restart
+phase (--restart-share of the time), each round beginning with a
+restart. Every event is recorded with its start and end; every lost
+packet is classified by when it was sent. Exit status 0 when every check
+holds, 1 when one fails (it says which), 2 when the lab could not be set
+up.
 
     /usr/bin/python3 tests/soak.py MINUTES [--rate PPS] [--stable N]
-        [--flap N] [--flap-period S] [--gap S] [--json FILE]
+        [--flap N] [--flap-period S] [--gap S] [--restart-share F]
+        [--events LIST] [--json FILE]
 """
 import argparse
 import array
+import ipaddress
 import json
 import os
 import re
@@ -40,11 +50,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from lib import procmem  # noqa: E402
+from lib import fpmdlog, procmem  # noqa: E402
 from lib.frr import _frr_ids  # noqa: E402
-from lib.traffic import netstat  # noqa: E402
 from lib.lab import BUILDDIR, FPMD, PY, TESTLIB, Fpmd, wait_for  # noqa: E402
-from lib.topo import Host, Link, Router, Topology, bgp, ospf  # noqa: E402
+from lib.topo import (Host, Link, Router, Topology, bgp, ospf,  # noqa: E402
+                      ospf6)
 
 SEQFLOW = os.path.join(TESTLIB, "seqflow.py")
 BIRDC = "/usr/sbin/birdc"
@@ -53,7 +63,16 @@ R1_AS, H2_AS = 65001, 65100
 # h2 takes every address of these as its own (ip route add local): the
 # BGP prefixes the traffic goes to. FLAP prefixes lie in another /8.
 STABLE_NET, FLAP_NET = 20, 21
+# r1's static IPv6 route to h2 (via h2 on the r1 -- h2 link; h2 takes
+# every address of it as its own), and the traffic's addresses in it
+STATIC6 = "2001:db8:100::/48"
+STATIC6_DSTS = ["2001:db8:100::1", "2001:db8:100:ff::1"]
 MAC_B = "02:5a:00:00:00:02"     # h2's other MAC on the r1 -- h2 link
+# The long-lived fpmd's resources are sampled every SAMPLE_S s; the mean
+# of the last third of the samples may exceed the first third's by TREND
+# (a fraction) at most.
+SAMPLE_S = 1.0
+TREND = 0.05
 
 # Margins around an event's [start, end] (send times): a packet sent just
 # before the start may still be in flight when the event hits it, and the
@@ -93,6 +112,13 @@ FRR_ERRORS_ALLOWED = [
     # ospfd's hello sent on the interface as it goes down.
     (r"sendmsg in ospf_write failed to 224\.0\.0\.[56].*Network is "
      r"unreachable", LINK_EVENTS),
+    # ospf6d the same way (its send fails as the interface goes down).
+    (r"OSPF6: .*Could not send entire message", LINK_EVENTS),
+    # ospf6d at start: it keeps the high-order half of its packets'
+    # authentication sequence number in a file, and says so at error
+    # level when it reads and updates it (no authentication here).
+    (r"OSPF6: .*Higher order sequence number \d+ (read|update) for "
+     r"default process", ("setup",)),
 ]
 LOG_SLACK = 3.0
 
@@ -103,14 +129,19 @@ def log(msg):
 
 def kernel_counters(ns):
     """{"Proto:Field": value} of /proc/net/snmp and /proc/net/netstat
-    in ns."""
+    in ns, and {"Field": value} of /proc/net/snmp6 (Ip6InNoRoutes, ...)."""
     out = {}
-    text = ns.run("cat /proc/net/snmp /proc/net/netstat").stdout
-    lines = text.splitlines()
+    text = ns.run("cat /proc/net/snmp /proc/net/netstat; echo; "
+                  "cat /proc/net/snmp6").stdout
+    v4, _, v6 = text.partition("\n\n")
+    lines = v4.splitlines()
     for names, values in zip(lines[::2], lines[1::2]):
         names, values = names.split(), values.split()
         for k, v in zip(names[1:], values[1:]):
             out[names[0] + k] = int(v)
+    for line in v6.splitlines():
+        k, v = line.split()
+        out[k] = int(v)
     return out
 
 
@@ -135,6 +166,7 @@ class Flapper(threading.Thread):
         self.hold_ev = threading.Event()
         self.enabled = True
         self.flaps = 0
+        self.toggles = []     # (realtime, announced) of each toggle
         self.lock = threading.Lock()
         self.error = None
 
@@ -151,6 +183,7 @@ class Flapper(threading.Thread):
                 self.birdc("enable" if on else "disable", "flap")
                 self.enabled = on
                 self.flaps += 1
+                self.toggles.append((time.time(), on))
 
     def run(self):
         try:
@@ -168,14 +201,70 @@ class Flapper(threading.Thread):
         self.hold_ev.clear()
 
 
+def resource_sample(pid):
+    """What the trend check follows: RSS, map memory and fds of pid."""
+    mem, _ = procmem.map_memory(pid)
+    return {"rss": procmem.rss_bytes(pid), "map_memory": mem,
+            "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+
+
+class Sampler(threading.Thread):
+    """resource_sample(pid) every period s until stop_ev: the long-lived
+    fpmd's trend, at every phase of the flap cycle (the means of a third
+    of the run average the cycle out)."""
+
+    def __init__(self, pid, period):
+        super().__init__(daemon=True)
+        self.pid, self.period = pid, period
+        self.stop_ev = threading.Event()
+        self.samples = []     # (monotonic, sample)
+
+    def run(self):
+        while not self.stop_ev.wait(self.period):
+            try:
+                self.samples.append((time.monotonic(),
+                                     resource_sample(self.pid)))
+            except OSError:
+                return
+
+    def slope(self, key):
+        """Least-squares slope of key over the samples, per minute (0
+        with fewer than 2)."""
+        n = len(self.samples)
+        if n < 2:
+            return 0.0
+        ts = [t for t, _ in self.samples]
+        ys = [x[key] for _, x in self.samples]
+        mt, my = sum(ts) / n, sum(ys) / n
+        var = sum((t - mt) ** 2 for t in ts)
+        return 60 * sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / var \
+            if var else 0.0
+
+    def trend(self):
+        """{key: (first third's mean, last third's mean)}, {} with fewer
+        than 6 samples."""
+        n = len(self.samples) // 3
+        if n < 2:
+            return {}
+        first, last = self.samples[:n], self.samples[-n:]
+        return {k: (sum(x[k] for _, x in first) / n,
+                    sum(x[k] for _, x in last) / n)
+                for k in ("rss", "map_memory", "fds")}
+
+
 class Soak:
     def __init__(self, a, binary):
         self.a = a
         self.binary = binary
-        self.ends = []        # (pid, rss, fds) of each fpmd before its stop
+        self.ends = {}        # pid: (rss, fds) of each fpmd before its stop
         self.events = []      # {kind, start, end, start_rt, detail}
         self.fpmds = []       # every fpmd process, in order
         self.loop_max = (0, "", 0)   # (us, step, process number)
+        self.loop_slow = {}   # pid: its iterations over 20 ms
+        self.sampler = None
+        self.trend = {}
+        self.slow = []
+        self.phases = []      # (name, start, end): the long-lived, restarts
         self.failures = []
         self.t = None
         self.sender = self.sink = None
@@ -219,24 +308,30 @@ class Soak:
                 text = f"log file {path} errors"
                 return text + "\n" + gen(t, n) if gen else text
             return conf
+        def static6(t, n):
+            return f"ipv6 route {STATIC6} {t['h2'].iface_to('r1').ip6}"
+
+        def igp():
+            return {"zebra": errlog("zebra"),
+                    "ospfd": errlog("ospfd", ospf()),
+                    "ospf6d": errlog("ospf6d", ospf6())}
         routers = [
-            Router("r1", frr={"zebra": errlog("zebra"),
-                              "ospfd": errlog("ospfd", ospf()),
-                              "bgpd": errlog("bgpd", bgp(redistribute=()))},
+            Router("r1", frr={**igp(),
+                              "bgpd": errlog("bgpd", bgp(redistribute=())),
+                              "staticd": errlog("staticd", static6)},
                    asn=R1_AS, start_fpmd=False),
-            Router("r2", frr={"zebra": errlog("zebra"),
-                              "ospfd": errlog("ospfd", ospf())},
-                   fpmd=False),
-            Router("r3", frr={"zebra": errlog("zebra"),
-                              "ospfd": errlog("ospfd", ospf())},
-                   fpmd=False),
+            Router("r2", frr=igp(), fpmd=False),
+            Router("r3", frr=igp(), fpmd=False),
         ]
         h2_setup = (f"ip route add local {STABLE_NET}.0.0.0/8 dev lo",
+                    f"ip -6 route add local {STATIC6} dev lo",
                     "for f in /proc/sys/net/ipv4/conf/*/rp_filter; do "
                     "echo 0 > $f; done",
-                    # a new MAC is announced (gratuitous ARP), as a real
-                    # host's failover does
-                    "sysctl -qw net.ipv4.conf.all.arp_notify=1")
+                    # a new MAC is announced (gratuitous ARP, unsolicited
+                    # neighbor advertisement), as a real host's failover
+                    # does
+                    "sysctl -qw net.ipv4.conf.all.arp_notify=1",
+                    "sysctl -qw net.ipv6.conf.all.ndisc_notify=1")
         hosts = [Host("h1"), Host("h2", asn=H2_AS, bird=self.bird_conf,
                                   setup=h2_setup)]
         links = [Link("h1", "r1"),                  # h1-eth0 r1-eth0
@@ -255,16 +350,23 @@ class Soak:
         self.bgp_nh = self.h2.iface_to("r1")        # h2-eth1
         self.via_r2 = self.h2.iface_to("r2")        # h2-eth0
         self.h2_net = t.subnet("r2", "h2")
+        self.h2_net6 = t.subnet("r2", "h2", v6=True)
         self.mac_a = self.h2.ns.mac(self.bgp_nh.name)     # its own
         # destinations: h2 by OSPF (via r2), h2 on the connected r1 -- h2
-        # link, and four stable BGP prefixes (via h2 on that link)
+        # link, and four stable BGP prefixes (via h2 on that link); for
+        # IPv6 h2 by OSPFv3 (via r2), h2 on the connected link, and two
+        # addresses in r1's static route (via h2 on that link)
         k = [0, self.a.stable // 3, 2 * self.a.stable // 3,
              self.a.stable - 1]
         self.bgp_dsts = [f"{STABLE_NET + (x >> 16)}.{(x >> 8) & 255}."
                          f"{x & 255}.1" for x in k]
-        self.dsts = [self.via_r2.ip, self.bgp_nh.ip] + self.bgp_dsts
-        self.dst_kind = ["ospf", "connected"] + ["bgp"] * len(k)
+        self.dsts = [self.via_r2.ip, self.bgp_nh.ip] + self.bgp_dsts + \
+            [self.via_r2.ip6, self.bgp_nh.ip6] + STATIC6_DSTS
+        self.dst_kind = ["ospf", "connected"] + ["bgp"] * len(k) + \
+            ["ospf6", "connected6"] + ["static6"] * len(STATIC6_DSTS)
         self.bgp_pfx = [d.rsplit(".", 1)[0] + ".0/24" for d in self.bgp_dsts]
+        # what carries traffic through a next hop, in fpmd on r1
+        self.routes = [self.h2_net, self.h2_net6] + self.bgp_pfx + [STATIC6]
 
     def write_conf(self):
         r1 = self.r1
@@ -285,6 +387,7 @@ class Soak:
         os.rename(self.conf_path + ".tmp", self.conf_path)
 
     def start_fpmd(self):
+        self.fpmd_rt = getattr(self, "fpmd_rt", []) + [time.time()]
         d = Fpmd(self.r1, self.r1.ns, [], config=self.conf_path,
                  binary=self.binary)
         self.t.daemons.append(d)
@@ -296,9 +399,6 @@ class Soak:
     @property
     def fpmd(self):
         return self.r1.fpmd
-
-    def fpmd_routes_v4(self):
-        return self.fpmd.show("summary")["routesV4"]
 
     def route_state(self, prefix):
         """(state, egress interfaces) of prefix in fpmd on r1."""
@@ -336,7 +436,7 @@ class Soak:
         t.wait_bgp_established(["r1"], timeout=60)
         self.wait_plugin()
         self.wait_full()
-        for p in [self.h2_net] + self.bgp_pfx:
+        for p in self.routes:
             wait_for(lambda p=p: self.route_state(p)[0] in (
                 "forwarding", "unresolved"), timeout=60, interval=0.2,
                 what=f"r1: fpmd has {p}")
@@ -354,7 +454,8 @@ class Soak:
         if "ready" not in line:
             raise RuntimeError(f"sink: {line}{self.sink.stderr.read()}")
         self.base = self.counters()
-        to = ",".join(f"{d}:{PORT}" for d in self.dsts)
+        to = ",".join(f"[{d}]:{PORT}" if ":" in d else f"{d}:{PORT}"
+                      for d in self.dsts)
         self.sender = self.h1.ns.popen(
             f"exec {PY} {SEQFLOW} send --to {to} --flows 4 "
             f"--rate {self.a.rate} --log {self.send_log}",
@@ -383,16 +484,18 @@ class Soak:
         interface counters on r1 (pinned: they survive restarts), r1's
         kernel forwarding and no-route counters, drops at the veths and
         at h2's socket."""
-        c = {"fpmd": self.fpmd.show("counters"),
-             "r1_fwd": self.r1.ns.snmp("Ip", "ForwDatagrams"),
-             "r1_noroute": netstat(self.r1.ns, "IpExt", "InNoRoutes"),
-             "h2_rcvbuf": self.h2.ns.snmp("Udp", "RcvbufErrors"),
-             "h2_noport": self.h2.ns.snmp("Udp", "NoPorts"),
-             "links": {}}
-        # every counter of /proc/net/snmp and netstat on r1 and h2: the
-        # report lists those that moved (a drop anywhere shows there)
+        c = {"fpmd": self.fpmd.show("counters"), "links": {}}
+        # every counter of /proc/net/snmp, snmp6 and netstat on r1 and
+        # h2: the report lists those that moved (a drop anywhere shows
+        # there)
         for n in (self.r1, self.h2):
             c[f"snmp:{n.name}"] = kernel_counters(n.ns)
+        r1, h2 = c["snmp:r1"], c["snmp:h2"]
+        c["r1_fwd"] = r1["Ip:ForwDatagrams"] + r1["Ip6OutForwDatagrams"]
+        c["r1_noroute"] = r1["IpExt:InNoRoutes"] + r1["Ip6InNoRoutes"]
+        # the sink's socket takes both families
+        c["h2_rcvbuf"] = h2["Udp:RcvbufErrors"] + h2["Udp6RcvbufErrors"]
+        c["h2_noport"] = h2["Udp:NoPorts"] + h2["Udp6NoPorts"]
         c["arp_discards"] = arp_unresolved_discards()
         for n in (self.h1, self.r1, self.h2):
             out = n.run("ip -s -j link show").stdout
@@ -432,23 +535,36 @@ class Soak:
             pass
 
     def ev_neigh_del(self):
-        nh, ifn = self.bgp_nh.ip, self.r1.iface_to("h2").name
+        """h2's IPv4 and IPv6 neighbors on r1's r1 -- h2 link: the BGP
+        routes' next hop, the static IPv6 route's, and the connected
+        destinations themselves."""
+        nh, nh6 = self.bgp_nh.ip, self.bgp_nh.ip6
+        ifn = self.r1.iface_to("h2").name
 
         def run():
-            self.r1.run(f"ip neigh del {nh} dev {ifn}")
-            self.wait_gone(lambda: self.route_state(self.bgp_pfx[0])[0]
-                           != "forwarding")
-            self.wait_fwd(self.bgp_pfx[0])
-            for p in self.bgp_pfx[1:]:
+            self.r1.run(f"ip neigh del {nh} dev {ifn} && "
+                        f"ip -6 neigh del {nh6} dev {ifn}")
+            for p in (self.bgp_pfx[0], STATIC6):
+                self.wait_gone(lambda p=p: self.route_state(p)[0]
+                               != "forwarding")
+            for p in self.bgp_pfx + [STATIC6]:
                 self.wait_fwd(p)
-        self.event("neigh-del", run, f"{nh} on r1 {ifn}")
+        self.event("neigh-del", run, f"{nh} and {nh6} on r1 {ifn}")
 
-    def neigh_mac(self):
-        nh = self.bgp_nh.ip
+    def neigh_macs(self):
+        """{address: MAC} of h2's neighbors on the r1 -- h2 link, in
+        fpmd on r1."""
+        want = {ipaddress.ip_address(self.bgp_nh.ip),
+                ipaddress.ip_address(self.bgp_nh.ip6)}
+        out = {}
         for e in self.fpmd.show("neighbors"):
-            if e.get("ip") == nh:
-                return e.get("mac", "").lower()
-        return None
+            try:
+                ip = ipaddress.ip_address(e.get("ip", ""))
+            except ValueError:
+                continue
+            if ip in want:
+                out[str(ip)] = e.get("mac", "").lower()
+        return out
 
     def ev_neigh_mac(self):
         self.mac_b = not self.mac_b
@@ -457,20 +573,34 @@ class Soak:
 
         def run():
             self.h2.run(f"ip link set {ifn} address {mac}")
-            wait_for(lambda: self.neigh_mac() == mac, timeout=30,
-                     interval=0.02, what=f"r1: fpmd has {mac} for h2")
-            for p in self.bgp_pfx:
+            wait_for(lambda: set(self.neigh_macs().values()) == {mac} and
+                     len(self.neigh_macs()) == 2, timeout=30,
+                     interval=0.02,
+                     what=f"r1: fpmd has {mac} for h2 (IPv4 and IPv6)")
+            for p in self.bgp_pfx + [STATIC6]:
                 self.wait_fwd(p)
         self.event("neigh-mac", run, f"h2 {ifn} -> {mac}")
 
     def ospf_nbrs(self):
+        """Router ids of r1's Full neighbors in OSPF and in OSPFv3 (an id
+        in both sets)."""
         nb = self.r1.frr.json("show ip ospf neighbor").get("neighbors", {})
         out = set()
         for k, v in nb.items():
             for e in (v if isinstance(v, list) else [v]):
                 if e.get("nbrState", "").startswith("Full"):
                     out.add(k)
-        return out
+        nb6 = self.r1.frr.json("show ipv6 ospf6 neighbor").get(
+            "neighbors", [])
+        return out & {e.get("neighborId") for e in nb6
+                      if e.get("state", "").startswith("Full")}
+
+    def ospf_nbrs_any(self):
+        """Router ids of r1's neighbors in OSPF or OSPFv3, any state."""
+        nb = self.r1.frr.json("show ip ospf neighbor").get("neighbors", {})
+        nb6 = self.r1.frr.json("show ipv6 ospf6 neighbor").get(
+            "neighbors", [])
+        return set(nb) | {e.get("neighborId") for e in nb6}
 
     def ev_link_backup(self):
         r3 = self.t["r3"].router_id
@@ -478,13 +608,15 @@ class Soak:
 
         def down():
             self.r1.run(f"ip link set {ifn} down")
-            wait_for(lambda: r3 not in self.ospf_nbrs(), timeout=30,
-                     interval=0.1, what="r1: OSPF neighbor r3 gone")
+            wait_for(lambda: r3 not in self.ospf_nbrs_any(), timeout=30,
+                     interval=0.1, what="r1: OSPF and OSPFv3 neighbor r3 "
+                     "gone")
 
         def up():
             self.r1.run(f"ip link set {ifn} up")
             wait_for(lambda: r3 in self.ospf_nbrs(), timeout=60,
-                     interval=0.1, what="r1: OSPF neighbor r3 full")
+                     interval=0.1, what="r1: OSPF and OSPFv3 neighbor r3 "
+                     "full")
         self.event("link-backup-down", down, f"r1 {ifn}")
         time.sleep(1)
         self.event("link-backup-up", up, f"r1 {ifn}")
@@ -496,10 +628,12 @@ class Soak:
         def down():
             self.r1.run(f"ip link set {via_r2} down")
             self.wait_fwd(self.h2_net, via_r3)
+            self.wait_fwd(self.h2_net6, via_r3)
 
         def up():
             self.r1.run(f"ip link set {via_r2} up")
             self.wait_fwd(self.h2_net, via_r2)
+            self.wait_fwd(self.h2_net6, via_r2)
         self.event("link-active-down", down, f"r1 {via_r2}")
         time.sleep(1)
         self.event("link-active-up", up, f"r1 {via_r2}")
@@ -519,15 +653,16 @@ class Soak:
                    f"guard-interval {self.guard_interval} ms")
 
     def note_loop(self):
-        """The longest loop iteration of the running fpmd, kept before
-        it goes, and its RSS and fds then."""
+        """The longest loop iteration of the running fpmd and its count of
+        slow ones, kept before it goes, and its RSS and fds then."""
         try:
             s = self.fpmd.show("summary")
             pid = self.fpmd.proc.pid
-            self.ends.append((pid, procmem.rss_bytes(pid),
-                              len(os.listdir(f"/proc/{pid}/fd"))))
+            self.ends[pid] = (procmem.rss_bytes(pid),
+                              len(os.listdir(f"/proc/{pid}/fd")))
         except Exception:
             return
+        self.loop_slow[pid] = s.get("loopIterationsSlow", 0)
         us = s.get("loopIterationMaxUs", 0)
         if us > self.loop_max[0]:
             self.loop_max = (us, s.get("loopIterationMaxStep", ""),
@@ -543,17 +678,18 @@ class Soak:
             old.proc.wait(30)
             self.start_fpmd()
             self.wait_plugin()
-            for p in [self.h2_net] + self.bgp_pfx:
+            for p in self.routes:
                 self.wait_fwd(p)
         self.event(kind, run, f"pid {self.fpmd.proc.pid}")
 
-    EVENTS = ("restart", "neigh-del", "reload", "link-backup", "neigh-mac",
+    EVENTS = ("neigh-del", "reload", "link-backup", "neigh-mac",
               "link-active")
 
-    def rounds(self):
-        """Each round: a restart (SIGKILL and SIGUSR2 in turn), then every
-        other event, so that each fpmd lives through all of them (or the
-        events of --events, in that order, repeats allowed)."""
+    def rounds(self, restarts):
+        """The events of a round (--events, in order, repeats allowed;
+        default every one but restarts). restarts: each round begins
+        with a restart, SIGKILL and SIGUSR2 in turn, so that each fpmd
+        lives through every other event."""
         evs = {"neigh-del": self.ev_neigh_del, "reload": self.ev_reload,
                "link-backup": self.ev_link_backup,
                "neigh-mac": self.ev_neigh_mac,
@@ -561,9 +697,27 @@ class Soak:
         k = 0
         while True:
             sig = signal.SIGUSR2 if k % 2 else signal.SIGKILL
-            evs["restart"] = lambda sig=sig: self.ev_restart(sig)
-            yield [evs[x] for x in self.a.events.split(",")]
+            first = [lambda sig=sig: self.ev_restart(sig)] if restarts \
+                else []
+            yield first + [evs[x] for x in self.a.events.split(",")]
             k += 1
+
+    def run_rounds(self, restarts, t_end, count=None):
+        """Whole rounds, ending as near t_end as they can (or count of
+        them)."""
+        last = n = 0
+        for evs in self.rounds(restarts):
+            if (n == count) if count is not None else \
+                    time.monotonic() + last / 2 > t_end:
+                break
+            n += 1
+            r0 = time.monotonic()
+            for ev in evs:
+                if self.flapper.error:
+                    raise self.flapper.error
+                ev()
+                time.sleep(self.a.gap)
+            last = time.monotonic() - r0
 
     # ---- resources ------------------------------------------------------------
 
@@ -571,9 +725,9 @@ class Soak:
         """fpmd's RSS, map memory and fds at the flap cycle's full phase:
         every route announced and in fpmd, then a quiet moment. restart:
         first a SIGUSR2 restart in that phase, so that the fpmd read has
-        the same history as the baseline's (how much of its heap a
-        process keeps depends on what it went through: the RSS of the
-        fpmd processes of one run spread over +-10 % when read at any
+        the same history as the restart phase's baseline (how much of its
+        heap a process keeps depends on what it went through: the RSS of
+        the fpmd processes of one run spread over +-10 % when read at any
         moment)."""
         self.flapper.hold()
         self.wait_full()
@@ -588,7 +742,8 @@ class Soak:
              "map_memory": mem, "maps": nmaps,
              "fds": len(os.listdir(f"/proc/{pid}/fd")),
              "chunk_bytes": s.get("mapChunkBytes", 0),
-             "routes_v4": s.get("routesV4"), "bgp": self.bgp_count()}
+             "routes_v4": s.get("routesV4"), "routes_v6": s.get("routesV6"),
+             "bgp": self.bgp_count()}
         self.flapper.release()
         log(f"resources {label}: {r}")
         return r
@@ -614,31 +769,45 @@ class Soak:
         self.start_traffic()
         self.flapper.start()
         t_end = self.traffic_start + a.minutes * 60 - a.tail
-        # warm-up: traffic and flaps only
+        # warm-up: traffic and flaps (the first full table, the first
+        # flap cycles)
         time.sleep(max(1.0, min(a.warmup, t_end - time.monotonic())))
-        # The first fpmd created the maps, every later one adopts them
-        # (and holds less: no verifier and start-up heap); the baseline
-        # is an adopting fpmd, started with every route announced, as the
-        # final one is.
-        self.baseline = self.resources("baseline", restart=True)
-        last = 0
-        for evs in self.rounds():
-            # whole rounds only (the final fpmd has lived through every
-            # event but a restart), ending as near t_end as they can
-            if time.monotonic() + last / 2 > t_end:
-                break
-            r0 = time.monotonic()
-            for ev in evs:
-                if self.flapper.error:
-                    raise self.flapper.error
-                ev()
-                time.sleep(a.gap)
-            last = time.monotonic() - r0
-        self.flapper.hold()
-        self.note_loop()
-        # the fpmd that lived through the last round, then a fresh one
-        self.churned = self.resources("after the churn")
-        self.final = self.resources("final", restart=True)
+        # The long-lived phase: one fpmd (the first) through every event
+        # but restarts, its resources read at the start and at the end,
+        # and sampled all along.
+        t1 = time.monotonic()
+        t_long = t1 + (1 - a.restart_share) * (t_end - t1)
+        self.long_base = self.long_end = None
+        if a.restart_share < 1:
+            # The warm-up ends with a round of events: the first of
+            # each grows fpmd's heap to where it stays (the first
+            # neighbor deletion's route status for 20000 routes, say).
+            self.run_rounds(False, None, count=1)
+            self.long_base = self.resources("long-lived: baseline")
+            self.sampler = Sampler(self.long_base["pid"], SAMPLE_S)
+            self.sampler.start()
+            self.run_rounds(False, t_long)
+            self.sampler.stop_ev.set()
+            self.sampler.join(10)
+            self.long_end = self.resources("long-lived: end")
+        self.phases.append(("long-lived", t1, time.monotonic()))
+        # The restart phase: rounds that each begin with a restart. Its
+        # baseline is an fpmd started by a SIGUSR2 restart with every
+        # route announced (the first fpmd created the maps, every later
+        # one adopts them, and holds less); the final reading, one
+        # started the same way after the last round.
+        t2 = time.monotonic()
+        self.restart_base = self.churned = self.final = None
+        if a.restart_share > 0:
+            self.restart_base = self.resources("restarts: baseline",
+                                               restart=True)
+            self.run_rounds(True, t_end)
+            self.flapper.hold()
+            self.note_loop()
+            # the fpmd that lived through the last round, then a fresh one
+            self.churned = self.resources("restarts: churned")
+            self.final = self.resources("restarts: final", restart=True)
+        self.phases.append(("restarts", t2, time.monotonic()))
         self.flapper.stop_ev.set()
         self.flapper.join(30)
         self.stop_traffic()
@@ -677,6 +846,13 @@ class Soak:
         self.lost, self.per_kind, self.unexplained = lost, per_kind, \
             unexplained
         self.times = times
+        nd = len(self.dsts)
+        self.lost_by_dst = {}
+        for k in lost:
+            x = self.dst_kind[k % nd]
+            self.lost_by_dst[x] = self.lost_by_dst.get(x, 0) + 1
+        self.sent_v6 = sum(len(range(k, sent, nd)) for k in range(nd)
+                           if ":" in self.dsts[k])
 
         # fpmd's counters on r1 against the generator and the sink
         def ctr(c, ifn, reason):
@@ -684,9 +860,12 @@ class Soak:
         in_if = self.r1.iface_to("h1").name
         reasons = set(self.end["fpmd"].get(in_if, {}))
         # what h1 sends r1 besides the flows: ARP, and IPv6 ND / MLD
-        # (multicast, link-local); no other IPv4 leaves h1
+        # (multicast, link-local; pass-local: to r1's own addresses, as a
+        # neighbor solicitation for h1's IPv6 default route's next hop
+        # may be, where no flow goes)
         other = {"pass-not-ip", "pass-multicast", "pass-link-local",
-                 "pass-l2-other", "tx", "tx-redirect-error", "tx-xmit-drop"}
+                 "pass-l2-other", "pass-local", "tx", "tx-redirect-error",
+                 "tx-xmit-drop"}
         d = {r: ctr(self.end, in_if, r) - ctr(self.base, in_if, r)
              for r in reasons}
         self.ctr_delta = {r: v for r, v in d.items() if v}
@@ -753,18 +932,72 @@ class Soak:
         if self.noport:
             f.append(f"h2 answered {self.noport} packets with port "
                      "unreachable (the sink was not listening)")
-        # the fpmd of the last round: what it holds in the kernel (maps,
-        # fds); all three for a fresh one started the baseline's way
-        for r, keys in ((self.churned, ("map_memory", "fds")),
-                        (self.final, ("rss", "map_memory", "fds"))):
-            for key in keys:
-                b, e = self.baseline[key], r[key]
-                if not 0.9 * b <= e <= 1.1 * b:
-                    f.append(f"{key}: {e} ({r['label']}), baseline {b} "
-                             "(beyond +-10 %)")
+        self.check_resources()
         self.log_errors = self.check_logs()
         if self.flapper.error:
             f.append(f"flapping bird failed: {self.flapper.error}")
+
+    def check_resources(self):
+        """The long-lived fpmd at the end of its phase against itself
+        after the warm-up, and its trend; in the restart phase, the fpmd
+        of the last round (what it holds in the kernel: maps, fds) and a
+        fresh one started the baseline's way (all three) against the
+        phase's baseline."""
+        f = self.failures
+        pairs = []
+        if self.long_base:
+            if self.long_end["pid"] != self.long_base["pid"]:
+                f.append(f"the long-lived fpmd {self.long_base['pid']} was "
+                         f"replaced by {self.long_end['pid']}")
+            pairs.append((self.long_base, self.long_end,
+                          ("rss", "map_memory", "fds")))
+            self.trend = self.sampler.trend()
+            for key, (first, last) in self.trend.items():
+                if last > first * (1 + TREND):
+                    f.append(f"{key} of the long-lived fpmd grew: mean "
+                             f"{last:.0f} in the last third of its phase, "
+                             f"{first:.0f} in the first (beyond "
+                             f"+{100 * TREND:.0f} %)")
+        if self.restart_base:
+            pairs += [(self.restart_base, self.churned,
+                       ("map_memory", "fds")),
+                      (self.restart_base, self.final,
+                       ("rss", "map_memory", "fds"))]
+        for b, r, keys in pairs:
+            for key in keys:
+                if not 0.9 * b[key] <= r[key] <= 1.1 * b[key]:
+                    f.append(f"{key}: {r[key]} ({r['label']}), "
+                             f"{b[key]} ({b['label']}) (beyond +-10 %)")
+
+    def slow_iterations(self):
+        """fpmd's log lines for its slow iterations (lib/fpmdlog.py; at
+        info level: each process's longest so far, and every one from
+        100 ms on), each with the fpmd process
+        (by its place in the shared log), the soak event under way and
+        the last flap toggle before it."""
+        try:
+            with open(os.path.join(self.r1.tmp, "fpmd.log"), "rb") as fh:
+                text = fh.read()
+        except OSError:
+            return []
+        starts = [d.log_start for d in self.fpmds]
+        out = []
+        pos = 0
+        for raw in text.split(b"\n"):
+            at, pos = pos, pos + len(raw) + 1
+            x = fpmdlog.slow_iteration(raw.decode(errors="replace"))
+            if not x:
+                continue
+            x["fpmd"] = sum(1 for st in starts if st <= at)
+            rt = x["rt"]
+            x["event"] = next((e["kind"] for e in self.events
+                               if e["start_rt"] - 0.2 <= rt <=
+                               e["end_rt"] + 0.2), "")
+            fl = [(t, on) for t, on in self.flapper.toggles if t <= rt]
+            x["flap"] = (rt - fl[-1][0], fl[-1][1]) if fl else None
+            out.append(x)
+        out.sort(key=lambda x: -x["us"])
+        return out
 
     def in_window(self, rt, kinds):
         for e in self.events:
@@ -777,16 +1010,7 @@ class Soak:
         """Error lines of fpmd (all its processes' log) and FRR's daemons,
         each on the allow-list keyed to an event, or a failure."""
         out = []
-        ts_re = re.compile(r"^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)")
-
-        def when(line):
-            m = ts_re.match(line)
-            if not m:
-                return None
-            s = m.group(1)
-            base, _, frac = s.partition(".")
-            return time.mktime(time.strptime(base, "%Y/%m/%d %H:%M:%S")) + \
-                float("0." + (frac or "0"))
+        when = fpmdlog.log_time
 
         def scan(path, is_err, allowed, who):
             try:
@@ -816,8 +1040,75 @@ class Soak:
                                      f"{w}: {ln}" for w, _, ln in bad[:5]))
         return out
 
+    def report_resources(self):
+        keys = ("rss", "map_memory", "fds", "maps", "chunk_bytes",
+                "routes_v4", "routes_v6", "bgp")
+
+        def table(title, base, others):
+            print(f"{title:>12} {'baseline':>12}" + "".join(
+                f" {r['label'].split(': ')[-1]:>12} {'change':>8}"
+                for r in others))
+            for key in keys:
+                b = base[key]
+                row = f"{key:>12} {b:>12}"
+                for r in others:
+                    e = r[key]
+                    ch = f"{100 * (e - b) / b:+.1f} %" if b else "-"
+                    row += f" {e:>12} {ch:>8}"
+                print(row)
+        if self.long_base:
+            table("long-lived", self.long_base, [self.long_end])
+            print(f"(fpmd pid {self.long_base['pid']}, from the end of the "
+                  "warm-up to the end of its phase; rss, map_memory, fds "
+                  "checked)")
+            tr, n = self.trend, len(self.sampler.samples)
+            if tr:
+                print(f"trend: {n} samples, every {SAMPLE_S:g} s; mean of "
+                      "the first third -> the last third: " + ", ".join(
+                          f"{k} {f:.0f} -> {la:.0f} "
+                          f"({100 * (la - f) / f:+.1f} %)"
+                          for k, (f, la) in tr.items()) +
+                      f" (at most +{100 * TREND:.0f} %); rss slope "
+                      f"{self.sampler.slope('rss') / 1024:+.1f} KiB/min "
+                      "(printed, not checked)")
+            else:
+                print(f"trend: {n} samples, too few to compare")
+            print()
+        if self.restart_base:
+            table("restarts", self.restart_base, [self.churned, self.final])
+            print("(baseline and final: fresh fpmds after a SIGUSR2 "
+                  "restart, all three checked; churned: the fpmd that "
+                  "lived through the last round, RSS not checked)")
+            print()
+
+    def report_slow(self, top=5):
+        slow = self.slow = self.slow_iterations()
+        print(f"slowest loop iterations (fpmd's log: {len(slow)} lines, "
+              "each process's longest so far and any of 100 ms or more)")
+        if not slow:
+            print()
+            return
+        print(f"{'ms':>8} {'step':>14} {'step ms':>8} {'cpu ms':>7} "
+              f"{'waits':>6} {'preempt':>7} {'fpmd':>5} {'at s':>8}  "
+              "during")
+        for x in slow[:top]:
+            num = (lambda v, d=1000: "-" if v is None else f"{v / d:.1f}")
+            fl = x["flap"]
+            during = x["event"] or "no event"
+            if fl:
+                during += (f"; {fl[0]:.1f} s after the flap set was "
+                           f"{'announced' if fl[1] else 'withdrawn'}")
+            at = x["rt"] - self.traffic_start - self.rt_offset \
+                if x["rt"] else 0
+            print(f"{x['us'] / 1000:8.1f} {x['step']:>14} "
+                  f"{x['step_us'] / 1000:8.1f} {num(x['cpu_us']):>7} "
+                  f"{num(x['waits'], 1):>6} {num(x['preemptions'], 1):>7} "
+                  f"#{x['fpmd']:<4} {at:8.1f}  {during}")
+        print()
+
     def report(self):
         sent, recv = self.sent["sent"], self.recvd["received"]
+        ends = list(self.ends.values())
         dur = self.times[-1] - self.times[0] if len(self.times) > 1 else 0
         print()
         print("==== soak summary " + "=" * 50)
@@ -826,14 +1117,20 @@ class Soak:
             ("run", f"{a.minutes:g} min, setup {self.setup_s:.1f} s; "
              f"{a.stable} stable + {a.flap} flapping BGP routes, flap "
              f"every {a.flap_period:g} s, {a.gap:g} s between events"),
+            ("phases", "; ".join(
+                f"{n} {e - b:.0f} s" for n, b, e in self.phases) +
+             f" (restart share {a.restart_share:g})"),
             ("traffic", f"{dur:.0f} s, {sent} packets sent "
              f"({sent / max(dur, 1):.0f}/s, {len(self.dsts)} destinations "
-             f"x 4 flows), {self.sent['late']} pace resets, "
-             f"{self.sent['errors']} send errors"),
+             f"x 4 flows; {self.sent_v6} IPv6), {self.sent['late']} pace "
+             f"resets, {self.sent['errors']} send errors"),
             ("received", f"{recv} (+{self.recvd['duplicates']} duplicates)"),
             ("lost", f"{len(self.lost)}: " + (", ".join(
                 f"{k} {v}" for k, v in sorted(self.per_kind.items())) or
                 "none in windows") + f"; unexplained {len(self.unexplained)}"),
+            ("lost by destination", ", ".join(
+                f"{k} {v}" for k, v in sorted(self.lost_by_dst.items())) or
+             "none"),
             ("fpmd r1 (from h1)",
              f"forwarded {self.xdp_fwd} + passed {self.xdp_pass} = "
              f"{self.xdp_fwd + self.xdp_pass}; " + ", ".join(
@@ -852,19 +1149,21 @@ class Soak:
              f"{self.noport}"),
             ("kernel drop counters", ", ".join(
                 f"{k} {v}" for k, v in sorted(self.kmoved.items())) or
-             "none moved (r1, h2: /proc/net/snmp, netstat)"),
+             "none moved (r1, h2: /proc/net/snmp, snmp6, netstat)"),
             ("ARP queue discards", f"{self.arp_discards} (host-wide: "
              "/proc/net/stat/arp_cache unresolved_discards)"),
             ("BGP flaps", f"{self.flapper.flaps} ({self.a.flap} routes "
              f"each, every {self.a.flap_period} s)"),
             ("fpmd processes", f"{len(self.fpmds)} ({self.binary}); RSS "
              "before each stop " + (
-                 f"{min(e[1] for e in self.ends) >> 10}-"
-                 f"{max(e[1] for e in self.ends) >> 10} KiB, fds "
-                 f"{min(e[2] for e in self.ends)}-"
-                 f"{max(e[2] for e in self.ends)}" if self.ends else "-")),
+                 f"{min(e[0] for e in ends) >> 10}-"
+                 f"{max(e[0] for e in ends) >> 10} KiB, fds "
+                 f"{min(e[1] for e in ends)}-"
+                 f"{max(e[1] for e in ends)}" if ends else "-")),
             ("longest loop iteration", f"{self.loop_max[0]} us "
-             f"({self.loop_max[1]}, fpmd #{self.loop_max[2]})"),
+             f"({self.loop_max[1]}, fpmd #{self.loop_max[2]}); "
+             f"{sum(self.loop_slow.values())} iterations over 20 ms in "
+             "all"),
         ]
         for k, v in rows:
             print(f"{k:>24}  {v}")
@@ -879,25 +1178,15 @@ class Soak:
                   f"{self.per_kind.get(k, 0):6d}  "
                   f"{'yes' if k in MAY_LOSE else 'no'}")
         print()
-        print(f"{'resource':>12} {'baseline':>12} {'churned':>12} "
-              f"{'change':>8} {'final':>12} {'change':>8}")
-        for key in ("rss", "map_memory", "fds", "maps", "chunk_bytes",
-                    "routes_v4", "bgp"):
-            b = self.baseline[key]
-            row = f"{key:>12} {b:>12}"
-            for r in (self.churned, self.final):
-                e = r[key]
-                ch = f"{100 * (e - b) / b:+.1f} %" if b else "-"
-                row += f" {e:>12} {ch:>8}"
-            print(row)
-        print("(churned: the fpmd that lived through the last round, "
-              "RSS not checked; final: a fresh one after a SIGUSR2 "
-              "restart, as the baseline's)")
-        print()
+        self.report_resources()
+        self.report_slow()
         errs = self.log_errors
         print(f"error log lines: {len(errs)} ({sum(1 for x in errs if x[1])}"
               " allowed)")
-        for w, ok, ln in errs[:20]:
+        # every line not allowed (up to 50), and a few allowed ones
+        shown = [x for x in errs if not x[1]][:50] + \
+            [x for x in errs if x[1]][:10]
+        for w, ok, ln in shown:
             print(f"  {'allowed' if ok else 'NOT ALLOWED'} {w}: {ln}")
         print()
         if self.failures:
@@ -911,8 +1200,15 @@ class Soak:
                 json.dump({"sent": sent, "received": recv,
                            "lost": len(self.lost), "per_kind": self.per_kind,
                            "unexplained": len(self.unexplained),
-                           "events": self.events, "baseline": self.baseline,
-                           "churned": self.churned, "final": self.final,
+                           "events": self.events,
+                           "long_lived": [self.long_base, self.long_end],
+                           "trend": self.trend,
+                           "samples": (self.sampler.samples
+                                       if self.sampler else []),
+                           "restarts": [self.restart_base, self.churned,
+                                        self.final],
+                           "slow_iterations": self.slow,
+                           "lost_by_destination": self.lost_by_dst,
                            "failures": self.failures,
                            "loop_max_us": self.loop_max[0]}, f, indent=1)
 
@@ -935,19 +1231,30 @@ def main():
                    help="s of traffic and flaps before the baseline")
     p.add_argument("--settle", type=float, default=3,
                    help="s of quiet before a resource reading")
-    p.add_argument("--tail", type=float, default=8,
-                   help="s kept for the final reading at the end")
+    p.add_argument("--tail", type=float, default=12,
+                   help="s kept for the last readings at the end "
+                   "(default %(default)s)")
     p.add_argument("--events", default=",".join(Soak.EVENTS),
                    help="a round's events, in order (default: all, "
-                   "%(default)s); repeats allowed")
+                   "%(default)s); repeats allowed; a round of the "
+                   "restart phase begins with a restart")
+    p.add_argument("--restart-share", type=float, default=0.3,
+                   help="the share of the event time, at the end, given "
+                   "to the restart phase (default %(default)s; 0: one "
+                   "fpmd all along, 1: restarts every round)")
     p.add_argument("--json", help="write the results here too")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
                    "tests/fpmd-nosan of a sanitized build)")
     a = p.parse_args()
     bad = set(a.events.split(",")) - set(Soak.EVENTS)
     if bad:
+        hint = ("; a round of the restart phase begins with a restart: "
+                "--restart-share 1 for one every round"
+                if "restart" in bad else "")
         p.error(f"--events: unknown {', '.join(sorted(bad))} (of "
-                f"{', '.join(Soak.EVENTS)})")
+                f"{', '.join(Soak.EVENTS)}{hint})")
+    if not 0 <= a.restart_share <= 1:
+        p.error("--restart-share: between 0 and 1")
     if os.geteuid() != 0:
         print("soak: needs root (namespaces, XDP)", file=sys.stderr)
         return 2

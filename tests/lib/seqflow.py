@@ -4,6 +4,7 @@ known by its number and by when it was sent. Run inside a namespace with
 /usr/bin/python3.
 
   seqflow.py send --to ADDR:PORT[,ADDR:PORT...] --flows N --rate PPS --log FILE
+      (IPv6 destinations as [ADDR]:PORT, both families in one list)
       One global sequence; packet k goes to destination k % len(to) from
       source port SPORT + (k // len(to)) % N (N flows per destination),
       at PPS packets per second in all, until SIGINT or SIGTERM. FILE gets
@@ -13,11 +14,12 @@ known by its number and by when it was sent. Run inside a namespace with
       missing; L: times the sender fell > 50 ms behind its pace and
       skipped ahead instead of bursting).
   seqflow.py recv --port PORT --log FILE
-      Receives on every address (a host with `ip route add local ...`
-      takes whole prefixes). Prints "ready" on stderr once bound; after
-      SIGTERM reads until the socket has been quiet QUIET s, writes FILE
-      (one byte per sequence number: 1 received) and prints {"received":
-      R, "duplicates": D} on stdout.
+      Receives on every address, IPv4 and IPv6, on one socket (a host
+      with `ip route add local ...` takes whole prefixes). Prints "ready"
+      on stderr once bound; after SIGTERM reads until the socket has been
+      quiet QUIET s (lib/udprecv.py), writes FILE (one byte per sequence
+      number: 1 received) and prints {"received": R, "duplicates": D} on
+      stdout.
 
 Payload: sequence (u64), destination index (u32), send time (f64), then
 padding to --size bytes of UDP payload.
@@ -31,10 +33,16 @@ import struct
 import sys
 import time
 
+from udprecv import receive
+
 HDR = struct.Struct("!QId")
 QUIET = 0.5              # s without a packet that ends a stopped receiver
 DRAIN_MAX = 10           # s a stopped receiver reads at most
 LATE = 0.05              # s behind pace before the sender skips ahead
+
+
+def family(addr):
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
 
 
 def parse_to(text):
@@ -47,12 +55,18 @@ def parse_to(text):
 
 def send(a):
     dsts = parse_to(a.to)
-    fam = socket.AF_INET6 if ":" in dsts[0][0] else socket.AF_INET
-    socks = []
-    for i in range(a.flows):
-        s = socket.socket(fam, socket.SOCK_DGRAM)
-        s.bind(("", a.sport + i))
-        socks.append(s)
+    # the flows' sockets of each family the destinations have; IPv6 ones
+    # are IPv6 only, so both families bind the same source ports
+    socks = {}
+    for fam in {family(addr) for addr, _ in dsts}:
+        socks[fam] = []
+        for i in range(a.flows):
+            s = socket.socket(fam, socket.SOCK_DGRAM)
+            if fam == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            s.bind(("", a.sport + i))
+            socks[fam].append(s)
+    dsts = [(socks[family(addr)], (addr, port)) for addr, port in dsts]
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(1))
@@ -65,11 +79,12 @@ def send(a):
     print("sending", file=sys.stderr, flush=True)
     while not stop:
         d = seq % nd
-        s = socks[(seq // nd) % a.flows]
+        fsocks, to = dsts[d]
+        s = fsocks[(seq // nd) % a.flows]
         t = time.monotonic()
         times.append(t)
         try:
-            s.sendto(HDR.pack(seq, d, t) + pad, dsts[d])
+            s.sendto(HDR.pack(seq, d, t) + pad, to)
         except OSError:
             errors += 1          # counted as sent: it shows as missing
         seq += 1
@@ -86,46 +101,31 @@ def send(a):
 
 
 def recv(a):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # one socket for both families (IPv4 arrives as v4-mapped IPv6)
+    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     # As root past net.core.rmem_max: a receiver the machine starves for
     # a second must not lose what arrived meanwhile.
     s.setsockopt(socket.SOL_SOCKET, 33, 64 << 20)   # SO_RCVBUFFORCE
     s.bind(("", a.port))
     got = bytearray(1 << 20)
-    received = dups = 0
-    stop = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.append(1))
-    s.settimeout(0.1)
-    print("ready", file=sys.stderr, flush=True)
-    quiet_since = stopped = None
-    while True:
-        if stop and stopped is None:
-            quiet_since = stopped = time.monotonic()
-        if stopped is not None and time.monotonic() - stopped > DRAIN_MAX:
-            break
-        try:
-            data = s.recv(4096)
-        except (socket.timeout, InterruptedError):
-            if quiet_since is not None and \
-                    time.monotonic() - quiet_since >= QUIET:
-                break
-            continue
-        if quiet_since is not None:
-            quiet_since = time.monotonic()
+    n = {"received": 0, "duplicates": 0}
+
+    def handle(data):
         if len(data) < HDR.size:
-            continue
+            return
         seq = HDR.unpack_from(data)[0]
         if seq >= len(got):
             got.extend(bytes(max(seq + 1 - len(got), len(got))))
         if got[seq]:
-            dups += 1
-            continue
+            n["duplicates"] += 1
+            return
         got[seq] = 1
-        received += 1
+        n["received"] += 1
+    receive(s, lambda s: s.recv(4096), handle, QUIET, DRAIN_MAX)
     with open(a.log, "wb") as f:
         f.write(got)
-    print(json.dumps({"received": received, "duplicates": dups}))
+    print(json.dumps(n))
 
 
 def main():

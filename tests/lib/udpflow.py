@@ -20,8 +20,9 @@ import json
 import signal
 import socket
 import struct
-import sys
 import time
+
+from udprecv import receive
 
 IP_PKTINFO = 8           # linux/in.h; not exported by Python's socket
 QUIET = 0.3              # s without a packet that ends a stopped receiver
@@ -71,30 +72,9 @@ def recv(a):
         s.setsockopt(socket.IPPROTO_IP, IP_PKTINFO, 1)
     s.bind(("", a.port))
     got, seen, names = {}, set(), {}
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
-    signal.signal(signal.SIGINT, lambda *_: stop.append(1))
-    s.settimeout(0.1)
-    print("ready", file=sys.stderr, flush=True)
-    # After SIGTERM: everything already queued is read, then packets still
-    # in flight, until the socket has been empty for QUIET seconds (a
-    # loaded machine may leave many queued, or late, when the stop comes).
-    # A sender still going ends it DRAIN_MAX s after SIGTERM.
-    quiet_since = stopped = None
-    while True:
-        if stop and quiet_since is None:
-            quiet_since = stopped = time.monotonic()
-        if stopped is not None and time.monotonic() - stopped > DRAIN_MAX:
-            break
-        try:
-            data, anc, _, src = s.recvmsg(2048, 256)
-        except (socket.timeout, InterruptedError):
-            if quiet_since is not None and \
-                    time.monotonic() - quiet_since >= QUIET:
-                break
-            continue
-        if quiet_since is not None:
-            quiet_since = time.monotonic()
+
+    def handle(item):
+        data, anc, _, src = item
         ifindex = 0
         for level, typ, val in anc:
             if typ in (IP_PKTINFO, socket.IPV6_PKTINFO):
@@ -106,13 +86,14 @@ def recv(a):
             except OSError:
                 names[ifindex] = str(ifindex)
         if len(data) < 12:
-            continue
+            return
         flow, seq = struct.unpack_from("!IQ", data)
         if (flow, seq) in seen:
-            continue
+            return
         seen.add((flow, seq))
         per = got.setdefault(src[1], {})
         per[names[ifindex]] = per.get(names[ifindex], 0) + 1
+    receive(s, lambda s: s.recvmsg(2048, 256), handle, QUIET, DRAIN_MAX)
     print(json.dumps({"received": got, "total": len(seen)}))
 
 
