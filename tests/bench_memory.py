@@ -556,11 +556,13 @@ def main():
         return 0
     for kind in kinds:
         for n in sizes:
-            print(f"# {kind}: {n} routes ...", file=sys.stderr, flush=True)
+            label = "all" if n == ALL else n
+            print(f"# {kind}: {label} routes ...", file=sys.stderr,
+                  flush=True)
             lab = L.Lab()
             rc = guarded(lambda: rows.append(
                 measure(lab, n, kind, ARGS.restarts)),
-                lab.cleanup, f"{kind}, {n} routes")
+                lab.cleanup, f"{kind}, {label} routes")
             if rc:
                 return rc
     cmd = " ".join(["/usr/bin/python3", "tests/bench_memory.py"] +
