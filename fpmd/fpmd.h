@@ -77,7 +77,8 @@ enum ev_kind {
 	EV_WATCH,
 	EV_WATCHDOG,
 	EV_METRICS,
-	EV_NEIGH_USE, /* the last: loop.c names each kind */
+	EV_NEIGH_USE,
+	EV_PROBE, /* the last: loop.c names each kind */
 };
 
 struct ev {
@@ -114,8 +115,17 @@ bool ev_take(unsigned int what);
 int tick_open(void);
 /* Route writes into the fast path before anything observable. */
 void commit_maps(uint32_t max_drops);
-/* Guards, attachments, RIB trimming, the slow local table re-read. */
+/*
+ * Guards, attachments, RIB trimming, the slow local table re-read. The
+ * kernel queries run in the probe thread once the loop has started it
+ * (kernel/probe.h), and their answers are applied when they come;
+ * periodic_here() asks them in the calling thread and applies them before
+ * it returns (reload answers after the check).
+ */
 void periodic(void);
+void periodic_here(void);
+/* A periodic() check is under way in the probe thread. */
+bool tick_probing(void);
 void guard_timer_arm(void);
 
 /* ---- loop.c ------------------------------------------------------------- */

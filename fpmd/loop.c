@@ -23,6 +23,7 @@
 #include "kernel/guard.h"
 #include "kernel/iface.h"
 #include "kernel/nl.h"
+#include "kernel/probe.h"
 #include "notify.h"
 #include "rib/rib.h"
 
@@ -35,7 +36,7 @@ static uint64_t mono_ms(void)
 
 int loop_open(const sigset_t *mask, int nlfd)
 {
-	int tfd, nfd;
+	int tfd, nfd, pfd;
 
 	sfd = signalfd(-1, mask, SFD_CLOEXEC);
 	if (ev_open() || sfd < 0 || (tfd = tick_open()) < 0 ||
@@ -44,6 +45,14 @@ int loop_open(const sigset_t *mask, int nlfd)
 	    (nfd = neigh_use_open()) < 0 || ev_add(nfd, EV_NEIGH_USE)) {
 		log_err("event loop: %s", strerror(errno));
 		return -1;
+	}
+	/* Without it the loop asks the kernel itself, as at start-up. */
+	pfd = probe_open();
+	if (pfd < 0 || ev_add(pfd, EV_PROBE)) {
+		log_warn("event loop: no probe thread (%s): the guard tick's "
+			 "kernel queries run in the loop",
+			 strerror(pfd < 0 ? -pfd : errno));
+		probe_close();
 	}
 	return 0;
 }
@@ -111,8 +120,9 @@ static const char *const ev_names[] = {
 	[EV_WATCHDOG] = "watchdog",
 	[EV_METRICS] = "metrics",
 	[EV_NEIGH_USE] = "neighbor-use",
+	[EV_PROBE] = "probe",
 };
-_Static_assert(sizeof(ev_names) / sizeof(ev_names[0]) == EV_NEIGH_USE + 1,
+_Static_assert(sizeof(ev_names) / sizeof(ev_names[0]) == EV_PROBE + 1,
 	       "a name for every event kind");
 
 /* The steps of one iteration: its start, and the slowest step so far. */
@@ -328,6 +338,10 @@ int loop_run(bool *keep)
 			case EV_NEIGH_USE:
 				neigh_use_tick();
 				break;
+			case EV_PROBE:
+				/* Answers of the probe thread, applied. */
+				probe_collect();
+				break;
 			}
 		}
 		if (n)
@@ -352,7 +366,8 @@ int loop_run(bool *keep)
 			fpmd_request_recheck();
 		else if (guard_pending(GUARD_PENDING_SYSCTL))
 			guard_sysctls();
-		if (ev_requested(EV_REQ_RECHECK))
+		/* One under way may predate what asked: again after it. */
+		if (ev_requested(EV_REQ_RECHECK) && !tick_probing())
 			periodic();
 		step_end(&st, "housekeeping");
 		/* Route status changes, a slice at a time, then to zebra. */

@@ -30,6 +30,7 @@
 #include "kernel/iface.h"
 #include "kernel/instance.h"
 #include "kernel/nl.h"
+#include "kernel/probe.h"
 #include "kernel/tc_path.h"
 #include "notify.h"
 #include "rib/rib.h"
@@ -62,6 +63,8 @@ static void stop(void)
 {
 	bool keep = cfg.keep_forwarding || stop_keep;
 
+	/* After the query under way: nothing asks the kernel behind us. */
+	probe_close();
 	metrics_close();
 	ctl_close();
 	if (!keep)

@@ -215,7 +215,7 @@ int fpmd_reload(char *err, size_t elen)
 	apply_changes(&old);
 	config_free(&old);
 	log_info("reload: re-checking guards, local routes and neighbors");
-	periodic();
+	periodic_here();
 	local_routes_refresh();
 	neigh_resync();
 	commit_maps(0);

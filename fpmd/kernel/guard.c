@@ -65,36 +65,6 @@ static int sysctl_int(const char *fmt, const char *arg, int dflt)
 
 /* ---- per-interface checks ------------------------------------------------ */
 
-struct rules_ctx {
-	int family;
-	char detail[256];
-	bool all;
-	char iif[FPMD_MAX_IFACES][IF_NAMESIZE];
-	int niif;
-};
-
-static void rule_cb(const struct nl_rule *r, void *arg)
-{
-	struct rules_ctx *c = arg;
-	bool dflt;
-
-	dflt = !r->has_selector && !r->iifname[0] &&
-	       ((r->priority == 0 && r->table == RT_TABLE_LOCAL) ||
-		(r->priority == 32766 && r->table == RT_TABLE_MAIN) ||
-		(r->priority == 32767 && r->table == RT_TABLE_DEFAULT &&
-		 c->family == AF_INET));
-	if (dflt)
-		return;
-	appendf(c->detail, sizeof(c->detail), "%s%s rule pref %u table %u%s%s",
-		c->detail[0] ? "; " : "", c->family == AF_INET ? "ipv4" : "ipv6",
-		r->priority, r->table, r->iifname[0] ? " iif " : "",
-		r->iifname);
-	if (!r->iifname[0])
-		c->all = true;
-	else if (c->niif < FPMD_MAX_IFACES)
-		snprintf(c->iif[c->niif++], IF_NAMESIZE, "%s", r->iifname);
-}
-
 static bool rules_apply(const struct rules_ctx *c, const struct iface *i)
 {
 	if (c->all)
@@ -108,16 +78,16 @@ static bool rules_apply(const struct rules_ctx *c, const struct iface *i)
 /*
  * Sets i->tx_port / tx_reason and the container path modes (tc_path.c):
  * i->peer_egress, i->want_tc_only. Appends to the guard details; served
- * lists the egresses the tc path delivers to.
+ * lists the egresses the tc path delivers to. From what o saw.
  */
-static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
-			 char *peer_detail, size_t plen, char *served,
-			 size_t slen)
+static void check_egress(struct iface *i, const struct guard_obs_if *o,
+			 char *tc_detail, size_t tlen, char *peer_detail,
+			 size_t plen, char *served, size_t slen)
 {
-	char why[160] = "";
-	struct nl_link peer;
+	const char *why = o->tc_eg_why;
+	const struct nl_link *peer = &o->peer;
 	bool tc_egress = false;
-	int ret, txcsum;
+	int ret, txcsum = o->txcsum;
 
 	i->tx_port = true;
 	i->tx_reason[0] = '\0';
@@ -128,7 +98,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		snprintf(i->tx_reason, sizeof(i->tx_reason), "not present");
 		return;
 	}
-	ret = nl_tc_egress(i->ifindex, why, sizeof(why));
+	ret = o->tc_eg;
 	if (ret > 0) {
 		/* bpf_redirect_peer skips the egress's tc too: no PEER. */
 		tc_egress = true;
@@ -140,8 +110,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 	}
 	if (!i->is_veth || !i->peer_ifindex)
 		return;
-	ret = nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
-				   &peer);
+	ret = o->peer_ret;
 	/* Unknown is not "receives": a redirect into a peer without XDP
 	 * or GRO vanishes, so only a peer seen to receive gets frames. */
 	if (ret && !tc_egress) {
@@ -156,12 +125,12 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 	}
 	if (ret)
 		return;
-	snprintf(i->peer_name, sizeof(i->peer_name), "%s", peer.name);
-	ret = peer_gro(i, peer.name, &txcsum);
+	snprintf(i->peer_name, sizeof(i->peer_name), "%s", peer->name);
+	ret = o->gro;
 	/* Partial checksums from the peer would be lost across an XDP
 	 * redirect (DESIGN.md): TC_ONLY, whatever the peer's XDP. */
 	i->want_tc_only = cfg.container_path && txcsum == 1;
-	if (tc_egress || peer.xdp_attached != XDP_ATTACHED_NONE || ret == 1)
+	if (tc_egress || peer->xdp_attached != XDP_ATTACHED_NONE || ret == 1)
 		return;
 	if (ret < 0) {
 		i->tx_port = false;
@@ -169,7 +138,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 			 "cannot inspect veth peer %s (no process or "
 			 "/run/netns entry in its namespace): redirected "
 			 "frames might be dropped",
-			 peer.name);
+			 peer->name);
 		appendf(peer_detail, plen, "%s%s: %s",
 			peer_detail[0] ? "; " : "", i->name, i->tx_reason);
 		return;
@@ -180,7 +149,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		snprintf(i->tx_reason, sizeof(i->tx_reason),
 			 "veth peer %s has neither XDP nor GRO: served by the "
 			 "tc path (bpf_redirect_peer) while up with carrier",
-			 peer.name);
+			 peer->name);
 		appendf(served, slen, "%s%s", served[0] ? ", " : "", i->name);
 		return;
 	}
@@ -189,7 +158,7 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
 		 "veth peer %s has neither XDP nor GRO: redirected frames "
 		 "would be dropped; to fix, run `ethtool -K %s gro on` in its "
 		 "namespace or attach an XDP program to it",
-		 peer.name, peer.name);
+		 peer->name, peer->name);
 	appendf(peer_detail, plen, "%s%s: %s", peer_detail[0] ? "; " : "",
 		i->name, i->tx_reason);
 }
@@ -203,11 +172,10 @@ static void check_egress(struct iface *i, char *tc_detail, size_t tlen,
  * that cannot say (before 6.3) is taken as "cannot". Logged on a change,
  * where it matters: interfaces whose MTU takes jumbo frames.
  */
-static uint32_t xmit_sg_flag(struct iface *i)
+static uint32_t xmit_sg_flag(struct iface *i, const struct guard_obs_if *o)
 {
-	uint64_t feat = 0;
-	int ret = nl_xdp_features(i->ifindex, &feat);
-	bool sg = !ret && (feat & NL_XDP_ACT_NDO_XMIT_SG);
+	int ret = o->feat_ret;
+	bool sg = !ret && (o->feat & NL_XDP_ACT_NDO_XMIT_SG);
 
 	if ((sg != i->xmit_sg || !i->xmit_sg_known) && i->mtu > 1500 &&
 	    (!sg || i->xmit_sg_known))
@@ -293,28 +261,14 @@ bool guard_pending(enum guard_pending_kind k)
 	return pending[k] != 0;
 }
 
-static uint32_t taken[2];
-
-/* What this check answers: events read after it started wait for the
- * next one. A full check answers the sysctl guards' events too. */
-static void guard_pending_take(enum guard_pending_kind k)
-{
-	taken[k] = pending[k];
-	pending[k] = 0;
-	if (k == GUARD_PENDING_FULL) {
-		taken[k] |= pending[GUARD_PENDING_SYSCTL];
-		pending[GUARD_PENDING_SYSCTL] = 0;
-	}
-}
-
-static void guard_applied(enum guard_pending_kind k)
+/* Stamp the guards whose events a check answered. */
+static void stamp_applied(uint32_t answered)
 {
 	uint64_t now = now_ns(CLOCK_REALTIME);
 
 	for (int g = 0; g < GUARD_MAX; g++)
-		if (taken[k] & (1u << g))
+		if (answered & (1u << g))
 			guards[g].last_applied_ns = now;
-	taken[k] = 0;
 }
 
 static void guard_set(enum guard_id g, const char *state, const char *detail)
@@ -340,43 +294,109 @@ static void sysctl_guards_set(const char *fwd, const char *rpf)
 	guard_set(GUARD_RP_FILTER, rpf[0] ? "checked" : "clear", rpf);
 }
 
+/* Full checks applied so far: an answer asked before the last one
+ * applied is older than it. */
+static uint64_t checks_applied;
+
+void guard_probe_fill(struct guard_obs *o)
+{
+	memset(o, 0, sizeof(*o));
+	/* What this check answers: events read after it started wait for
+	 * the next one. */
+	o->taken = pending[GUARD_PENDING_FULL];
+	pending[GUARD_PENDING_FULL] = 0;
+	o->after = checks_applied;
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+		struct guard_obs_if *oi = &o->ifs[s];
+
+		if (!i->used || !i->ifindex)
+			continue;
+		oi->ifindex = i->ifindex;
+		oi->gen = i->gen;
+		oi->is_veth = i->is_veth;
+		oi->peer_ifindex = i->peer_ifindex;
+		oi->peer_nsid = i->peer_nsid;
+	}
+}
+
+struct guard_obs *guard_probe_new(void)
+{
+	struct guard_obs *o = malloc(sizeof(*o));
+
+	if (o)
+		guard_probe_fill(o);
+	return o;
+}
+
+void guard_probe_drop(struct guard_obs *o)
+{
+	/* Not answered after all: the next check answers them. */
+	pending[GUARD_PENDING_FULL] |= o->taken;
+	o->taken = 0;
+}
+
+/* Did the loop learn something newer than o meanwhile: a check applied,
+ * an interface's link event, one removed or re-created (the same
+ * ifindex again or not)? */
+static bool probe_stale(const struct guard_obs *o)
+{
+	if (o->after != checks_applied)
+		return true;
+	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
+		const struct iface *i = &iface_tab[s];
+
+		if (i->used && i->ifindex &&
+		    (o->ifs[s].ifindex != i->ifindex || o->ifs[s].gen != i->gen))
+			return true;
+	}
+	return false;
+}
+
 int guard_check(void)
 {
-	char nf[512], fwd[512] = "", rpf[512] = "", tc[512] = "",
-		peer[512] = "", xf[128] = "", tci[512] = "", redir[512] = "",
-		served[256] = "";
-	static struct rules_ctx r4, r6;
+	static struct guard_obs o;
+	int ret;
+
+	guard_probe_fill(&o);
+	guard_probe_run(&o);
+	ret = guard_probe_apply(&o);
+	return ret > 0;
+}
+
+int guard_probe_apply(struct guard_obs *o)
+{
+	char fwd[512] = "", rpf[512] = "", tc[512] = "", peer[512] = "",
+	     xf[128] = "", tci[512] = "", redir[512] = "", served[256] = "";
+	const struct rules_ctx *r4 = &o->r4, *r6 = &o->r6;
 	static int last_use_pmtu;
 	const char *pstate;
-	int nfn, x4 = 0, x6 = 0, fwd6, redir_all, use_pmtu, refused = 0;
+	int x4 = o->x4, x6 = o->x6, fwd6, redir_all, use_pmtu, refused = 0;
 
-	guard_pending_take(GUARD_PENDING_FULL);
-
-	nfn = netfilter_scan(nf, sizeof(nf));
-	if (nfn > 0 && !cfg.allow_nf_bypass) {
-		guard_set(GUARD_NETFILTER, "refused", nf);
+	if (probe_stale(o)) {
+		guard_probe_drop(o);
+		return -ESTALE;
+	}
+	/* It reads the sysctls now: it answers their events too. */
+	o->taken |= pending[GUARD_PENDING_SYSCTL];
+	pending[GUARD_PENDING_SYSCTL] = 0;
+	if (o->nfn > 0 && !cfg.allow_nf_bypass) {
+		guard_set(GUARD_NETFILTER, "refused", o->nf);
 		refused = 1;
-	} else if (nfn > 0) {
-		guard_set(GUARD_NETFILTER, "bypassed", nf);
+	} else if (o->nfn > 0) {
+		guard_set(GUARD_NETFILTER, "bypassed", o->nf);
 	} else {
 		guard_set(GUARD_NETFILTER, "clear", "");
 	}
-
-	memset(&r4, 0, sizeof(r4));
-	memset(&r6, 0, sizeof(r6));
-	r4.family = AF_INET;
-	r6.family = AF_INET6;
-	nl_dump_rules(AF_INET, rule_cb, &r4);
-	nl_dump_rules(AF_INET6, rule_cb, &r6);
 	{
-		char d[sizeof(r4.detail) * 2 + 4];
+		char d[sizeof(r4->detail) * 2 + 4];
 
-		snprintf(d, sizeof(d), "%s%s%s", r4.detail,
-			 r4.detail[0] && r6.detail[0] ? "; " : "", r6.detail);
+		snprintf(d, sizeof(d), "%s%s%s", r4->detail,
+			 r4->detail[0] && r6->detail[0] ? "; " : "", r6->detail);
 		guard_set(GUARD_POLICY_RULES, d[0] ? "kernel-path" : "clear",
 			  d);
 	}
-	if (nl_xfrm_policies(&x4, &x6) == 0 && (x4 || x6))
+	if (o->xf_ret == 0 && (x4 || x6))
 		snprintf(xf, sizeof(xf), "%d IPv4 and %d IPv6 xfrm policies",
 			 x4, x6);
 	guard_set(GUARD_XFRM, xf[0] ? "kernel-path" : "clear", xf);
@@ -396,6 +416,7 @@ int guard_check(void)
 	last_use_pmtu = use_pmtu;
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
+		const struct guard_obs_if *oi = &o->ifs[s];
 		uint32_t f, oldf = i->guard_flags;
 		bool old_tx = i->tx_port, old_susp = i->suspended;
 		bool mtu6_changed;
@@ -413,12 +434,12 @@ int guard_check(void)
 				redir[0] ? ", " : "", i->name);
 		}
 		i->policy_reason[0] = '\0';
-		if (rules_apply(&r4, i) || x4) {
+		if (rules_apply(r4, i) || x4) {
 			f |= FPMD_IF_F_KERNEL_V4;
 			appendf(i->policy_reason, sizeof(i->policy_reason),
 				"ipv4: %s", x4 ? "xfrm policies" : "policy rules");
 		}
-		if (rules_apply(&r6, i) || x6) {
+		if (rules_apply(r6, i) || x6) {
 			f |= FPMD_IF_F_KERNEL_V6;
 			appendf(i->policy_reason, sizeof(i->policy_reason),
 				"%sipv6: %s", i->policy_reason[0] ? ", " : "",
@@ -431,11 +452,11 @@ int guard_check(void)
 				i->policy_reason[0] ? ", " : "");
 		}
 		{
-			char why[160] = "";
+			const char *why = oi->tc_in_why;
 
 			/* XDP runs before tc ingress: that traffic must meet
 			 * its filters in the kernel. */
-			if (nl_tc_ingress(i->ifindex, why, sizeof(why)) > 0) {
+			if (oi->tc_in > 0) {
 				f |= FPMD_IF_F_KERNEL_V4 | FPMD_IF_F_KERNEL_V6;
 				appendf(i->policy_reason,
 					sizeof(i->policy_reason), "%s%s",
@@ -444,12 +465,12 @@ int guard_check(void)
 					tci[0] ? "; " : "", i->name, why);
 			}
 		}
-		f |= xmit_sg_flag(i);
+		f |= xmit_sg_flag(i, oi);
 		i->guard_flags = f;
 		i->suspended = refused;
 		/* No event announces it: polled here, every guard interval. */
 		mtu6_changed = iface_read_mtu6(i);
-		check_egress(i, tc, sizeof(tc), peer, sizeof(peer), served,
+		check_egress(i, oi, tc, sizeof(tc), peer, sizeof(peer), served,
 			     sizeof(served));
 		/* Before attach the maps still serve the program a previous
 		 * fpmd left running (adopted); attaching syncs them. */
@@ -477,7 +498,8 @@ int guard_check(void)
 	guard_set(GUARD_VETH_PEER, pstate, peer);
 	/* The modes just decided: XDP or tc, links, map entries. */
 	tc_path_apply();
-	guard_applied(GUARD_PENDING_FULL);
+	checks_applied++;
+	stamp_applied(o->taken);
 	return refused;
 }
 
@@ -493,16 +515,17 @@ int guard_wants_tc_only(const struct iface *i)
 	if (nl_get_link_in_netns(i->peer_nsid, (uint32_t)i->peer_ifindex,
 				 &peer))
 		return 0;
-	peer_gro(i, peer.name, &txcsum);
+	peer_gro(i->peer_nsid, peer.name, &txcsum);
 	return txcsum == 1;
 }
 
 int guard_sysctls(void)
 {
 	char fwd[512] = "", rpf[512] = "";
+	uint32_t answered = pending[GUARD_PENDING_SYSCTL];
 	int fwd6, changed = 0;
 
-	guard_pending_take(GUARD_PENDING_SYSCTL);
+	pending[GUARD_PENDING_SYSCTL] = 0;
 	fwd6 = sysctl_int("/proc/sys/net/ipv6/conf/%s/forwarding", "all", 0);
 	for (int s = 0; s < FPMD_MAX_IFACES; s++) {
 		struct iface *i = &iface_tab[s];
@@ -522,6 +545,6 @@ int guard_sysctls(void)
 		}
 	}
 	sysctl_guards_set(fwd, rpf);
-	guard_applied(GUARD_PENDING_SYSCTL);
+	stamp_applied(answered);
 	return changed;
 }

@@ -40,8 +40,28 @@ extern struct guard guards[GUARD_MAX];
 /*
  * Re-evaluate everything and apply it to the managed interfaces. Returns
  * 1 when netfilter rules would be bypassed and bypass is not allowed.
+ * Waits for RTNL (tc, rules, links) in the calling thread.
  */
 int guard_check(void);
+
+/*
+ * guard_check() in three steps, so that its kernel queries run off the
+ * loop (kernel/probe.h): guard_probe_new() in the loop takes the change
+ * events the check answers and a snapshot of the interfaces (NULL: no
+ * memory); guard_probe_run() in any thread asks the kernel;
+ * guard_probe_apply() in the loop applies what it saw, as guard_check()
+ * does (its return value), or drops it (-ESTALE) if the loop learnt
+ * something newer meanwhile: a check applied since, an interface's link
+ * event, removal or re-creation. A dropped or abandoned check
+ * (guard_probe_drop) leaves its events pending for the next one. The
+ * caller frees it.
+ */
+struct guard_obs;
+struct guard_obs *guard_probe_new(void);
+void guard_probe_fill(struct guard_obs *o);
+void guard_probe_run(struct guard_obs *o);
+int guard_probe_apply(struct guard_obs *o);
+void guard_probe_drop(struct guard_obs *o);
 
 /*
  * Re-read only the forwarding and rp_filter sysctls of every managed

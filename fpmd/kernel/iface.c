@@ -94,6 +94,7 @@ bool iface_update(struct iface *i, const struct nl_link *l)
 	bool changed = i->ifindex != l->ifindex || i->mtu != l->mtu ||
 		       i->up != up || memcmp(i->mac, l->mac, 6);
 
+	i->gen++;
 	i->ifindex = l->ifindex;
 	memcpy(i->mac, l->mac, 6);
 	i->mtu = l->mtu;
@@ -133,6 +134,7 @@ void iface_gone(struct iface *i)
 
 	if (!old)
 		return;
+	i->gen++;
 	log_warn("iface %s (ifindex %u): removed from the kernel; its routes "
 		 "go to the kernel path until it returns",
 		 i->name, old);
@@ -151,6 +153,10 @@ void iface_gone(struct iface *i)
 	i->ifindex = 0;
 	i->gone_ifindex = old;
 }
+
+/* Attachments looked at or changed by the loop itself: an answer of the
+ * probe thread asked before is older than what it saw. */
+static uint32_t watch_epoch;
 
 static int attach_prog(struct iface *i, int prog_fd)
 {
@@ -231,6 +237,7 @@ int iface_attach(struct iface *i, int prog_fd)
 {
 	int ret = attach_prog(i, prog_fd);
 
+	watch_epoch++;
 	if (!ret)
 		tc_adopt_pinned(i);
 	/* Entries adopted for an interface we cannot attach to are stale. */
@@ -245,6 +252,7 @@ void iface_detach(struct iface *i)
 {
 	if (!i->attached || !i->ifindex)
 		return;
+	watch_epoch++;
 	bpf_xdp_detach(i->ifindex,
 		       i->mode == XDP_MODE_NATIVE ? XDP_FLAGS_DRV_MODE :
 						    XDP_FLAGS_SKB_MODE,
@@ -274,16 +282,12 @@ void iface_remove(struct iface *i)
 		 i->name);
 }
 
-void iface_watch(struct iface *i, int prog_fd)
+/* The answer for i: what iface_watch does once it knows id. */
+static void watch_apply(struct iface *i, int prog_fd, uint32_t id)
 {
 	struct prog_who w;
-	uint32_t id;
 	int ret;
 
-	/* TC_ONLY: no XDP here (tc_path.c watches its link). */
-	if (i->tc_only || !i->ifindex ||
-	    instance_attached_prog(i->ifindex, &id))
-		return;
 	if (i->attached) {
 		instance_whose_prog(id, &w);
 		if (w.owner == PROG_OURS)
@@ -329,6 +333,49 @@ void iface_watch(struct iface *i, int prog_fd)
 	rib_iface_changed(i->ifindex);
 	if (recheck_fn)
 		recheck_fn();
+}
+
+void iface_watch(struct iface *i, int prog_fd)
+{
+	uint32_t id;
+
+	/* TC_ONLY: no XDP here (tc_path.c watches its link). */
+	if (i->tc_only || !i->ifindex ||
+	    instance_attached_prog(i->ifindex, &id))
+		return;
+	watch_epoch++;
+	watch_apply(i, prog_fd, id);
+}
+
+bool iface_watch_ask(const struct iface *i, struct iface_watch_ask *seen)
+{
+	if (!i->used || i->tc_only || !i->ifindex)
+		return false;
+	seen->epoch = watch_epoch;
+	seen->ifindex = i->ifindex;
+	seen->gen = i->gen;
+	seen->attached = i->attached;
+	seen->lost = i->lost;
+	seen->other_prog = i->other_prog;
+	return true;
+}
+
+bool iface_watch_seen(struct iface *i, int prog_fd,
+		      const struct iface_watch_ask *seen, uint32_t id)
+{
+	struct iface_watch_ask now;
+
+	/* An event, an attach or a detach since: that is newer. */
+	if (!iface_watch_ask(i, &now) || now.epoch != seen->epoch ||
+	    now.ifindex != seen->ifindex ||
+	    now.gen != seen->gen || now.attached != seen->attached ||
+	    now.lost != seen->lost || now.other_prog != seen->other_prog)
+		return false;
+	watch_apply(i, prog_fd, id);
+	/* Its own re-attach leaves the other answers asked with it (other
+	 * interfaces) as fresh as they were. */
+	watch_epoch = now.epoch;
+	return true;
 }
 
 const char *iface_xdp_state(const struct iface *i)

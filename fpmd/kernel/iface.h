@@ -16,6 +16,10 @@ struct iface {
 	uint32_t slot;
 	uint32_t ifindex; /* 0 while the kernel has no such interface */
 	uint32_t gone_ifindex; /* the one it had before it was removed */
+	/* Link events and removals seen: an answer of the probe thread
+	 * (kernel/probe.h) asked at another gen is older than what the loop
+	 * knows, and dropped. */
+	uint32_t gen;
 	uint8_t mac[6];
 	uint32_t mtu;
 	uint32_t mtu6;    /* net.ipv6.conf.NAME.mtu; 0 when unknown */
@@ -81,6 +85,21 @@ void iface_sync(struct iface *i);
  * re-attaches only when nothing else is attached.
  */
 void iface_watch(struct iface *i, int prog_fd);
+/*
+ * iface_watch() in two steps, for the probe thread: should the program
+ * attached to i be asked for (its attachment as it is now in *seen), and,
+ * back in the loop, what was found: id, the attached program's (0: none)
+ * while i's attachment was still *seen. Dropped (false) when i changed
+ * meanwhile (another gen, ifindex or attachment) or the loop looked at
+ * or changed an attachment itself (iface_watch, attach, detach).
+ */
+struct iface_watch_ask {
+	uint32_t epoch, ifindex, gen, other_prog;
+	bool attached, lost;
+};
+bool iface_watch_ask(const struct iface *i, struct iface_watch_ask *seen);
+bool iface_watch_seen(struct iface *i, int prog_fd,
+		      const struct iface_watch_ask *seen, uint32_t id);
 /* "attached", "detached", "detached-foreign" or "absent", and why. */
 const char *iface_xdp_state(const struct iface *i);
 const char *iface_xdp_reason(const struct iface *i);

@@ -24,9 +24,10 @@
 #include "kernel/nl.h"
 #include "kernel/nl_priv.h"
 
-struct mnl_socket *nl_req_sock;
+_Thread_local struct mnl_socket *nl_req_sock;
 struct mnl_socket *nl_ev_sock;
-static uint32_t seq;
+static _Thread_local uint32_t seq;
+static _Thread_local char *talk_buf; /* NL_RX_BUF, the replies */
 
 int nl_open(void)
 {
@@ -44,17 +45,27 @@ int nl_open(void)
 	return 0;
 }
 
-void nl_close(void)
+void nl_close_requests(void)
 {
 	if (nl_req_sock)
 		mnl_socket_close(nl_req_sock);
-	if (nl_ev_sock)
-		mnl_socket_close(nl_ev_sock);
-	nl_req_sock = nl_ev_sock = NULL;
+	nl_req_sock = NULL;
+	nl_genl_close();
+	free(talk_buf);
+	talk_buf = NULL;
 }
 
-/* nl_talk calls under way: at most one, since they share a buffer. */
-static int talking;
+void nl_close(void)
+{
+	nl_close_requests();
+	if (nl_ev_sock)
+		mnl_socket_close(nl_ev_sock);
+	nl_ev_sock = NULL;
+}
+
+/* The thread's nl_talk calls under way: at most one, since they share
+ * its buffer. */
+static _Thread_local int talking;
 
 bool nl_talk_busy(void)
 {
@@ -65,9 +76,13 @@ bool nl_talk_busy(void)
 static int talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
 		void *arg)
 {
-	static char buf[NL_RX_BUF];
 	uint32_t portid = mnl_socket_get_portid(s);
 	int ret;
+
+	/* On the heap: a thread-local array would be zeroed in every thread
+	 * fpmd starts (the reaper's too), whether it talks or not. */
+	if (!talk_buf && !(talk_buf = malloc(NL_RX_BUF)))
+		return -ENOMEM;
 
 	/* Without a dump, only the ACK ends the exchange. */
 	if (!(nlh->nlmsg_flags & NLM_F_DUMP))
@@ -76,11 +91,12 @@ static int talk(struct mnl_socket *s, struct nlmsghdr *nlh, mnl_cb_t cb,
 	if (mnl_socket_sendto(s, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
-		ssize_t n = mnl_socket_recvfrom(s, buf, sizeof(buf));
+		ssize_t n = mnl_socket_recvfrom(s, talk_buf, NL_RX_BUF);
 
 		if (n < 0)
 			return -errno;
-		ret = mnl_cb_run(buf, (size_t)n, nlh->nlmsg_seq, portid, cb, arg);
+		ret = mnl_cb_run(talk_buf, (size_t)n, nlh->nlmsg_seq, portid, cb,
+				 arg);
 		if (ret < 0)
 			return -errno;
 		if (ret == MNL_CB_STOP)

@@ -51,8 +51,14 @@ typedef void (*nl_link_cb)(const struct nl_link *l, void *arg);
 typedef void (*nl_route_cb)(const struct nl_route *r, void *arg);
 typedef void (*nl_rule_cb)(const struct nl_rule *r, void *arg);
 
-/* One socket for requests; dumps are synchronous. */
+/*
+ * One socket for requests per thread (the loop's, the probe thread's:
+ * kernel/probe.h), each with its own buffer; dumps are synchronous.
+ * nl_open() opens the calling thread's, nl_close_requests() closes it,
+ * nl_close() closes it and the event socket.
+ */
 int nl_open(void);
+void nl_close_requests(void);
 void nl_close(void);
 
 int nl_dump_links(nl_link_cb cb, void *arg);

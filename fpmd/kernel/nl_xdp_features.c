@@ -19,8 +19,17 @@
 #define NETDEV_A_DEV_IFINDEX 1
 #define NETDEV_A_DEV_XDP_FEATURES 3
 
-static struct mnl_socket *genl_sock;
-static uint16_t netdev_family; /* 0: not resolved yet */
+/* Per thread, like the request socket (nl.h). */
+static _Thread_local struct mnl_socket *genl_sock;
+static _Thread_local uint16_t netdev_family; /* 0: not resolved yet */
+
+void nl_genl_close(void)
+{
+	if (genl_sock)
+		mnl_socket_close(genl_sock);
+	genl_sock = NULL;
+	netdev_family = 0;
+}
 
 /* The one attribute a reply is read for: type, size, where it goes. */
 struct attr_want {

@@ -22,7 +22,6 @@
 #include <linux/sockios.h>
 
 #include "kernel/guard_priv.h"
-#include "kernel/iface.h"
 #include "kernel/nl.h"
 
 /*
@@ -88,8 +87,9 @@ static int netns_try(const char *path, int nsid)
  */
 static int netns_fd_by_proc(int nsid)
 {
-	static long hint_pid;
-	static ino_t seen[NS_SEEN_MAX];
+	/* Per thread: the loop and the probe thread both ask. */
+	static _Thread_local long hint_pid;
+	ino_t seen[NS_SEEN_MAX];
 	char path[64];
 	DIR *d;
 	struct dirent *de;
@@ -153,18 +153,18 @@ static int netns_fd_by_nsid(int nsid)
 	return found >= 0 ? found : netns_fd_by_proc(nsid);
 }
 
-int peer_gro(const struct iface *i, const char *peer_name, int *txcsum)
+int peer_gro(int peer_nsid, const char *peer_name, int *txcsum)
 {
 	struct peer_q q = { .nsfd = -1, .gro = -1, .txcsum = -1 };
 	pthread_t t;
 
 	snprintf(q.name, sizeof(q.name), "%s", peer_name);
 	*txcsum = -1;
-	if (i->peer_nsid < 0) {
+	if (peer_nsid < 0) {
 		*txcsum = ethtool_get(peer_name, ETHTOOL_GTXCSUM);
 		return ethtool_get(peer_name, ETHTOOL_GGRO);
 	}
-	q.nsfd = netns_fd_by_nsid(i->peer_nsid);
+	q.nsfd = netns_fd_by_nsid(peer_nsid);
 	if (q.nsfd < 0)
 		return -1;
 	if (!pthread_create(&t, NULL, peer_thread, &q))
