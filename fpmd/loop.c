@@ -361,11 +361,12 @@ int loop_run(bool *keep)
 		if (ev_take(EV_REQ_NEIGH_RESYNC))
 			neigh_resync();
 		/* Events first, once per batch: a sysctl is applied to the
-		 * maps right after the kernel announced it. */
+		 * maps right after the kernel announced it, also while a full
+		 * check waits for the kernel in the probe thread. */
+		if (guard_pending(GUARD_PENDING_SYSCTL))
+			guard_sysctls();
 		if (guard_pending(GUARD_PENDING_FULL))
 			fpmd_request_recheck();
-		else if (guard_pending(GUARD_PENDING_SYSCTL))
-			guard_sysctls();
 		/* One under way may predate what asked: again after it. */
 		if (ev_requested(EV_REQ_RECHECK) && !tick_probing())
 			periodic();
