@@ -133,6 +133,9 @@ static uint32_t random_val(void)
 
 /* ---- the oracle and the table under test, kept in step ---- */
 
+static struct fpmd_lpm_v6 extra_base[4];
+static int nextra;
+
 static ssize_t live_find(const uint8_t *a, int len)
 {
 	for (size_t i = 0; i < nlive; i++)
@@ -304,6 +307,10 @@ static void check_n(const char *step, uint32_t lookups)
 			fail("bases: %s", strerror(errno));
 		n++;
 	}
+	/* Prefixes a case wants probed although no route has them. */
+	for (int i = 0; i < nextra && n < MAX_BASES - 1; i++, n++)
+		if (bpf_map_update_elem(bfd, &n, &extra_base[i], BPF_ANY))
+			fail("bases: %s", strerror(errno));
 	{
 		struct fpmd_lpm_v6 b = { .prefixlen = 0 };
 
@@ -1352,6 +1359,60 @@ static void case_dxr_adopt(void)
 	case_adopt(4);
 }
 
+/*
+ * Adoption rebuilds only the /16s a replayed prefix covers, and those
+ * that publish something: the latter catch a /16 whose prefix is gone
+ * from rules_v4 while its ranges are still published (an fpmd stopped
+ * between the two). Made by clearing one prefix's record by hand: the
+ * only prefix of its /16, under no shorter one.
+ */
+static void case_dxr_adopt_stale(void)
+{
+	struct fib4c_pfx *p;
+	struct fpmd_rule_v4 *rec;
+	uint8_t a[16] = { 0 };
+	uint32_t slot;
+
+	dxr = true;
+	start(4, 64);
+	churn(2000, 2000);
+	v4(a, 0xc6330700); /* 198.51.7.0/24 */
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i].len <= 16 && (live[i].addr[0] == 198 ||
+					  live[i].len < 8))
+			del_at(i--);
+	for (size_t i = 0; i < nlive; i++)
+		if (live[i].addr[0] == 198 && live[i].addr[1] == 51)
+			del_at(i--);
+	add(a, 24, random_val());
+	fib4c_commit(&f4c);
+	check_step("198.51.7.0/24 alone in its /16");
+	p = fib4c_pfind(&f4c, 0xc6330700, 24);
+	if (!p)
+		fail("198.51.7.0/24 not found");
+	slot = p->slot;
+	rec = (struct fpmd_rule_v4 *)chunks_mem(&f4c.rulec,
+					       slot / FPMD_RULES_CHUNK) +
+	      slot % FPMD_RULES_CHUNK;
+	__atomic_store_n(&rec->flags, 0, __ATOMIC_RELEASE);
+	oracle_del(a, 24);
+	{
+		ssize_t i = live_find(a, 24);
+
+		if (i < 0)
+			fail("198.51.7.0/24 not in the oracle's list");
+		live[i] = live[--nlive];
+	}
+	extra_base[0].prefixlen = 24;
+	memcpy(extra_base[0].addr, a, 4);
+	nextra = 1; /* its addresses drawn too */
+	close_tables();
+	open_tables(64, true);
+	check("after adoption: the lost prefix is gone from the lookup");
+	nextra = 0;
+	finish();
+}
+
 /* Every value index in use, then one more value: refused, the table
  * intact; values freed by deletes come back after the commit. */
 static void case_dxr_values_full(void)
@@ -1575,6 +1636,7 @@ static const struct fcase {
 	{ "dxr-random", case_dxr_random },
 	{ "dxr-covering", case_dxr_covering },
 	{ "dxr-adopt", case_dxr_adopt },
+	{ "dxr-adopt-stale", case_dxr_adopt_stale },
 	{ "dxr-values-full", case_dxr_values_full },
 	{ "dxr-bulk", case_dxr_bulk },
 	{ "dxr-compact", case_dxr_compact },
