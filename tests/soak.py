@@ -42,6 +42,7 @@ import ipaddress
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -112,6 +113,15 @@ FRR_ERRORS_ALLOWED = [
     # ospfd's hello sent on the interface as it goes down.
     (r"sendmsg in ospf_write failed to 224\.0\.0\.[56].*Network is "
      r"unreachable", LINK_EVENTS),
+    # zebra on a router whose link goes down (r3, which runs no fpmd, at
+    # link-backup-down; once in 146 in a 60-minute run): the kernel
+    # deletes the nexthop objects on that interface, and a route install
+    # zebra had queued with one of them is refused ("Nexthop id does not
+    # exist", then netlink-dp EINVAL); the traffic checks cover whatever
+    # it costs.
+    (r"Extended Error: Nexthop id does not exist", LINK_EVENTS),
+    (r"netlink-dp \(NS 0\) error: Invalid argument, type=RTM_NEWROUTE",
+     LINK_EVENTS),
     # ospf6d the same way (its send fails as the interface goes down).
     (r"OSPF6: .*Could not send entire message", LINK_EVENTS),
     # ospf6d at start: it keeps the high-order half of its packets'
@@ -1213,6 +1223,22 @@ class Soak:
                            "loop_max_us": self.loop_max[0]}, f, indent=1)
 
 
+def keep_logs(src, dst):
+    """The lab's log files (not its sockets, pins or configs' state)
+    into dst, for a failed check to be looked into."""
+    n = 0
+    for root, _, files in os.walk(src):
+        for name in files:
+            if not name.endswith(".log") and ".log." not in name:
+                continue
+            rel = os.path.relpath(os.path.join(root, name), src)
+            os.makedirs(os.path.join(dst, os.path.dirname(rel)),
+                        exist_ok=True)
+            shutil.copyfile(os.path.join(root, name), os.path.join(dst, rel))
+            n += 1
+    log(f"{n} log files kept in {dst}")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("minutes", type=float,
@@ -1243,6 +1269,9 @@ def main():
                    "to the restart phase (default %(default)s; 0: one "
                    "fpmd all along, 1: restarts every round)")
     p.add_argument("--json", help="write the results here too")
+    p.add_argument("--keep-logs", metavar="DIR",
+                   help="when a check fails, copy every daemon's log "
+                   "(fpmd, FRR, bird) here before the lab is removed")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
                    "tests/fpmd-nosan of a sanitized build)")
     a = p.parse_args()
@@ -1287,6 +1316,8 @@ def main():
         s.analyse()
         s.check()
         s.report()
+        if s.failures and a.keep_logs:
+            keep_logs(s.t.tmp, a.keep_logs)
         return 1 if s.failures else 0
     finally:
         signal.signal(signal.SIGTERM, old)
