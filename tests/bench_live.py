@@ -126,7 +126,7 @@ import sys
 import time
 
 from lib import routefile
-from lib.routefile import GROUP_ONE_IN, GROUPS, NEXTHOPS
+from lib.routefile import GROUP_ONE_IN, GROUPS, NEXTHOPS, splitmix64
 from lib.runner import (BenchBase, Child, guarded, keep_going, log,
                         read_text, run, stop_all)
 
@@ -288,14 +288,6 @@ def hot_dst(af, routes):
 # every kernel FIB and fpmd's FPM feed get the same assignment, and a
 # smaller table is the first part of a larger one.
 
-M64 = (1 << 64) - 1
-
-
-def splitmix64(x):
-    z = (x + 0x9e3779b97f4a7c15) & M64
-    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
-    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
-    return z ^ (z >> 31)
 
 
 def route_nhs(af, n):

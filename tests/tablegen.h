@@ -89,13 +89,23 @@ static const struct tg_len_weight tg_v6_mix[] = {
 /* splitmix64 */
 static uint64_t tg_rng = TG_SEED;
 
-static uint64_t tg_rnd(void)
+/* splitmix64's output for state x (the state then advances by the same
+ * constant); also the route file's key hash (tg_key_nh). */
+static uint64_t tg_splitmix(uint64_t x)
 {
-	uint64_t z = (tg_rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = x + 0x9e3779b97f4a7c15ull;
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+static uint64_t tg_rnd(void)
+{
+	uint64_t z = tg_splitmix(tg_rng);
+
+	tg_rng += 0x9e3779b97f4a7c15ull;
+	return z;
 }
 
 static uint64_t tg_mask(int len)
@@ -301,10 +311,7 @@ static uint16_t tg_key_nh(const char *key)
 
 	for (const unsigned char *c = (const unsigned char *)key; *c; c++)
 		h = (h ^ *c) * 0x100000001b3ull;
-	h += 0x9e3779b97f4a7c15ull; /* splitmix64's finaliser */
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
-	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
-	h ^= h >> 31;
+	h = tg_splitmix(h);
 	if ((h >> 32) % TG_GROUP_ONE_IN == 0)
 		return TG_NEXTHOPS + (h >> 40) % TG_GROUPS;
 	return h % TG_NEXTHOPS;

@@ -14,16 +14,21 @@ GROUP_ONE_IN = 16   # TG_GROUP_ONE_IN
 M64 = (1 << 64) - 1
 
 
+def splitmix64(x):
+    """tablegen.h's tg_splitmix: splitmix64's output for state x."""
+    z = (x + 0x9e3779b97f4a7c15) & M64
+    z = ((z ^ (z >> 30)) * 0xbf58476d1ce4e5b9) & M64
+    z = ((z ^ (z >> 27)) * 0x94d049bb133111eb) & M64
+    return z ^ (z >> 31)
+
+
 def key_nh(key):
     """tablegen.h's tg_key_nh: < NEXTHOPS a gateway's number, else
     NEXTHOPS + a group's."""
     h = 0xcbf29ce484222325
     for c in key.encode():
         h = ((h ^ c) * 0x100000001b3) & M64
-    h = (h + 0x9e3779b97f4a7c15) & M64
-    h = ((h ^ (h >> 30)) * 0xbf58476d1ce4e5b9) & M64
-    h = ((h ^ (h >> 27)) * 0x94d049bb133111eb) & M64
-    h ^= h >> 31
+    h = splitmix64(h)
     if (h >> 32) % GROUP_ONE_IN == 0:
         return NEXTHOPS + (h >> 40) % GROUPS
     return h % NEXTHOPS
