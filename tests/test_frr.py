@@ -316,9 +316,22 @@ def test_c_fresh_neighbor_kernel_then_xdp_within_100ms(lab):
                 m.group(1)).timestamp()
             break
     assert t_kernel, f"kernel never showed the neighbor:\n{mon_out}"
-    lag = t_resolved - t_kernel
-    print(f"nexthop resolved in fpmd {lag * 1000:.1f} ms after the kernel "
-          "learned the neighbor (upper bound: includes fpmctl's poll)")
+    # When fpmd wrote the nexthop, from its own (debug) log line: fpmctl's
+    # poll above only shows that it happened, and its own latency on a
+    # loaded 2-core machine is no part of fpmd's reaction.
+    t_fpmd = None
+    for line in d.logtext()[d.log_start:].splitlines():
+        m = re.match(r"(\S+ \S+) fpmd debug: maps: nexthop \d+ \(slot \d+\)"
+                     r" via (\S+): resolved, ", line)
+        if m and m.group(2) == lab.H2_V4:
+            t_fpmd = datetime.datetime.strptime(
+                m.group(1), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+            break
+    assert t_fpmd, f"no 'resolved' line in fpmd's log:\n{d.logtext()}"
+    lag = t_fpmd - t_kernel
+    print(f"nexthop written by fpmd {lag * 1000:.1f} ms after the kernel "
+          f"learned the neighbor (fpmctl saw it after "
+          f"{(t_resolved - t_kernel) * 1000:.1f} ms)")
     assert lag < 0.100, f"fpmd took {lag * 1000:.0f} ms"
     assert nh[0]["mac"] == lab.h2.mac("h2-eth0")
     assert fpm_routes(d)[H2_NET]["state"] == "forwarding"

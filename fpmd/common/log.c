@@ -54,6 +54,11 @@ int log_open(const char *target, const char *file, bool debug)
 	return 0;
 }
 
+bool log_debug_enabled(void)
+{
+	return log_debug_on;
+}
+
 void log_msg(enum log_level lvl, const char *fmt, ...)
 {
 	static const char *const words[] = { "error", "warning", "notice",

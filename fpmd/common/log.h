@@ -13,6 +13,8 @@ void log_msg(enum log_level lvl, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Also hand every error message to fn (NULL: stop). */
 void log_set_error_hook(void (*fn)(const char *msg));
+/* Debug messages are written: format their arguments only then. */
+bool log_debug_enabled(void);
 /*
  * stderr is the journal's stream ($JOURNAL_STREAM names its device and
  * inode, as systemd sets it for a service): fpmd runs under systemd.

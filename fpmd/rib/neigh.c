@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/util.h"
 #include "fib/maps.h"
 #include "rib/rib_int.h"
 
@@ -46,8 +47,18 @@ static void neigh_propagate(int family, const uint8_t *a16, uint32_t ifindex)
 			continue;
 		memcpy(mac, nh->mac, 6);
 		nh_resolve(nh);
-		if (was != nh->resolved || memcmp(mac, nh->mac, 6))
-			nh_write_logged(nh);
+		if (was == nh->resolved && !memcmp(mac, nh->mac, 6))
+			continue;
+		nh_write_logged(nh);
+		if (log_debug_enabled()) {
+			char ab[ADDR_STRLEN], mb[MAC_STRLEN];
+
+			log_debug("maps: nexthop %u (slot %u) via %s: %s%s",
+				  nh->id, nh->index,
+				  fmt_addr(family, a16, ab),
+				  nh->resolved ? "resolved, " : "unresolved",
+				  nh->resolved ? fmt_mac(nh->mac, mb) : "");
+		}
 	}
 }
 
