@@ -218,33 +218,44 @@ def resource_sample(pid):
             "fds": len(os.listdir(f"/proc/{pid}/fd"))}
 
 
-class Sampler(threading.Thread):
-    """resource_sample(pid) every period s until stop_ev: the long-lived
-    fpmd's trend, at every phase of the flap cycle (the means of a third
-    of the run average the cycle out)."""
+def heap_sample(d):
+    """fpmd's own count of its C heap in use (show summary: heapInUse):
+    whether RSS growth is memory kept or fragmentation."""
+    return {"heap_in_use": d.show("summary").get("heapInUse", 0)}
 
-    def __init__(self, pid, period):
+
+class Sampler(threading.Thread):
+    """resource_sample(pid) and heap_sample(fpmd) every period s until
+    stop_ev: the long-lived fpmd's trend, at every phase of the flap
+    cycle (the means of a third of the run average the cycle out)."""
+
+    def __init__(self, fpmd, period):
         super().__init__(daemon=True)
-        self.pid, self.period = pid, period
+        self.fpmd, self.pid, self.period = fpmd, fpmd.proc.pid, period
         self.stop_ev = threading.Event()
         self.samples = []     # (monotonic, sample)
 
     def run(self):
         while not self.stop_ev.wait(self.period):
             try:
-                self.samples.append((time.monotonic(),
-                                     resource_sample(self.pid)))
+                x = resource_sample(self.pid)
             except OSError:
                 return
+            try:
+                x.update(heap_sample(self.fpmd))
+            except Exception:   # a slow answer: this sample without it
+                pass
+            self.samples.append((time.monotonic(), x))
 
     def slope(self, key):
         """Least-squares slope of key over the samples, per minute (0
         with fewer than 2)."""
-        n = len(self.samples)
+        pts = [(t, x[key]) for t, x in self.samples if key in x]
+        n = len(pts)
         if n < 2:
             return 0.0
-        ts = [t for t, _ in self.samples]
-        ys = [x[key] for _, x in self.samples]
+        ts = [t for t, _ in pts]
+        ys = [y for _, y in pts]
         mt, my = sum(ts) / n, sum(ys) / n
         var = sum((t - mt) ** 2 for t in ts)
         return 60 * sum((t - mt) * (y - my) for t, y in zip(ts, ys)) / var \
@@ -752,6 +763,7 @@ class Soak:
              "map_memory": mem, "maps": nmaps,
              "fds": len(os.listdir(f"/proc/{pid}/fd")),
              "chunk_bytes": s.get("mapChunkBytes", 0),
+             "heap_in_use": s.get("heapInUse", 0),
              "routes_v4": s.get("routesV4"), "routes_v6": s.get("routesV6"),
              "bgp": self.bgp_count()}
         self.flapper.release()
@@ -794,7 +806,7 @@ class Soak:
             # neighbor deletion's route status for 20000 routes, say).
             self.run_rounds(False, None, count=1)
             self.long_base = self.resources("long-lived: baseline")
-            self.sampler = Sampler(self.long_base["pid"], SAMPLE_S)
+            self.sampler = Sampler(self.fpmd, SAMPLE_S)
             self.sampler.start()
             self.run_rounds(False, t_long)
             self.sampler.stop_ev.set()
@@ -1052,7 +1064,7 @@ class Soak:
 
     def report_resources(self):
         keys = ("rss", "map_memory", "fds", "maps", "chunk_bytes",
-                "routes_v4", "routes_v6", "bgp")
+                "heap_in_use", "routes_v4", "routes_v6", "bgp")
 
         def table(title, base, others):
             print(f"{title:>12} {'baseline':>12}" + "".join(
@@ -1079,8 +1091,10 @@ class Soak:
                           f"({100 * (la - f) / f:+.1f} %)"
                           for k, (f, la) in tr.items()) +
                       f" (at most +{100 * TREND:.0f} %); rss slope "
-                      f"{self.sampler.slope('rss') / 1024:+.1f} KiB/min "
-                      "(printed, not checked)")
+                      f"{self.sampler.slope('rss') / 1024:+.1f} KiB/min, "
+                      "heap in use "
+                      f"{self.sampler.slope('heap_in_use') / 1024:+.1f} "
+                      "KiB/min (slopes printed, not checked)")
             else:
                 print(f"trend: {n} samples, too few to compare")
             print()

@@ -215,8 +215,11 @@ def fast_path(lab, d):
 
 def steady(summary):
     """The summary less the event loop's numbers (every request is an
-    iteration: they always move)."""
-    return {k: v for k, v in summary.items() if not k.startswith("loop")}
+    iteration: they always move) and fpmd's memory (each answer is
+    built in memory)."""
+    return {k: v for k, v in summary.items()
+            if not k.startswith("loop") and k not in ("heapInUse",
+                                                       "resident")}
 
 
 def quiet_snapshot(lab, d, tries=20):
@@ -416,6 +419,21 @@ def check_against_fpmctl(text, counters, summary, state, guards):
         summary["loopIterationMaxStep"], summary
     assert mx["start"][0] >= summary["loopIterationMaxUs"] / 1e6 > 0
     assert mx["start"][1] and mx["start"][0] >= mx["60s"][0] > 0, mx
+
+    # Memory: the heap in use (0 under ASan, whose allocator does not
+    # say) within the resident set; the summary and the state tree carry
+    # the same two (taken a moment apart: their relation, and the RSS
+    # against /proc within 10 %).
+    rss = {}
+    for name, src in (("metrics", (val(s, "fpmd_heap_in_use_bytes"),
+                                   val(s, "fpmd_resident_bytes"))),
+                      ("summary", (summary["heapInUse"],
+                                   summary["resident"])),
+                      ("state", (int(state["memory"]["heap-in-use"]),
+                                 int(state["memory"]["resident"])))):
+        heap, rss[name] = src
+        assert rss[name] > heap >= 0, (name, src)
+    assert max(rss.values()) <= 1.1 * min(rss.values()), rss
 
     # Interfaces, feeds, guards, version: 'show state' / 'show guards'.
     for i in state["interface"]:

@@ -20,6 +20,7 @@
 #include "kernel/tc_path.h"
 #include "rib/rib.h"
 #include "common/loopstat.h"
+#include "common/phase.h"
 #include "common/util.h"
 
 static int cmp_nh(const void *a, const void *b)
@@ -347,6 +348,7 @@ static void summary_loop(Fpmd__Summary *o)
 	o->map_chunks_dropping = ch.dropping;
 	o->map_chunks_dropped = ch.dropped;
 	o->map_chunk_bytes = ch.bytes;
+	mem_usage(&o->heap_in_use, &o->resident);
 }
 
 static int show_summary(struct ctl_req *r)

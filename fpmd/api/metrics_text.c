@@ -15,6 +15,7 @@
 #include "api/metrics.h"
 #include "api/metrics_text.h"
 #include "common/loopstat.h"
+#include "common/phase.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
 
@@ -197,6 +198,22 @@ static void loop_slow(struct out *o)
 	metric_sample(o, loopstat.slow, NULL);
 }
 
+static void heap(struct out *o)
+{
+	uint64_t heap, rss;
+
+	mem_usage(&heap, &rss);
+	metric_sample(o, heap, NULL);
+}
+
+static void resident(struct out *o)
+{
+	uint64_t heap, rss;
+
+	mem_usage(&heap, &rss);
+	metric_sample(o, rss, NULL);
+}
+
 static const struct metric_family families[] = {
 	{ "fpmd_info", "gauge", "fpmd's version and BPF map layout (always 1).",
 	  .write = info },
@@ -220,6 +237,14 @@ static const struct metric_family families[] = {
 	  .write = loop_max },
 	{ "fpmd_loop_iterations_slow_total", "counter",
 	  "Event loop iterations longer than 20 ms.", .write = loop_slow },
+	{ "fpmd_heap_in_use_bytes", "gauge",
+	  "fpmd's C heap: bytes allocated and not freed (0 where the "
+	  "allocator does not say).",
+	  .write = heap },
+	{ "fpmd_resident_bytes", "gauge",
+	  "fpmd's resident memory (RSS): heap, program, libraries, stacks; "
+	  "not the BPF maps (kernel memory).",
+	  .write = resident },
 };
 
 static const struct metric_group metrics_process = METRIC_GROUP(families);

@@ -20,6 +20,7 @@
 #include "kernel/tc_path.h"
 #include "common/log.h"
 #include "common/loopstat.h"
+#include "common/phase.h"
 #include "fib/maps.h"
 #include "fib/xdp.h"
 #include "feed/plugin.h"
@@ -107,6 +108,15 @@ static void loop_state(struct doc *d)
 		"");
 	put(d, what, ST "/loop/iteration-recent-max-step");
 	put_u64(d, loopstat.slow, ST "/loop/iterations-slow%s%s", "", "");
+}
+
+static void memory_state(struct doc *d)
+{
+	uint64_t heap, rss;
+
+	mem_usage(&heap, &rss);
+	put_u64(d, heap, ST "/memory/heap-in-use%s%s", "", "");
+	put_u64(d, rss, ST "/memory/resident%s%s", "", "");
 }
 
 static void routes(struct doc *d, const struct rib_counts *c)
@@ -262,6 +272,7 @@ char *state_json(void)
 	put(&d, cfg.source, ST "/config-source");
 	put(&d, tf(xdp_adopted), ST "/maps-adopted");
 	loop_state(&d);
+	memory_state(&d);
 	rib_summary(&c);
 	routes(&d, &c);
 	nexthops(&d, &c);

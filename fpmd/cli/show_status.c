@@ -305,6 +305,8 @@ int print_summary(Fpmd__Response *rsp, struct json *j, bool all)
 		  m->loop_iteration_max_us },
 		{ "loopIterationRecentMaxUs", "longest in the last 60 s (us)",
 		  m->loop_iteration_recent_max_us },
+		{ "heapInUse", "heap in use (bytes)", m->heap_in_use },
+		{ "resident", "resident memory, RSS (bytes)", m->resident },
 	};
 	const size_t n = sizeof(nums) / sizeof(nums[0]);
 

@@ -3,9 +3,11 @@
 #include <malloc.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "common/phase.h"
@@ -33,11 +35,30 @@ static long heap_last;
  */
 static const char *phase_stop_after;
 
-static long heap_kib(void)
+static uint64_t heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
-	return (long)((mi.uordblks + mi.hblkhd) / 1024);
+	return mi.uordblks + mi.hblkhd;
+}
+
+void mem_usage(uint64_t *heap, uint64_t *resident)
+{
+	unsigned long long size, rss;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	*heap = heap_in_use();
+	*resident = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "%llu %llu", &size, &rss) == 2)
+		*resident = rss * (uint64_t)sysconf(_SC_PAGESIZE);
+	fclose(f);
+}
+
+static long heap_kib(void)
+{
+	return (long)(heap_in_use() / 1024);
 }
 
 void phase_end(const char *name)

@@ -8,6 +8,7 @@
 #define FPMD_PHASE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* The clock starts (first thing in main). */
 void phase_begin(void);
@@ -15,5 +16,14 @@ void phase_begin(void);
 void phase_end(const char *name);
 /* Log every phase and the total ("startup: ready in N ms"). */
 void phase_ready(bool adopted);
+
+/*
+ * fpmd's memory: heap_in_use, bytes malloc'd and not yet freed (glibc's
+ * mallinfo2; 0 where the allocator does not say, as under ASan), and
+ * resident, the process's RSS (/proc/self/statm; 0 if unreadable). A
+ * long-running fpmd whose RSS grows while its heap in use does not is
+ * fragmenting; heap in use growing is memory kept.
+ */
+void mem_usage(uint64_t *heap_in_use, uint64_t *resident);
 
 #endif
