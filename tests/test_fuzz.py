@@ -2,7 +2,7 @@
 """The fuzzers (tests/fuzz, libFuzzer with ASan and UBSan): every
 regression input and every seed of the checked-in corpora runs clean, and
 each target fuzzes for a short bounded time (FPMD_FUZZ_SECONDS, default
-12 s) without a crash, a leak or a hang. Long runs: scripts/fuzz.sh."""
+8 s) without a crash, a leak or a hang. Long runs: scripts/fuzz.sh."""
 import os
 import shutil
 import subprocess
@@ -13,7 +13,7 @@ from lib.lab import BUILDDIR, REPO
 
 TARGETS = ("fpm", "plugin", "ctl", "conf", "rib")
 FUZZ = os.path.join(REPO, "tests", "fuzz")
-SECONDS = int(os.environ.get("FPMD_FUZZ_SECONDS", "12"))
+SECONDS = int(os.environ.get("FPMD_FUZZ_SECONDS", "8"))
 
 
 def binary(target):
