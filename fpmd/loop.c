@@ -204,6 +204,7 @@ int loop_run(bool *keep)
 
 	uint64_t local_due = 0; /* ms, CLOCK_MONOTONIC */
 	bool status_busy = false;
+	int ctl_wait = -1;
 
 	for (;;) {
 		int timeout = -1, n;
@@ -216,6 +217,8 @@ int loop_run(bool *keep)
 
 			timeout = local_due > now ? (int)(local_due - now) : 0;
 		}
+		if (ctl_wait >= 0 && (timeout < 0 || ctl_wait < timeout))
+			timeout = ctl_wait;
 		if (status_busy || fpm_backlog())
 			timeout = 0;
 		n = ev_wait(evs, 16, timeout);
@@ -379,6 +382,9 @@ int loop_run(bool *keep)
 		fpm_status_flush();
 		status_update();
 		step_end(&st, "route-status");
+		/* A large 'show routes' being snapshotted, a slice a turn. */
+		ctl_wait = ctl_work();
+		step_end(&st, "control");
 		longest = st.last - st.start > loopstat.max_ns;
 		loopstat_add(st.last - st.start, st.what);
 		if (st.last - st.start > LOOPSTAT_SLOW_NS)

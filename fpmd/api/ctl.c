@@ -144,12 +144,18 @@ static int flush(struct ctl_client *c)
 	return wire_flush(c->fd, &c->out);
 }
 
-/* Queue chunks of a streamed show while little waits, and write. */
+/* Queue chunks of a streamed show while little waits, and write;
+ * -EAGAIN while the client cannot take more or its snapshot is still
+ * being taken (ctl_work goes on with it). */
 static int pump(struct ctl_client *c)
 {
 	int ret;
 
 	for (;;) {
+		if (c->stream.build) {
+			ret = flush(c);
+			return ret ? ret : -EAGAIN;
+		}
 		while (c->stream.keys && out_pending(c) < CTL_OUT_LOW) {
 			Fpmd__Response rsp = FPMD__RESPONSE__INIT;
 			struct arena a = { 0 };
@@ -313,11 +319,47 @@ static int handle(struct ctl_client *c, const uint8_t *buf, size_t len)
 		rsp.error = (char *)(r.err ? r.err : strerror(-ret));
 	}
 	/* A streamed show answers with its chunks (pump), errors at once. */
-	if ((ret || !c->stream.keys) && queue_msg(c, &rsp.base))
+	if ((ret || !ctl_stream_active(&c->stream)) &&
+	    queue_msg(c, &rsp.base))
 		r.close = -ENOMEM;
 	arena_free(&a);
 	fpmd__request__free_unpacked(req, NULL);
 	return r.close;
+}
+
+int ctl_work(void)
+{
+	int wait = -1;
+
+	for (int i = 0; clients_ready && i < CTL_MAX_CLIENTS; i++) {
+		struct ctl_client *c = &clients[i];
+		int ret;
+
+		if (c->fd < 0 || !c->stream.build)
+			continue;
+		ret = ctl_routes_build(&c->stream);
+		if (ret == 1) {
+			/* Ready: stream it, then take what the client sent
+			 * meanwhile. */
+			ctl_client_io(c->fd);
+		} else if (!ret) {
+			wait = 0;
+		} else if (ret == -EINPROGRESS) {
+			if (wait < 0)
+				wait = 1;
+		} else {
+			Fpmd__Response rsp = FPMD__RESPONSE__INIT;
+
+			log_warn("ctl: client %d: show routes: %s", c->fd,
+				 strerror(-ret));
+			ctl_routes_end(&c->stream);
+			rsp.status = wire_status_of(ret);
+			rsp.error = strerror(-ret);
+			queue_msg(c, &rsp.base);
+			ctl_client_io(c->fd);
+		}
+	}
+	return wait;
 }
 
 /* Called on every event of a client (edge-triggered, in and out): write

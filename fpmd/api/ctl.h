@@ -18,6 +18,13 @@ int ctl_accept(void);
 int ctl_client_io(int fd);
 void ctl_client_close(int fd);
 /*
+ * Go on with what a client waits for beyond one event: the snapshot of
+ * a large 'show routes' (a slice per call, then a thread's sort). Once
+ * per loop iteration; returns the epoll timeout it needs: 0 (more to do
+ * now), 1 ms (a sort is running), -1 (nothing).
+ */
+int ctl_work(void);
+/*
  * What REQ_RELOAD runs: the daemon's reload (re-read the configuration
  * file, apply what changed); 0, or non-zero with a reason in err.
  */

@@ -28,12 +28,21 @@ char *arena_fmt(struct arena *a, const char *fmt, ...)
 ProtobufCBinaryData pb_bytes(struct arena *a, const void *d, size_t len);
 
 /* A 'show routes' being streamed: a sorted snapshot of the keys, turned
- * into chunks as the client reads (ctl_routes.c). keys NULL: none. */
+ * into chunks as the client reads (ctl_routes.c). keys NULL: none; build
+ * set: the snapshot of a large table is still being taken (a slice per
+ * loop iteration, then sorted in a thread). */
 struct route_key;
+struct route_build;
 struct route_stream {
 	struct route_key *keys;
 	size_t nkeys, next;
+	struct route_build *build;
 };
+
+static inline bool ctl_stream_active(const struct route_stream *s)
+{
+	return s->keys || s->build;
+}
 
 /* One request being answered. */
 struct ctl_req {
@@ -78,5 +87,11 @@ int ctl_routes_start(struct route_stream *s, const Fpmd__ShowRequest *q,
 int ctl_routes_next(struct route_stream *s, struct arena *a,
 		    Fpmd__Response *rsp);
 void ctl_routes_end(struct route_stream *s);
+/*
+ * Take the next slice of a snapshot being built (s->build set): 1 when
+ * the keys are ready (streaming can start), 0 when more slices are
+ * waiting, -EINPROGRESS while a thread sorts them, -ENOMEM.
+ */
+int ctl_routes_build(struct route_stream *s);
 
 #endif
