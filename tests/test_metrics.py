@@ -248,6 +248,7 @@ def test_values_equal_fpmctl(lab):
     assert_sink(lab, k0, n)
     text, counters, summary, state, guards = quiet_snapshot(lab, d)
     s = check_against_fpmctl(text, counters, summary, state, guards)
+    check_routes_tally(d, s)
 
     # The n echo requests h1 sent and h2 received went through XDP, each
     # once, ECHO_FRAME bytes each.
@@ -290,6 +291,7 @@ def test_values_equal_fpmctl_with_zebra(frrlab):
     assert_sink(lab, k0, 10)
     text, counters, summary, state, guards = quiet_snapshot(lab, d)
     s = check_against_fpmctl(text, counters, summary, state, guards)
+    check_routes_tally(d, s)
     assert val(s, "fpmd_feed_connected", feed="fpm") == 1
     assert val(s, "fpmd_feed_replay_state", feed="fpm", state="settled") == 1
     assert val(s, "fpmd_feed_frames_total", feed="fpm") > 0
@@ -304,6 +306,60 @@ def test_values_equal_fpmctl_with_zebra(frrlab):
     assert vsum(s, "fpmd_routes", source="fpm", protocol="static") == 1
     assert val(s, "fpmd_packets_total", interface="r1-eth0",
                reason="forwarded") - c0 == 10
+
+
+def test_routes_tally_follows_state_changes(lab):
+    """fpmd_routes follows changes that move many routes' state without
+    touching them (a neighbor gone, an egress down): 50 routes via h2's
+    address go unresolved when the neighbor goes, forwarding when it is
+    back, egress-down with r1-eth1 down; at every step the tally equals
+    the routes' own states."""
+    d = lab.fpmd(extra=["--metrics"])
+    lab.routes_and_neighbors(d, v6=False)
+    nets = [f"10.77.{k}.0/24" for k in range(50)]
+    for p in nets:
+        d.ctl("route", "add", p, "via", lab.H2_V4, "dev", "r1-eth1")
+
+    def count(state):
+        s, _ = parse(scrape(lab.r1))
+        check_routes_tally(d, s)
+        return vsum(s, "fpmd_routes", source="static", protocol="fpmctl",
+                    state=state)
+
+    # with the two connected routes routes_and_neighbors adds
+    for state, n, change in (
+            ("forwarding", len(nets) + 2, None),
+            ("unresolved", len(nets),
+             ("neighbor", "del", lab.H2_V4, "dev", "r1-eth1")),
+            ("forwarding", len(nets) + 2,
+             ("neighbor", "add", lab.H2_V4, "lladdr", lab.h2.mac("h2-eth0"),
+              "dev", "r1-eth1"))):
+        if change:
+            d.ctl(*change)
+        # the tally follows within the deferred scan (milliseconds here)
+        wait_for(lambda: count(state) == n, timeout=5, interval=0.1,
+                 what=f"{n} routes {state} in fpmd_routes")
+    lab.r1.run("ip link set r1-eth1 down")
+    wait_for(lambda: count("egress-down") == len(nets) + 1, timeout=5,
+             interval=0.1, what="the routes via r1-eth1 egress-down in "
+             "fpmd_routes")
+
+
+def check_routes_tally(d, s):
+    """fpmd_routes is fpmd's running tally (no walk per scrape): the same
+    counts as each route's state worked out now (`show routes`), by
+    family, source, protocol and state."""
+    live = {}
+    for p, entries in d.show("routes").items():
+        fam = "ipv6" if ":" in p else "ipv4"
+        sel = [e for e in entries if e.get("selected")]
+        key = (fam, sel[0]["source"], sel[0]["protocol"],
+               sel[0]["state"]) if sel else \
+            (fam, "none", "none", "not-selected")
+        live[key] = live.get(key, 0) + 1
+    tally = {(dict(ls)["family"], dict(ls)["source"], dict(ls)["protocol"],
+              dict(ls)["state"]): n for ls, n in s["fpmd_routes"].items()}
+    assert tally == live, f"tally {tally}\nper route {live}"
 
 
 def zebra_fib(f):

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Metrics of the RIB and the maps it fills: routes by label set,
- * nexthops and groups by state, neighbors, and each sized map's fill,
- * from one walk of each table per scrape.
+ * nexthops and groups by state, neighbors, and each sized map's fill.
+ * Routes come from the RIB's running tally and counts (no walk of the
+ * route table: a million routes cost nothing per scrape); nexthops,
+ * groups and neighbors, a few thousand at most, are walked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,8 +44,7 @@ struct nh_tally {
 
 /*
  * What the families need from the route, nexthop and neighbor tables,
- * from one walk of each per scrape: at a full table a walk costs
- * milliseconds, and the event loop waits meanwhile.
+ * gathered once per scrape.
  */
 struct tables {
 	struct route_tally routes;
@@ -52,7 +53,8 @@ struct tables {
 	uint64_t neigh[2][2];	/* [ipv6][static] */
 };
 
-static void route_tally_add(struct route_tally *t, const char *const *v)
+static void route_tally_add(struct route_tally *t, const char *const *v,
+			    uint64_t n)
 {
 	int k;
 
@@ -81,7 +83,7 @@ static void route_tally_add(struct route_tally *t, const char *const *v)
 		t->row[k].n = 0;
 		t->n++;
 	}
-	t->row[k].n++;
+	t->row[k].n += n;
 }
 
 static void nh_tally(const struct nexthop *nh, void *arg)
@@ -105,8 +107,19 @@ static void nh_tally(const struct nexthop *nh, void *arg)
 	t->n[k]++;
 }
 
+static void route_row(int family, const char *source, const char *protocol,
+		      const char *state, uint32_t n, void *arg)
+{
+	struct tables *t = arg;
+	const char *v[RL_MAX] = { family == AF_INET ? "ipv4" : "ipv6", source,
+				  protocol, state };
+
+	route_tally_add(&t->routes, v, n);
+}
+
 struct tables *metrics_tables_walk(bool *oom)
 {
+	struct rib_counts c;
 	struct tables *t = calloc(1, sizeof(*t));
 	struct hnode *n, *tmp;
 	size_t i;
@@ -116,23 +129,10 @@ struct tables *metrics_tables_walk(bool *oom)
 
 	/* Each route once, by the source programmed and its state: their
 	 * sum is 'show summary's routes. */
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		const struct route *r = container_of(n, struct route, node);
-		const char *v[RL_MAX];
-
-		v[RL_FAMILY] = r->p.family == AF_INET ? "ipv4" : "ipv6";
-		v[RL_SOURCE] = rib_source_name(r->selected);
-		v[RL_PROTOCOL] = r->selected < 0
-				     ? "none"
-				     : rib_entry_protocol(r, r->selected);
-		v[RL_STATE] = r->selected < 0
-				  ? "not-selected"
-				  : route_entry_state(r, r->selected);
-		route_tally_add(&t->routes, v);
-		if (r->programmed)
-			t->programmed[r->p.family == AF_INET6]++;
-	}
+	rib_route_tally(route_row, t);
+	rib_summary(&c);
+	t->programmed[1] = c.programmed_v6;
+	t->programmed[0] = c.programmed - c.programmed_v6;
 	rib_nexthop_walk(nh_tally, t);
 	ht_for_each(&rib_neigh, n, tmp, i)
 	{

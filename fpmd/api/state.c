@@ -80,17 +80,33 @@ struct tally {
 	int n;
 };
 
-static void tally_add(struct tally *t, const char *name)
+static void tally_add_n(struct tally *t, const char *name, uint32_t n)
 {
 	for (int k = 0; k < t->n; k++)
 		if (!strcmp(t->name[k], name)) {
-			t->count[k]++;
+			t->count[k] += n;
 			return;
 		}
 	if (t->n < 32) {
 		t->name[t->n] = name;
-		t->count[t->n++] = 1;
+		t->count[t->n++] = n;
 	}
+}
+
+static void tally_add(struct tally *t, const char *name)
+{
+	tally_add_n(t, name, 1);
+}
+
+/* The RIB's routes-by-state tally, by state alone. */
+static void route_state_row(int family, const char *source,
+			    const char *protocol, const char *state,
+			    uint32_t n, void *arg)
+{
+	(void)family;
+	(void)source;
+	(void)protocol;
+	tally_add_n(arg, state, n);
 }
 
 /* The event loop's iteration times (common/loopstat.h). */
@@ -122,16 +138,8 @@ static void memory_state(struct doc *d)
 static void routes(struct doc *d, const struct rib_counts *c)
 {
 	struct tally states = { 0 };
-	struct hnode *n, *tmp;
-	size_t i;
 
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		struct route *r = container_of(n, struct route, node);
-
-		tally_add(&states, r->selected < 0 ? "not-selected" :
-				   route_entry_state(r, r->selected));
-	}
+	rib_route_tally(route_state_row, &states);
 	put_u64(d, c->routes_v4, ST "/routes/ipv4%s%s", "", "");
 	put_u64(d, c->routes_v6, ST "/routes/ipv6%s%s", "", "");
 	put_u64(d, c->programmed, ST "/routes/programmed%s%s", "", "");

@@ -235,9 +235,11 @@ static void count_share(uint8_t bits, uint8_t proto, int d)
 		c->routes_v6 += (uint32_t)d;
 	else
 		c->routes_v4 += (uint32_t)d;
-	if (bits & ROUTE_COUNTED_PROGRAMMED)
+	if (bits & ROUTE_COUNTED_PROGRAMMED) {
 		c->programmed += (uint32_t)d;
-	else
+		if (bits & ROUTE_COUNTED_V6)
+			c->programmed_v6 += (uint32_t)d;
+	} else
 		c->not_programmed += (uint32_t)d;
 	if (bits & ROUTE_COUNTED_PROTO)
 		c->by_protocol[proto] += (uint32_t)d;

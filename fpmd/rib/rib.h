@@ -119,6 +119,8 @@ struct route {
 	 * its place in that list + 1, 0 when not in it. */
 	uint32_t unpub;
 	const char *st_state;
+	/* Its row in the state tally (rib_route_tally) + 1; 0: in none. */
+	uint16_t tally_row;
 };
 
 /* Routes of other tables: counted and shown, never programmed. */
@@ -275,6 +277,7 @@ const char *rib_entry_protocol(const struct route *r, int src);
 struct rib_counts {
 	uint32_t routes_v4, routes_v6;
 	uint32_t programmed, not_programmed;
+	uint32_t programmed_v6; /* of programmed, IPv6 */
 	uint32_t nexthops, groups; /* as rib_nexthop_walk visits them */
 	uint32_t neighbors, other_table;
 	/* Routes by the protocol of their selected entry, by protocol id. */
@@ -353,6 +356,22 @@ static inline bool rib_route_unpublished(const struct route *r)
  * ("unpublished"); else 0 and 0. */
 int rib_publish_error(void);
 uint32_t rib_routes_unpublished(void);
+
+/*
+ * Routes by family, selected source, protocol of that entry and its state
+ * (route_entry_state; "not-selected" with protocol "none" when no entry
+ * is selected), kept as each route's state is worked out: when it is
+ * written, and by the deferred scan after anything that may change many
+ * routes' state. Nothing walks the table: the metrics read it at any
+ * size. Only rows with routes are visited.
+ */
+void rib_route_tally(void (*fn)(int family, const char *source,
+				const char *protocol, const char *state,
+				uint32_t n, void *arg),
+		     void *arg);
+/* Is a scan of every route's state due or under way (the tally may lag
+ * a change by that scan: milliseconds, ~1 s at a million routes)? */
+bool rib_status_pending(void);
 
 /* Something that may change many routes' status changed (an interface, a
  * guard, a neighbor, a nexthop): scan every route soon. */

@@ -161,6 +161,8 @@ void status_check(struct route *r);
 void status_written(struct route *r);
 /* r leaves the maps or the RIB: out of that list. */
 void status_forget(struct route *r);
+/* r leaves the RIB: out of the state tally. */
+void status_gone(struct route *r);
 void status_free(void);
 
 /* ---- egress.c: the interfaces, through rib_set_iface_ops ----------------- */

@@ -107,6 +107,7 @@ static bool route_program_map(struct route *r)
 					fmt_prefix(&r->p, pb), strerror(-ret));
 		}
 		status_forget(r);
+		status_gone(r);
 		route_count(r, true);
 		ht_remove(&rib_routes, &r->node);
 		free(r);

@@ -180,13 +180,112 @@ void rib_status_changed_all(void)
 	st_scan.dirty = true;
 }
 
-/* Tell the subscribers if r's status is not what they heard last. */
+/* ---- the state tally: routes by family, source, protocol and state ------ */
+
+struct tally_row {
+	uint8_t v6, proto;
+	int8_t src;
+	const char *state; /* a string constant */
+	uint32_t n;
+};
+
+static struct {
+	struct tally_row *row;
+	uint16_t n, cap;
+	bool oom_logged;
+} tally;
+
+static bool tally_is(const struct tally_row *t, bool v6, int src,
+		     uint8_t proto, const char *state)
+{
+	return t->v6 == v6 && t->src == src && t->proto == proto &&
+	       (t->state == state || !strcmp(t->state, state));
+}
+
+/* r's share moves to the row of (its family, src, proto, state). */
+static void tally_set(struct route *r, int src, uint8_t proto,
+		      const char *state)
+{
+	bool v6 = r->p.family == AF_INET6;
+	uint16_t k;
+
+	if (r->tally_row &&
+	    tally_is(&tally.row[r->tally_row - 1], v6, src, proto, state))
+		return;
+	if (r->tally_row)
+		tally.row[r->tally_row - 1].n--;
+	r->tally_row = 0;
+	for (k = 0; k < tally.n; k++)
+		if (tally_is(&tally.row[k], v6, src, proto, state))
+			break;
+	if (k == tally.n) {
+		if (tally.n == tally.cap) {
+			uint16_t cap = tally.cap ? 2 * tally.cap : 64;
+			struct tally_row *v;
+
+			v = tally.cap < UINT16_MAX / 2
+				? realloc(tally.row, cap * sizeof(*v))
+				: NULL;
+			if (!v) {
+				if (!tally.oom_logged)
+					log_err("rib: out of memory: the "
+						"routes-by-state tally misses "
+						"routes");
+				tally.oom_logged = true;
+				return;
+			}
+			tally.row = v;
+			tally.cap = cap;
+		}
+		tally.row[k] = (struct tally_row){ .v6 = v6, .proto = proto,
+						   .src = (int8_t)src,
+						   .state = state };
+		tally.n++;
+	}
+	tally.row[k].n++;
+	r->tally_row = (uint16_t)(k + 1);
+}
+
+void status_gone(struct route *r)
+{
+	if (r->tally_row)
+		tally.row[r->tally_row - 1].n--;
+	r->tally_row = 0;
+}
+
+void rib_route_tally(void (*fn)(int family, const char *source,
+				const char *protocol, const char *state,
+				uint32_t n, void *arg),
+		     void *arg)
+{
+	for (uint16_t k = 0; k < tally.n; k++) {
+		const struct tally_row *t = &tally.row[k];
+
+		if (!t->n)
+			continue;
+		fn(t->v6 ? AF_INET6 : AF_INET, rib_source_name(t->src),
+		   t->src < 0 ? "none" : rib_protocol_name(t->proto),
+		   t->state, t->n, arg);
+	}
+}
+
+bool rib_status_pending(void)
+{
+	return st_scan.dirty || st_scan.running;
+}
+
+/* The route's state into the tally; tell the subscribers if its status
+ * is not what they heard last. */
 void status_check(struct route *r)
 {
 	int sel = r->selected;
 	bool off;
 	const char *st;
 
+	if (sel >= 0)
+		tally_set(r, sel, r->e[sel].proto, route_entry_state(r, sel));
+	else
+		tally_set(r, -1, 0, "not-selected");
 	if (!st_nsubs)
 		return;
 	st = sel >= 0 ? rib_route_status(r, sel, &off) : "absent";
@@ -202,8 +301,7 @@ bool rib_status_run(void)
 {
 	size_t n = 0;
 
-	if (!st_nsubs)
-		return false;
+	/* Without subscribers too: the state tally follows the scan. */
 	if (!st_scan.running) {
 		if (!st_scan.dirty)
 			return false;
@@ -314,4 +412,6 @@ void status_free(void)
 {
 	free(unpub.r);
 	memset(&unpub, 0, sizeof(unpub));
+	free(tally.row);
+	memset(&tally, 0, sizeof(tally));
 }
