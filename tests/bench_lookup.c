@@ -1602,9 +1602,15 @@ int main(int argc, char **argv)
 		n6 = file_sizes(s6, n6, v6.n, s6_file);
 		s4 = s4_file, s6 = s6_file;
 	} else {
+		size_t n6_gen = V6_MEMORY_ROUTES;
+
+		/* --dump ipv6:N beyond the memory report's table: a table
+		 * of that size, of the same mix. */
+		if (dump && !strncmp(dump, "ipv6:", 5) &&
+		    strtoul(dump + 5, NULL, 10) > n6_gen)
+			n6_gen = strtoul(dump + 5, NULL, 10);
 		gen_routes(&v4, 1000000, tg_v4_mix, TG_NMIX(tg_v4_mix));
-		gen_routes(&v6, V6_MEMORY_ROUTES, tg_v6_mix,
-			   TG_NMIX(tg_v6_mix));
+		gen_routes(&v6, n6_gen, tg_v6_mix, TG_NMIX(tg_v6_mix));
 	}
 	if (dump) {
 		const char *colon = strchr(dump, ':');

@@ -61,6 +61,24 @@ period takes ~0.1 ms instead of ~13 ms.
 
     /usr/bin/python3 tests/bench_memory.py build-rel --mass-delete 1000000 \
         --tables fast,dxr
+
+With --stalls N (issue 28: nothing stalls at full scale), for each table
+type instead: one fpmd (--metrics) is fed N IPv4 and N/4 IPv6 routes
+over FPM (1M + 250k at N = 1000000), then, each followed by a quiet
+second: a Prometheus scrape; `fpmctl --json show routes` read to the
+end; a full FPM replay (the connection closed, a new one sending every
+route again, as zebra does when it comes back), during which gateway
+0's MAC is changed with `ip neigh replace` (the time until fpmd wrote
+the nexthop is taken from its own debug line "maps: nexthop N (slot S)
+via A: resolved, MAC"). Per operation it prints how long it took and
+the loop iterations over 20 ms it caused (from fpmd's slow-iteration
+log lines: count, longest, how many were over 20 ms on the CPU rather
+than preempted or asleep, and their steps). Targets: none over 20 ms; the
+neighbor change in the maps within 50 ms. A plugin replay is not
+measured here (the plugin's replay sweep is the same code as FPM's).
+
+    /usr/bin/python3 tests/bench_memory.py build-rel --stalls 1000000 \
+        --tables fast,dxr
 """
 import argparse
 import ipaddress
@@ -72,6 +90,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -120,6 +139,12 @@ def parse():
                     "(\"all\": the whole --routes file), delete them all, "
                     "time the memory's return and the longest loop "
                     "iteration")
+    ap.add_argument("--stalls", type=size_arg, metavar="N",
+                    help="instead: load N IPv4 and N/4 IPv6 routes, then "
+                    "a metrics scrape, fpmctl --json show routes and a "
+                    "full FPM replay (with a neighbor change during it): "
+                    "the loop iterations over 20 ms each caused, and how "
+                    "late the neighbor change reached the maps")
     ap.add_argument("--drain-timeout", type=float, default=180,
                     help="--mass-delete: give up waiting for the memory "
                     "after this many seconds (180)")
@@ -134,7 +159,8 @@ from bench_live import (FpmFeed, nla, NLM_F_CREATE, NLM_F_REPLACE,  # noqa
                         NLM_F_REQUEST, RT_TABLE_MAIN, RTA_DST, RTA_GATEWAY,
                         RTA_OIF, RTM_NEWROUTE, RTN_UNICAST, RTPROT_STATIC)
 from lib import procmem  # noqa: E402
-from lib.fpmdlog import SLOW_LINE  # noqa: E402
+from lib.fpmdlog import SLOW_LINE, log_time, slow_iteration  # noqa: E402
+from lib.metrics import PORT as METRICS_PORT, scrape  # noqa: E402
 from lib.runner import guarded  # noqa: E402
 
 
@@ -429,6 +455,139 @@ def mass_delete(lab, n, kind):
                        for t, m, k, c, dr in series]}
 
 
+def slow_since(d, at):
+    """The slow iterations (over 20 ms) fpmd logged after offset at."""
+    return [x for x in map(slow_iteration, d.logtext()[at:].splitlines())
+            if x]
+
+
+def fpm_state(d):
+    return json.loads(d.ctl("--json", "show", "fpm").stdout)
+
+
+def stalls(lab, n, kind):
+    """N IPv4 and N/4 IPv6 routes over FPM, then, one at a time with a
+    quiet second after each: a Prometheus scrape, `fpmctl --json show
+    routes` read to the end, and a full FPM replay (the connection
+    closed and every route sent again on a new one, as zebra does when
+    it reconnects) during which gateway 0's MAC changes (ip neigh
+    replace: fpmd's nexthop rewrite is timed from its own log line,
+    "maps: nexthop ... resolved, MAC"). Per operation: how long it took
+    and every loop iteration over 20 ms it caused (fpmd logs each with
+    the step it spent most on)."""
+    gws = gateways(lab)
+    d = lab.fpmd(extra=("--keep-forwarding", "--metrics", "--fpm-settle",
+                        "2000") + TABLES[kind])
+    oif = lab.r1.ifindex("r1-eth1")
+    v4 = table(4, n)
+    v6 = table(6, n if n == ALL else n // 4)
+    base = summary(d)
+    feed = FpmFeed(lab.r1.name)
+    msgs = [route_msg(4, net, m, gws, oif, i + 1)
+            for i, (net, m) in enumerate(v4)] + \
+        [route_msg(6, net, m, gws, oif, len(v4) + i + 1)
+         for i, (net, m) in enumerate(v6)]
+    t0 = time.time()
+    feed.send_msgs(msgs)
+    wait_routes(d, base["routesV4"] + len(v4), base["routesV6"] + len(v6),
+                120 + len(msgs) / 5000)
+    load_s = time.time() - t0
+    time.sleep(3)
+    rows = []
+
+    def op(name, fn):
+        at = len(d.logtext())
+        t = time.time()
+        note = fn() or ""
+        took = time.time() - t
+        time.sleep(1)
+        slow = slow_since(d, at)
+        rows.append({"table": kind, "v4": len(v4), "v6": len(v6),
+                     "op": name, "s": took, "slow": len(slow),
+                     "max_us": max((x["us"] for x in slow), default=0),
+                     "steps": sorted({x["step"] for x in slow}),
+                     "cpu_over": sum((x["cpu_us"] or 0) > 20000
+                                     for x in slow),
+                     "note": note})
+        print(f"# {kind}: {name}: {took:.2f} s, {len(slow)} iterations "
+              f"over 20 ms {note}", file=sys.stderr, flush=True)
+
+    def show_routes():
+        r = subprocess.run([L.FPMCTL, "-s", d.sock, "--json", "show",
+                            "routes"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=600)
+        if r.returncode:
+            raise RuntimeError(f"show routes: {r.stderr}")
+
+    def replay():
+        nonlocal feed
+        gw4 = gws[0][0]
+        feed.close()
+        wait_for_fpm(d, lambda f: not f["connected"], "zebra away")
+        feed = FpmFeed(lab.r1.name)
+        wait_for_fpm(d, lambda f: f["replayState"] == "in-progress",
+                     "replay under way")
+        at = len(d.logtext())
+        done = {}
+
+        def send():
+            feed.send_msgs(msgs)
+            done["sent"] = time.time()
+        t_send = time.time()
+        th = threading.Thread(target=send)
+        th.start()
+        time.sleep(0.5)  # the replay under way
+        mac = "02:fb:04:00:01:00"
+        t_cmd = time.time()
+        lab.r1.run(f"ip neigh replace {gw4} lladdr {mac} nud permanent "
+                   "dev r1-eth1")
+        th.join()
+        wait_for_fpm(d, lambda f: f["replayState"] == "settled",
+                     "replay settled", timeout=600)
+        lag = None
+        for line in d.logtext()[at:].splitlines():
+            if f"via {gw4}: resolved, {mac}" in line:
+                lag = log_time(line) - t_cmd
+                break
+        settled = time.time()
+        return (f"(neighbor change in the maps after "
+                f"{'?' if lag is None else f'{lag * 1000:.0f} ms'}; "
+                f"replay sent in {done['sent'] - t_send:.1f} s, settled "
+                f"after {settled - t_send:.1f} s)")
+
+    op("metrics scrape", lambda: (scrape(lab.r1, METRICS_PORT), None)[1])
+    op("fpmctl --json show routes", show_routes)
+    op("full FPM replay", replay)
+    feed.close()
+    for r in rows:
+        r["load_s"] = load_s
+    return rows
+
+
+def wait_for_fpm(d, pred, what, timeout=60):
+    deadline = time.time() + timeout
+    while not pred(fpm_state(d)):
+        if time.time() > deadline:
+            raise RuntimeError(f"fpm: timed out waiting for {what}: "
+                               f"{fpm_state(d)}")
+        time.sleep(0.05)
+
+
+def print_stalls(rows):
+    cmd = " ".join(["/usr/bin/python3", "tests/bench_memory.py"] +
+                   sys.argv[1:])
+    print(f"# {cmd}")
+    print(f"# fpmd: {L.FPMD}; target: no loop iteration over 20 ms, a "
+          "neighbor change in the maps within 50 ms")
+    print(f"{'table':>6} {'IPv4':>8} {'IPv6':>7} {'operation':<26} "
+          f"{'took s':>7} {'>20ms':>6} {'max ms':>7} {'on CPU':>7}  steps")
+    for r in rows:
+        print(f"{r['table']:>6} {r['v4']:>8} {r['v6']:>7} {r['op']:<26} "
+              f"{r['s']:>7.2f} {r['slow']:>6} {r['max_us'] / 1000:>7.1f} "
+              f"{r['cpu_over']:>7}  {','.join(r['steps']) or '-'} "
+              f"{r['note']}")
+
+
 ROUTE_LINE = re.compile(r"maps: route (\S+)")
 
 
@@ -539,6 +698,20 @@ def main():
         if k not in TABLES:
             raise SystemExit(f"--tables: {k}: not one of {', '.join(TABLES)}")
     rows = []
+    if ARGS.stalls:
+        for kind in kinds:
+            print(f"# {kind}: {ARGS.stalls} routes, stalls ...",
+                  file=sys.stderr, flush=True)
+            lab = L.Lab()
+            rc = guarded(lambda: rows.extend(stalls(lab, ARGS.stalls, kind)),
+                         lab.cleanup, f"{kind}, stalls")
+            if rc:
+                return rc
+        print_stalls(rows)
+        if ARGS.json:
+            with open(ARGS.json, "w") as f:
+                json.dump(rows, f, indent=1)
+        return 0
     if ARGS.mass_delete:
         for kind in kinds:
             print(f"# {kind}: mass delete of {ARGS.mass_delete} routes ...",

@@ -36,6 +36,10 @@
 
 /* Build the next chunk only when less than this is waiting for the client. */
 #define CTL_OUT_LOW (256u << 10)
+/* Chunks of a streamed show built per event or loop turn (each ~2 ms):
+ * a client that reads as fast as fpmd writes is served a few at a time,
+ * the loop goes on between them (ctl_work continues the stream). */
+#define CTL_CHUNKS_PER_TURN 4
 
 struct ctl_client {
 	int fd;
@@ -45,6 +49,7 @@ struct ctl_client {
 	 * so what does not fit waits here for EPOLLOUT. */
 	struct wire_out out;
 	struct route_stream stream; /* a 'show routes' being streamed */
+	bool yielded; /* stopped after CTL_CHUNKS_PER_TURN: ctl_work goes on */
 };
 
 static struct ctl_client clients[CTL_MAX_CLIENTS];
@@ -149,8 +154,9 @@ static int flush(struct ctl_client *c)
  * being taken (ctl_work goes on with it). */
 static int pump(struct ctl_client *c)
 {
-	int ret;
+	int chunks = 0, ret;
 
+	c->yielded = false;
 	for (;;) {
 		if (c->stream.build) {
 			ret = flush(c);
@@ -168,6 +174,12 @@ static int pump(struct ctl_client *c)
 				return ret;
 			if (!rsp.more)
 				ctl_routes_end(&c->stream);
+			if (c->stream.keys &&
+			    ++chunks == CTL_CHUNKS_PER_TURN) {
+				c->yielded = true;
+				ret = flush(c);
+				return ret ? ret : -EAGAIN;
+			}
 		}
 		ret = flush(c);
 		if (ret || !c->stream.keys)
@@ -335,6 +347,13 @@ int ctl_work(void)
 		struct ctl_client *c = &clients[i];
 		int ret;
 
+		if (c->fd >= 0 && c->yielded) {
+			/* A stream that gave way: its next chunks. */
+			ctl_client_io(c->fd);
+			if (c->fd >= 0 && c->yielded)
+				wait = 0;
+			continue;
+		}
 		if (c->fd < 0 || !c->stream.build)
 			continue;
 		ret = ctl_routes_build(&c->stream);
