@@ -698,31 +698,21 @@ def main():
         if k not in TABLES:
             raise SystemExit(f"--tables: {k}: not one of {', '.join(TABLES)}")
     rows = []
-    if ARGS.stalls:
+    if ARGS.stalls or ARGS.mass_delete:
+        # One lab per table type; the rows of each mode, printed after.
+        n, fn, what, show = (
+            (ARGS.stalls, stalls, "stalls", print_stalls) if ARGS.stalls
+            else (ARGS.mass_delete, lambda *a: [mass_delete(*a)],
+                  "mass delete", print_mass_delete))
         for kind in kinds:
-            print(f"# {kind}: {ARGS.stalls} routes, stalls ...",
-                  file=sys.stderr, flush=True)
+            print(f"# {kind}: {what}, {n} routes ...", file=sys.stderr,
+                  flush=True)
             lab = L.Lab()
-            rc = guarded(lambda: rows.extend(stalls(lab, ARGS.stalls, kind)),
-                         lab.cleanup, f"{kind}, stalls")
+            rc = guarded(lambda: rows.extend(fn(lab, n, kind)),
+                         lab.cleanup, f"{kind}, {what}")
             if rc:
                 return rc
-        print_stalls(rows)
-        if ARGS.json:
-            with open(ARGS.json, "w") as f:
-                json.dump(rows, f, indent=1)
-        return 0
-    if ARGS.mass_delete:
-        for kind in kinds:
-            print(f"# {kind}: mass delete of {ARGS.mass_delete} routes ...",
-                  file=sys.stderr, flush=True)
-            lab = L.Lab()
-            rc = guarded(lambda: rows.append(
-                mass_delete(lab, ARGS.mass_delete, kind)),
-                lab.cleanup, f"{kind}, mass delete")
-            if rc:
-                return rc
-        print_mass_delete(rows)
+        show(rows)
         if ARGS.json:
             with open(ARGS.json, "w") as f:
                 json.dump(rows, f, indent=1)
