@@ -508,6 +508,9 @@ def stalls(lab, n, kind):
                      "steps": sorted({x["step"] for x in slow}),
                      "cpu_over": sum((x["cpu_us"] or 0) > 20000
                                      for x in slow),
+                     "iterations": [(x["us"], x["step"], x["cpu_us"],
+                                     x["waits"], x["preemptions"])
+                                    for x in slow],
                      "note": note})
         print(f"# {kind}: {name}: {took:.2f} s, {len(slow)} iterations "
               f"over 20 ms {note}", file=sys.stderr, flush=True)
@@ -586,6 +589,13 @@ def print_stalls(rows):
               f"{r['s']:>7.2f} {r['slow']:>6} {r['max_us'] / 1000:>7.1f} "
               f"{r['cpu_over']:>7}  {','.join(r['steps']) or '-'} "
               f"{r['note']}")
+    print("# each iteration over 20 ms: ms, step, ms on the CPU, waits, "
+          "preemptions")
+    for r in rows:
+        if r["iterations"]:
+            print(f"# {r['table']} {r['op']}: " + "; ".join(
+                f"{us / 1000:.1f} {step} {(cpu or 0) / 1000:.1f} {w} {p}"
+                for us, step, cpu, w, p in r["iterations"]))
 
 
 ROUTE_LINE = re.compile(r"maps: route (\S+)")

@@ -304,8 +304,16 @@ def test_summary_and_state_count_alike(lab):
     d.ctl("route", "add", "10.80.0.0/16", "nhid", "10")
     d.ctl("route", "add", "2001:db8:102::/64", "dev", "r1-eth1")
 
-    summ = d.show("summary")
-    st = json.loads(d.ctl("show", "state").stdout)["fpmd:fpmd"]["state"]
+    # The kernel's own routes may change meanwhile (an IPv6 address
+    # finishing DAD): a summary and a state read between two equal counts.
+    for _ in range(20):
+        summ = d.show("summary")
+        st = json.loads(d.ctl("show", "state").stdout)["fpmd:fpmd"]["state"]
+        again = d.show("summary")
+        if all(summ[k] == again[k] for k in ("routesV4", "routesV6",
+                                              "programmed", "neighbors")):
+            break
+        time.sleep(0.2)
     rt, nh = st["routes"], st["nexthops"]
     from_state = {
         "routesV4": rt["ipv4"], "routesV6": rt["ipv6"],

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -36,10 +37,11 @@
 
 /* Build the next chunk only when less than this is waiting for the client. */
 #define CTL_OUT_LOW (256u << 10)
-/* Chunks of a streamed show built per event or loop turn (each ~2 ms):
- * a client that reads as fast as fpmd writes is served a few at a time,
- * the loop goes on between them (ctl_work continues the stream). */
-#define CTL_CHUNKS_PER_TURN 4
+/* A streamed show builds chunks for at most this long per event or
+ * loop turn (a chunk of 2048 routes takes a few ms): a client that reads
+ * as fast as fpmd writes is served a slice at a time, the loop goes on
+ * between them (ctl_work continues the stream). */
+#define CTL_TURN_NS (5 * 1000000ull)
 
 struct ctl_client {
 	int fd;
@@ -154,7 +156,8 @@ static int flush(struct ctl_client *c)
  * being taken (ctl_work goes on with it). */
 static int pump(struct ctl_client *c)
 {
-	int chunks = 0, ret;
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + CTL_TURN_NS;
+	int ret;
 
 	c->yielded = false;
 	for (;;) {
@@ -175,7 +178,7 @@ static int pump(struct ctl_client *c)
 			if (!rsp.more)
 				ctl_routes_end(&c->stream);
 			if (c->stream.keys &&
-			    ++chunks == CTL_CHUNKS_PER_TURN) {
+			    now_ns(CLOCK_MONOTONIC) >= until) {
 				c->yielded = true;
 				ret = flush(c);
 				return ret ? ret : -EAGAIN;

@@ -276,6 +276,12 @@ int ctl_routes_start(struct route_stream *st, const Fpmd__ShowRequest *s,
 	atomic_init(&b->refs, 1);
 	atomic_init(&b->sorted, false);
 	st->build = b;
+	/* Room for a key a route from the start: no copy of a large array
+	 * while it grows (the pages come as they are filled). */
+	b->cap = rib_routes.count + rib_other.count + 1024;
+	b->keys = malloc(b->cap * sizeof(*b->keys));
+	if (!b->keys)
+		b->cap = 0;
 	if (rib_routes.count + rib_other.count > ROUTES_INLINE)
 		return 0; /* ctl_routes_build, from the loop */
 	return ctl_routes_build(st) < 0 ? (ctl_routes_end(st), -ENOMEM) : 0;
