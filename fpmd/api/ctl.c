@@ -38,7 +38,7 @@
 /* Build the next chunk only when less than this is waiting for the client. */
 #define CTL_OUT_LOW (256u << 10)
 /* A streamed show builds chunks for at most this long per event or
- * loop turn (a chunk of 2048 routes takes a few ms): a client that reads
+ * loop turn (a chunk of 1024 routes takes a few ms): a client that reads
  * as fast as fpmd writes is served a slice at a time, the loop goes on
  * between them (ctl_work continues the stream). */
 #define CTL_TURN_NS (5 * 1000000ull)
@@ -51,7 +51,7 @@ struct ctl_client {
 	 * so what does not fit waits here for EPOLLOUT. */
 	struct wire_out out;
 	struct route_stream stream; /* a 'show routes' being streamed */
-	bool yielded; /* stopped after CTL_CHUNKS_PER_TURN: ctl_work goes on */
+	bool yielded; /* stopped after CTL_TURN_NS: ctl_work goes on */
 };
 
 static struct ctl_client clients[CTL_MAX_CLIENTS];

@@ -19,7 +19,7 @@
 /* 'show routes' is streamed: a sorted snapshot of the keys, turned into
  * Responses of CTL_CHUNK routes as the client reads (never the whole table
  * built at once: 1M routes would be ~300 MiB of protobuf). */
-#define CTL_CHUNK 2048
+#define CTL_CHUNK 1024
 
 struct route_key {
 	struct prefix p;
@@ -119,7 +119,7 @@ static int cmp_key(const void *a, const void *b)
  * is walked again from the start of that table.
  */
 #define ROUTES_INLINE 20000
-#define BUILD_SLICE 20000
+#define BUILD_SLICE 10000
 
 struct route_build {
 	struct route_key *keys;
