@@ -378,6 +378,7 @@ def test_route_flood_rss_back_to_baseline(lab):
     try:
         round_trip(0)
         first = settled_rss()
+        heap1 = d.show("summary")
         for r in range(1, ROUNDS):
             round_trip(r)
         after = settled_rss()
@@ -387,12 +388,16 @@ def test_route_flood_rss_back_to_baseline(lab):
     print(f"fpmd-nosan RSS: baseline {base} KiB, after round 0 {first} KiB, "
           f"after {ROUNDS} rounds of {FLOOD_ROUTES} adds and deletes "
           f"{after} KiB ({(after - base) * 100 / base:+.1f} %); heap in "
-          f"use {heap0['heapInUse'] >> 10} -> {heap['heapInUse'] >> 10} "
-          f"KiB; fpmd's own RSS figure {heap['resident'] >> 10} KiB")
-    # fpmd's own count of its heap says the same: what the flood
-    # allocated was freed (in use back within 10 % + 64 KiB: the tables
-    # shrink back to their initial sizes), and its RSS is /proc's.
-    assert heap["heapInUse"] <= heap0["heapInUse"] * 1.10 + (64 << 10), \
+          f"use {heap0['heapInUse'] >> 10} -> {heap1['heapInUse'] >> 10} "
+          f"after round 0 -> {heap['heapInUse'] >> 10} KiB; fpmd's own "
+          f"RSS figure {heap['resident'] >> 10} KiB")
+    # fpmd's own count of its heap says the same: the rounds after the
+    # first keep nothing (a leak grows with every round; 64 KiB of
+    # slack), and the first's high-water marks (lists sized for 200k
+    # routes) stay under 1 MiB; its RSS figure is /proc's.
+    assert heap["heapInUse"] <= heap1["heapInUse"] + (64 << 10), \
+        (heap1, heap)
+    assert heap["heapInUse"] <= heap0["heapInUse"] + (1 << 20), \
         (heap0, heap)
     assert abs(heap["resident"] / 1024 - after) <= 0.1 * after, \
         (heap, after)
