@@ -764,6 +764,8 @@ class Soak:
              "fds": len(os.listdir(f"/proc/{pid}/fd")),
              "chunk_bytes": s.get("mapChunkBytes", 0),
              "heap_in_use": s.get("heapInUse", 0),
+             "nexthops": s.get("nexthops", 0), "groups": s.get("groups", 0),
+             "neighbors": s.get("neighbors", 0),
              "routes_v4": s.get("routesV4"), "routes_v6": s.get("routesV6"),
              "bgp": self.bgp_count()}
         self.flapper.release()
@@ -1064,7 +1066,8 @@ class Soak:
 
     def report_resources(self):
         keys = ("rss", "map_memory", "fds", "maps", "chunk_bytes",
-                "heap_in_use", "routes_v4", "routes_v6", "bgp")
+                "heap_in_use", "nexthops", "groups", "neighbors",
+                "routes_v4", "routes_v6", "bgp")
 
         def table(title, base, others):
             print(f"{title:>12} {'baseline':>12}" + "".join(
