@@ -18,6 +18,7 @@ Real fpmd on the h1-r1-h2 lab (tests/lib/lab.py), raw FPM, control and plugin
 clients (no zebra needed for these)."""
 import ipaddress
 import json
+import os
 import socket
 import struct
 import subprocess
@@ -211,6 +212,13 @@ def test_show_routes_streams_to_a_slow_reader(lab):
         keeper.wait()
 
 
+def cpu_s(pid):
+    """The process's CPU time (user + system), in seconds."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def show_routes_checks(d):
     total = sum(len(es) for es in routes_json(d).values())
     assert total >= N_ROUTES
@@ -220,7 +228,12 @@ def show_routes_checks(d):
                                                  peer="slow test"))))
     assert c.recv().status == pb.OK               # Hello: status OK
     c.s.sendall(frame(ctl_request(pb.SHOW_ROUTES)))
+    time.sleep(0.5)
+    cpu0 = cpu_s(d.proc.pid)
     time.sleep(1.0)                               # fpmd's writes block now
+    # ... and fpmd waits for the reader (EPOLLOUT), it does not spin.
+    idle = cpu_s(d.proc.pid) - cpu0
+    assert idle < 0.3, f"fpmd used {idle:.2f} s of CPU waiting for a reader"
     got, chunks, more = 0, 0, True
     t0 = time.time()
     while more:

@@ -51,7 +51,7 @@ struct ctl_client {
 	 * so what does not fit waits here for EPOLLOUT. */
 	struct wire_out out;
 	struct route_stream stream; /* a 'show routes' being streamed */
-	bool yielded; /* stopped after CTL_TURN_NS: ctl_work goes on */
+	bool yielded; /* gave way after CTL_TURN_NS: ctl_work goes on */
 };
 
 static struct ctl_client clients[CTL_MAX_CLIENTS];
@@ -179,8 +179,11 @@ static int pump(struct ctl_client *c)
 				ctl_routes_end(&c->stream);
 			if (c->stream.keys &&
 			    now_ns(CLOCK_MONOTONIC) >= until) {
-				c->yielded = true;
+				/* All written: the next chunks next turn
+				 * (ctl_work); a full socket wakes us by
+				 * EPOLLOUT instead. */
 				ret = flush(c);
+				c->yielded = !ret;
 				return ret ? ret : -EAGAIN;
 			}
 		}
