@@ -321,8 +321,9 @@ def test_c_fresh_neighbor_kernel_then_xdp_within_100ms(lab):
     # loaded 2-core machine is no part of fpmd's reaction.
     t_fpmd = None
     for line in d.logtext()[d.log_start:].splitlines():
-        m = re.match(r"(\S+ \S+) fpmd debug: maps: nexthop \d+ \(slot \d+\)"
-                     r" via (\S+): resolved, ", line)
+        m = re.match(r"(\S+ \S+) fpmd debug: maps: nexthop "
+                     r"(?:\d+|\(implicit\)) \(slot \d+\) via (\S+): "
+                     r"resolved, ", line)
         if m and m.group(2) == lab.H2_V4:
             t_fpmd = datetime.datetime.strptime(
                 m.group(1), "%Y/%m/%d %H:%M:%S.%f").timestamp()

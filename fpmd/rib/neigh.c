@@ -6,6 +6,7 @@
  * nexthops via that address.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,11 +52,13 @@ static void neigh_propagate(int family, const uint8_t *a16, uint32_t ifindex)
 			continue;
 		nh_write_logged(nh);
 		if (log_debug_enabled()) {
-			char ab[ADDR_STRLEN], mb[MAC_STRLEN];
+			char ab[ADDR_STRLEN], mb[MAC_STRLEN], id[16];
 
-			log_debug("maps: nexthop %u (slot %u) via %s: %s%s",
-				  nh->id, nh->index,
-				  fmt_addr(family, a16, ab),
+			/* A route's own (implicit) nexthop has no id. */
+			snprintf(id, sizeof(id), nh->id ? "%u" : "(implicit)",
+				 nh->id);
+			log_debug("maps: nexthop %s (slot %u) via %s: %s%s", id,
+				  nh->index, fmt_addr(family, a16, ab),
 				  nh->resolved ? "resolved, " : "unresolved",
 				  nh->resolved ? fmt_mac(nh->mac, mb) : "");
 		}
