@@ -55,8 +55,10 @@ static void neigh_propagate(int family, const uint8_t *a16, uint32_t ifindex)
 			char ab[ADDR_STRLEN], mb[MAC_STRLEN], id[16];
 
 			/* A route's own (implicit) nexthop has no id. */
-			snprintf(id, sizeof(id), nh->id ? "%u" : "(implicit)",
-				 nh->id);
+			if (nh->id)
+				snprintf(id, sizeof(id), "%u", nh->id);
+			else
+				snprintf(id, sizeof(id), "(implicit)");
 			log_debug("maps: nexthop %s (slot %u) via %s: %s%s", id,
 				  nh->index, fmt_addr(family, a16, ab),
 				  nh->resolved ? "resolved, " : "unresolved",
