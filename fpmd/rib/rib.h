@@ -369,9 +369,6 @@ void rib_route_tally(void (*fn)(int family, const char *source,
 				const char *protocol, const char *state,
 				uint32_t n, void *arg),
 		     void *arg);
-/* Is a scan of every route's state due or under way (the tally may lag
- * a change by that scan: milliseconds, ~1 s at a million routes)? */
-bool rib_status_pending(void);
 
 /* Something that may change many routes' status changed (an interface, a
  * guard, a neighbor, a nexthop): scan every route soon. */

@@ -275,11 +275,6 @@ void rib_route_tally(void (*fn)(int family, const char *source,
 	}
 }
 
-bool rib_status_pending(void)
-{
-	return st_scan.dirty || st_scan.running;
-}
-
 /* The route's state into the tally; tell the subscribers if its status
  * is not what they heard last. */
 void status_check(struct route *r)
