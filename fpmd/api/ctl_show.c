@@ -348,7 +348,8 @@ static void summary_loop(Fpmd__Summary *o)
 	o->map_chunks_dropping = ch.dropping;
 	o->map_chunks_dropped = ch.dropped;
 	o->map_chunk_bytes = ch.bytes;
-	mem_usage(&o->heap_in_use, &o->resident);
+	o->heap_in_use = mem_heap_in_use();
+	o->resident = mem_resident();
 }
 
 static int show_summary(struct ctl_req *r)

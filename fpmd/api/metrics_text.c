@@ -200,18 +200,12 @@ static void loop_slow(struct out *o)
 
 static void heap(struct out *o)
 {
-	uint64_t heap, rss;
-
-	mem_usage(&heap, &rss);
-	metric_sample(o, heap, NULL);
+	metric_sample(o, mem_heap_in_use(), NULL);
 }
 
 static void resident(struct out *o)
 {
-	uint64_t heap, rss;
-
-	mem_usage(&heap, &rss);
-	metric_sample(o, rss, NULL);
+	metric_sample(o, mem_resident(), NULL);
 }
 
 static const struct metric_family families[] = {

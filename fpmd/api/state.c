@@ -128,11 +128,8 @@ static void loop_state(struct doc *d)
 
 static void memory_state(struct doc *d)
 {
-	uint64_t heap, rss;
-
-	mem_usage(&heap, &rss);
-	put_u64(d, heap, ST "/memory/heap-in-use%s%s", "", "");
-	put_u64(d, rss, ST "/memory/resident%s%s", "", "");
+	put_u64(d, mem_heap_in_use(), ST "/memory/heap-in-use%s%s", "", "");
+	put_u64(d, mem_resident(), ST "/memory/resident%s%s", "", "");
 }
 
 static void routes(struct doc *d, const struct rib_counts *c)

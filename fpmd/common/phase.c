@@ -35,30 +35,30 @@ static long heap_last;
  */
 static const char *phase_stop_after;
 
-static uint64_t heap_in_use(void)
+uint64_t mem_heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
 
 	return mi.uordblks + mi.hblkhd;
 }
 
-void mem_usage(uint64_t *heap, uint64_t *resident)
+uint64_t mem_resident(void)
 {
 	unsigned long long size, rss;
+	uint64_t out = 0;
 	FILE *f = fopen("/proc/self/statm", "re");
 
-	*heap = heap_in_use();
-	*resident = 0;
 	if (!f)
-		return;
+		return 0;
 	if (fscanf(f, "%llu %llu", &size, &rss) == 2)
-		*resident = rss * (uint64_t)sysconf(_SC_PAGESIZE);
+		out = rss * (uint64_t)sysconf(_SC_PAGESIZE);
 	fclose(f);
+	return out;
 }
 
 static long heap_kib(void)
 {
-	return (long)(heap_in_use() / 1024);
+	return (long)(mem_heap_in_use() / 1024);
 }
 
 void phase_end(const char *name)

@@ -18,12 +18,13 @@ void phase_end(const char *name);
 void phase_ready(bool adopted);
 
 /*
- * fpmd's memory: heap_in_use, bytes malloc'd and not yet freed (glibc's
- * mallinfo2; 0 where the allocator does not say, as under ASan), and
- * resident, the process's RSS (/proc/self/statm; 0 if unreadable). A
- * long-running fpmd whose RSS grows while its heap in use does not is
- * fragmenting; heap in use growing is memory kept.
+ * fpmd's memory: the heap in use, bytes malloc'd and not yet freed
+ * (glibc's mallinfo2; 0 where the allocator does not say, as under
+ * ASan), and the resident set, the process's RSS (/proc/self/statm; 0
+ * if unreadable). A long-running fpmd whose RSS grows while its heap in
+ * use does not is fragmenting; heap in use growing is memory kept.
  */
-void mem_usage(uint64_t *heap_in_use, uint64_t *resident);
+uint64_t mem_heap_in_use(void);
+uint64_t mem_resident(void);
 
 #endif
