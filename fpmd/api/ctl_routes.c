@@ -147,11 +147,14 @@ static bool key_add(struct route_build *b, struct route_key k)
 	return true;
 }
 
-/* The keys of one bucket chain of rib_routes (table 0) or rib_other. */
-static bool keys_of(struct route_build *b, struct hnode *n,
+/* The keys of one bucket chain of rib_routes (table 0) or rib_other;
+ * the number of routes in it, or -1 (out of memory). */
+static long keys_of(struct route_build *b, struct hnode *n,
 		    const struct prefix *want)
 {
-	for (; n; n = n->next) {
+	long seen = 0;
+
+	for (; n; n = n->next, seen++) {
 		if (b->table == 0) {
 			struct route *r = container_of(n, struct route, node);
 
@@ -162,7 +165,7 @@ static bool keys_of(struct route_build *b, struct hnode *n,
 				    !key_add(b, (struct route_key){
 						    .p = r->p,
 						    .src = (uint8_t)src }))
-					return false;
+					return -1;
 		} else {
 			struct other_route *o =
 			    container_of(n, struct other_route, node);
@@ -173,10 +176,10 @@ static bool keys_of(struct route_build *b, struct hnode *n,
 							    .table = o->table,
 							    .src = o->src,
 							    .other = true }))
-				return false;
+				return -1;
 		}
 	}
-	return true;
+	return seen;
 }
 
 /* Up to max routes' keys (SIZE_MAX: all); 1 when every table is done. */
@@ -195,12 +198,11 @@ static int collect(struct route_build *b, size_t max,
 			b->nbuckets = t->nbuckets;
 		}
 		while (b->bucket < b->nbuckets && seen < max) {
-			struct hnode *n = t->b[b->bucket++];
+			long k = keys_of(b, t->b[b->bucket++], want);
 
-			for (struct hnode *m = n; m; m = m->next)
-				seen++;
-			if (!keys_of(b, n, want))
+			if (k < 0)
 				return -ENOMEM;
+			seen += (size_t)k;
 		}
 		if (b->bucket < b->nbuckets)
 			return 0;
