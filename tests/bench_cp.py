@@ -62,7 +62,7 @@ import tempfile
 import threading
 import time
 
-from lib import routefile  # noqa: E402
+from lib import procmem, routefile  # noqa: E402
 from lib.runner import (Child, guarded, keep_going, log,  # noqa: E402
                         read_text, run, stop_all)
 
@@ -490,11 +490,9 @@ def loadavg():
 
 
 def cpu_seconds(pid):
-    """user + system CPU seconds of a process (all its threads)."""
+    """procmem.cpu_seconds, None when the process is gone."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return procmem.cpu_seconds(pid)
     except (OSError, IndexError, ValueError):
         return None
 

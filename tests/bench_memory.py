@@ -346,9 +346,13 @@ def summary(d):
     return json.loads(d.ctl("--json", "show", "summary").stdout)
 
 
+def fpm_state(d):
+    return json.loads(d.ctl("--json", "show", "fpm").stdout)
+
+
 def fpm_routes(d):
     """Routes from FPM: a counter, cheap to read at any table size."""
-    return json.loads(d.ctl("--json", "show", "fpm").stdout)["routes"]
+    return fpm_state(d)["routes"]
 
 
 def wait_routes(d, v4, v6, timeout):
@@ -461,10 +465,6 @@ def slow_since(d, at):
             if x]
 
 
-def fpm_state(d):
-    return json.loads(d.ctl("--json", "show", "fpm").stdout)
-
-
 def stalls(lab, n, kind):
     """N IPv4 and N/4 IPv6 routes over FPM, then, one at a time with a
     quiet second after each: a Prometheus scrape, `fpmctl --json show
@@ -568,12 +568,8 @@ def stalls(lab, n, kind):
 
 
 def wait_for_fpm(d, pred, what, timeout=60):
-    deadline = time.time() + timeout
-    while not pred(fpm_state(d)):
-        if time.time() > deadline:
-            raise RuntimeError(f"fpm: timed out waiting for {what}: "
-                               f"{fpm_state(d)}")
-        time.sleep(0.05)
+    L.wait_for(lambda: pred(fpm_state(d)), timeout=timeout,
+               what=f"fpm: {what}")
 
 
 def print_stalls(rows):

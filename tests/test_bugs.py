@@ -18,7 +18,6 @@ Real fpmd on the h1-r1-h2 lab (tests/lib/lab.py), raw FPM, control and plugin
 clients (no zebra needed for these)."""
 import ipaddress
 import json
-import os
 import socket
 import struct
 import subprocess
@@ -29,6 +28,7 @@ from lib.feeds import fpm, fpm_routes, wait_no_route
 from lib.fpmwire import RT_SCOPE_LINK, FpmClient, fpm_frame, fpm_keeper
 from lib.fpmwire import route as fpm_route
 from lib.fpmwire import route_msg
+from lib import procmem
 from lib.lab import FPMCTL, wait_for
 from lib.proto import frame, hello, pb, replay_begin, replay_end, route
 from lib.proto import Client
@@ -212,13 +212,6 @@ def test_show_routes_streams_to_a_slow_reader(lab):
         keeper.wait()
 
 
-def cpu_s(pid):
-    """The process's CPU time (user + system), in seconds."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def show_routes_checks(d):
     total = sum(len(es) for es in routes_json(d).values())
     assert total >= N_ROUTES
@@ -229,10 +222,10 @@ def show_routes_checks(d):
     assert c.recv().status == pb.OK               # Hello: status OK
     c.s.sendall(frame(ctl_request(pb.SHOW_ROUTES)))
     time.sleep(0.5)
-    cpu0 = cpu_s(d.proc.pid)
+    cpu0 = procmem.cpu_seconds(d.proc.pid)
     time.sleep(1.0)                               # fpmd's writes block now
     # ... and fpmd waits for the reader (EPOLLOUT), it does not spin.
-    idle = cpu_s(d.proc.pid) - cpu0
+    idle = procmem.cpu_seconds(d.proc.pid) - cpu0
     assert idle < 0.3, f"fpmd used {idle:.2f} s of CPU waiting for a reader"
     got, chunks, more = 0, 0, True
     t0 = time.time()

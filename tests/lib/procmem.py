@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What a process costs: the BPF map memory it holds and its RSS.
+"""What a process costs: the BPF map memory it holds, its RSS and its CPU
+time.
 
 Map memory is the kernel's own accounting: the sum of `memlock` over every
 BPF map file descriptor the process holds, as /proc/PID/fdinfo reports it
@@ -57,6 +58,13 @@ def rss_bytes(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     return 0
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of pid (all its threads)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def mib(n):
