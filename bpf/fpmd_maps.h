@@ -191,8 +191,9 @@ struct fpmd_rule_v4 {
  * half): (n + 1) / 2 words, half the space. A
  * lookup finds the last range whose start is <= the address's low 16
  * bits by a binary search (at most 16 steps). Value indexes point into
- * dxr_val (route values, __u32, two per word; index 0 is the miss,
- * value 0).
+ * dxr_val (route values, __u32, two per word). Index 0 is what no
+ * prefix but the default route covers: the default route's value, or 0
+ * (the miss) without one; a default route is never in the ranges.
  *
  * dxr_rng is an ARRAY_OF_MAPS of BPF_F_MMAPABLE chunks, each one array
  * element of FPMD_DXR_CHUNK_RANGES ranges (the most one /16 can have;

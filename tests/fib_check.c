@@ -1413,6 +1413,81 @@ static void case_dxr_adopt_stale(void)
 	finish();
 }
 
+/* A default route's record cleared by hand (an fpmd stopped between the
+ * two), its value still in index 0: adoption must make index 0 the miss. */
+static void default_lost(void)
+{
+	struct fib4c_pfx *p = fib4c_pfind(&f4c, 0, 0);
+	struct fpmd_rule_v4 *rec;
+	uint8_t a[16] = { 0 };
+	ssize_t i = live_find(a, 0);
+
+	if (!p || i < 0)
+		fail("no default route to lose");
+	rec = (struct fpmd_rule_v4 *)chunks_mem(&f4c.rulec,
+					       p->slot / FPMD_RULES_CHUNK) +
+	      p->slot % FPMD_RULES_CHUNK;
+	__atomic_store_n(&rec->flags, 0, __ATOMIC_RELEASE);
+	oracle_del(a, 0);
+	live[i] = live[--nlive];
+}
+
+/*
+ * The default route paints nothing (fib4c.c default_set): value index 0
+ * carries it. Added, changed, a /8 under it added and removed, adopted
+ * by a restarted writer, removed, and adopted once more with its record
+ * lost; each of these a single value write, no /16 rebuilt.
+ */
+static void case_dxr_default(void)
+{
+	static const char *const steps[] = { "a default route",
+					     "the default route changed",
+					     "the default route removed" };
+	uint8_t a[16] = { 0 }, b[16];
+
+	dxr = true;
+	start(4, 64);
+	churn(2000, 2000);
+	for (size_t i = 0; i < nlive; i++) /* churn's own /0, if any */
+		if (!live[i].len)
+			del_at(i--);
+	check_step("no default route");
+	for (int k = 0; k < 3; k++) {
+		uint64_t w = f4c.entry_writes;
+		uint64_t t0 = now_ns();
+
+		if (k < 2)
+			add(a, 0, random_val());
+		else
+			del(a, 0);
+		if (f4c.ndlist || f4c.entry_writes - w != 1)
+			fail("%s: %u /16s to rebuild, %llu entries written "
+			     "(want 0 and 1)", steps[k], f4c.ndlist,
+			     (unsigned long long)(f4c.entry_writes - w));
+		if (now_ns() - t0 > 1000000)
+			fail("%s took %.1f ms", steps[k],
+			     (now_ns() - t0) / 1e6);
+		check_step(steps[k]);
+		if (k == 1) {
+			v4(b, 0x0a000000);
+			add(b, 8, random_val());
+			check_step("10.0.0.0/8 under the default");
+			del(b, 8);
+			check_step("10.0.0.0/8 removed: the default again");
+			close_tables();
+			open_tables(64, true);
+			check("adopted with the default route");
+		}
+	}
+	add(a, 0, random_val());
+	fib4c_commit(&f4c);
+	default_lost();
+	close_tables();
+	open_tables(64, true);
+	check("after adoption: the lost default route is gone");
+	finish();
+}
+
 /* Every value index in use, then one more value: refused, the table
  * intact; values freed by deletes come back after the commit. */
 static void case_dxr_values_full(void)
@@ -1637,6 +1712,7 @@ static const struct fcase {
 	{ "dxr-covering", case_dxr_covering },
 	{ "dxr-adopt", case_dxr_adopt },
 	{ "dxr-adopt-stale", case_dxr_adopt_stale },
+	{ "dxr-default", case_dxr_default },
 	{ "dxr-values-full", case_dxr_values_full },
 	{ "dxr-bulk", case_dxr_bulk },
 	{ "dxr-compact", case_dxr_compact },

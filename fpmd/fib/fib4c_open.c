@@ -223,6 +223,8 @@ static int adopt(struct fib4c *f)
 		}
 	}
 	free(rs);
+	if (!ret && !fib4c_pfind(f, 0, 0))
+		f->vmap[0] = 0; /* no default route: index 0 is the miss */
 	/* Indexes no prefix uses: free once the tables no longer name
 	 * them (after the commit below). */
 	for (uint32_t vi = 1; vi < f->vtop; vi++) {

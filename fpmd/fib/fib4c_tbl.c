@@ -253,7 +253,7 @@ bool fib4c_published(const struct fib4c *f, const uint8_t a4[4], uint8_t len)
 {
 	uint32_t a, lo, hi;
 
-	if (!f->ndlist || len > 32)
+	if (!f->ndlist || !len || len > 32) /* the default: live at once */
 		return true;
 	memcpy(&a, a4, 4);
 	a = __builtin_bswap32(a) & fib4c_mask_of(len);
