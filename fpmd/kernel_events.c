@@ -2,7 +2,7 @@
 /*
  * What the kernel announces, applied: neighbors into the RIB; addresses,
  * sysctls (netconf), policy rules and tc into the guards and the local
- * table; links to links.c. Besides rtnetlink, notification sockets for
+ * table; links to links.c (and link downs to the RIB's feed ids). Besides rtnetlink, notification sockets for
  * xfrm policies and the nftables ruleset.
  */
 #include <errno.h>
@@ -104,9 +104,28 @@ static void state_event(enum nl_state what, void *arg)
 	}
 }
 
+/*
+ * Links, managed or not: a link down (or gone) first tells the RIB, whose
+ * feed ids on it zebra may free without a word (rib_nexthop_link_down).
+ * The kernel flushes its nexthop objects on a link that is down or has
+ * lost its carrier; zebra then takes them as uninstalled.
+ */
+static void link_event(const struct nl_link *l, void *arg)
+{
+	if (!l->admin_up || !l->lower_up)
+		rib_nexthop_link_down(l->ifindex);
+	link_changed(l, arg);
+}
+
+static void link_deleted(uint32_t ifindex)
+{
+	rib_nexthop_link_down(ifindex);
+	link_gone(ifindex);
+}
+
 const struct nl_event_ops kernel_events = {
-	.link = link_changed,
-	.link_gone = link_gone,
+	.link = link_event,
+	.link_gone = link_deleted,
 	.neigh = neigh_event,
 	.addr = addr_event,
 	.netconf = netconf_event,

@@ -158,6 +158,7 @@ static void tick(bool here)
 	}
 	rib_trim();
 	rib_retry_writes();
+	rib_nexthop_reap();
 	/* Events drive the local table; a slow re-read catches a local
 	 * route the kernel added well after announcing its address (IPv6
 	 * DAD): IPv6 only, since IPv4's local table dump walks the whole

@@ -257,6 +257,55 @@ def test_d_fpmd_late_plugin_catches_up(lab, server):
 
 # ---- e. fpmd restarts: reconnect, replay, exact resync ----------------------
 
+# ---- i. ids zebra frees without telling: gone from fpmd too -----------------
+
+def fpmd_ids(d):
+    """The plugin's nexthop and group ids fpmd holds."""
+    return {nh["id"] for nh in d.show("nexthops").values()
+            if nh.get("source") == "plugin"}
+
+
+def zebra_ids(f):
+    return {int(x) for x in re.findall(r"^ID: (\d+)",
+                                       f.vtysh("show nexthop-group rib"),
+                                       re.M)}
+
+
+def test_i_ids_the_kernel_deleted_leave_fpmd(lab, server):
+    """zebra's nexthop ids are its kernel nexthop objects' ids. When
+    r1-eth1 goes down the kernel deletes the objects on it; zebra frees
+    the ones no route uses without a dataplane delete, so the plugin
+    never hears of them. fpmd follows the kernel's RTM_DELNEXTHOP
+    (rib_nexthop_kernel): after three link flaps it holds no id zebra no
+    longer has, while the route still forwards by XDP. (It kept them,
+    ~1 KiB each, a few per flap: the soak's heap growth, issue 27.)"""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start_plugin(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    seen = fpmd_ids(d)
+    for _ in range(3):
+        lab.r1.run("ip link set r1-eth1 down")
+        wait_no_route(d, H2_NET)
+        seen |= fpmd_ids(d)
+        lab.r1.run("ip link set r1-eth1 up")
+        lab.warm_kernel_neighbors()
+        wait_route(d, H2_NET)
+        seen |= fpmd_ids(d)
+    # zebra dropped some of what fpmd saw: the case under test happened.
+    dropped = seen - zebra_ids(f)
+    assert dropped, (seen, zebra_ids(f))
+    # Within the grace period (2 s) and a tick, fpmd holds no such id.
+    deadline = time.time() + 10
+    while (stale := fpmd_ids(d) - zebra_ids(f)) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not stale, f"fpmd still holds ids zebra dropped: {stale}"
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 10, 0.02))
+    assert got == 10 and dl["r1-eth0"]["forwarded"] >= 10 and \
+        dl.f4 == 0, dl
+
+
 def local_routes(d):
     return {p for p, e in d.show("routes").items()
             if any(x["source"] == "kernel" for x in e)}

@@ -156,6 +156,8 @@ int rib_group_add(enum rib_source src, uint32_t id, const uint32_t *ids,
 	ret = members_check(src, ids, weights, n, m, err);
 	if (ret)
 		return ret;
+	if (g)
+		nh_installed(g);
 	if (!g) {
 		g = nh_alloc(src, id, true, !feed_src(src));
 		if (!g) {

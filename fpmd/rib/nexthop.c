@@ -13,6 +13,7 @@
 
 #include "conf/conf.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "fib/maps.h"
 #include "rib/rib_int.h"
 
@@ -245,6 +246,7 @@ void nh_free(struct nexthop *nh)
 		pool_put(&nh_pool, nh->index);
 	}
 	nh_write_forget(nh);
+	nh_installed(nh);
 	free(nh);
 	nh_put(alias);
 }
@@ -376,6 +378,7 @@ int rib_nexthop_add(enum rib_source src, uint32_t id,
 	}
 	nh->gen = gen;
 	if (feed_src(src)) {
+		nh_installed(nh);
 		ret = feed_single(nh, path, blackhole, unsupported, err);
 		if (!ret && is_new)
 			route_retry_pending(src, id);
@@ -458,4 +461,105 @@ struct nexthop *nh_implicit(const struct rib_path *path)
 struct nexthop *rib_nexthop_slot(struct nexthop *nh)
 {
 	return slot_of(nh);
+}
+
+/*
+ * Feed ids zebra freed without a word. zebra's nexthop ids are its kernel
+ * nexthop objects'. When their interface goes down (or loses its
+ * carrier) the kernel flushes those objects, telling nobody, and zebra
+ * takes the ones on it as uninstalled: it installs one again (through
+ * the dataplane, so the feeds hear) before a route uses it, and frees an
+ * unused one there and then without a dataplane delete. Neither the
+ * plugin (a provider after the kernel's) nor FPM hears of that, and fpmd
+ * kept such ids, ~1 KiB each, a few per link flap, until the next replay
+ * (the soak's heap growth, issue 27). So a link down marks the feeds'
+ * ids on it, and groups all of whose members are marked; a feed's
+ * install clears the mark; and the periodic tick drops an id marked for
+ * GONE_GRACE_MS that nothing in fpmd uses. Dropping one zebra still
+ * holds costs nothing lasting: zebra installs it again before a route
+ * names it, and a route naming an unknown id waits for it (routes
+ * waiting for a nexthop id: show plugin, show fpm).
+ */
+#define GONE_GRACE_MS 2000
+
+static uint32_t ndown; /* ids marked */
+
+static uint64_t mono_ms(void)
+{
+	return now_ns(CLOCK_MONOTONIC) / 1000000;
+}
+
+void nh_installed(struct nexthop *nh)
+{
+	if (nh->down_ms) {
+		nh->down_ms = 0;
+		ndown--;
+	}
+}
+
+static void mark_down(struct nexthop *nh, uint64_t now)
+{
+	if (!nh->down_ms) {
+		nh->down_ms = now;
+		ndown++;
+	}
+}
+
+void rib_nexthop_link_down(uint32_t ifindex)
+{
+	uint64_t now = mono_ms();
+	struct hnode *n, *tmp;
+	size_t i;
+
+	/* Singles first: a group is marked when all its members are. */
+	for (int pass = 0; pass < 2; pass++) {
+		ht_for_each(&rib_nh_by_id, n, tmp, i)
+		{
+			struct nexthop *nh =
+			    container_of(n, struct nexthop, id_node);
+			bool all = nh->nmembers > 0;
+
+			if (!feed_src(nh->src) || nh->is_group != pass)
+				continue;
+			if (!pass) {
+				if (nh->alias && nh->alias->ifindex == ifindex)
+					mark_down(nh, now);
+				continue;
+			}
+			for (int k = 0; k < nh->nmembers && all; k++)
+				all = nh->members[k].nh->down_ms;
+			if (all)
+				mark_down(nh, now);
+		}
+	}
+}
+
+void rib_nexthop_reap(void)
+{
+	uint64_t now;
+	struct hnode *n, *tmp;
+	size_t i;
+
+	if (!ndown)
+		return;
+	now = mono_ms();
+	/* Groups first: dropping one releases its members. */
+	for (int pass = 0; pass < 2; pass++) {
+		ht_for_each(&rib_nh_by_id, n, tmp, i)
+		{
+			struct nexthop *nh =
+			    container_of(n, struct nexthop, id_node);
+			const char *err;
+
+			if (!nh->down_ms || nh->is_group != !pass ||
+			    nh->refcnt || now - nh->down_ms < GONE_GRACE_MS)
+				continue;
+			log_debug("%s: %s %u: its interface went down and "
+				  "nothing uses it: dropped (zebra frees such "
+				  "ids unannounced)",
+				  rib_source_name(nh->src),
+				  nh->is_group ? "group" : "nexthop", nh->id);
+			rib_nexthop_del((enum rib_source)nh->src, nh->id, &err);
+		}
+	}
 }

@@ -78,6 +78,10 @@ struct nexthop {
 	struct nexthop *alias;
 	uint32_t nbuckets;    /* groups: buckets in use */
 	uint32_t gen;         /* replay generation that last refreshed it */
+	/* A feed's id whose interface went down since its last install
+	 * (CLOCK_MONOTONIC ms, 0: none): dropped when unused,
+	 * rib_nexthop_link_down. */
+	uint64_t down_ms;
 	/* nexthop_state() cached for one route status scan (st_gen). */
 	const char *st_cache;
 	uint32_t st_gen;
@@ -291,6 +295,15 @@ void rib_trim(void);
 /* Write again the nexthops and groups whose last map write failed (the
  * periodic tick); their state is "nexthop-error" until one succeeds. */
 void rib_retry_writes(void);
+/*
+ * Link ifindex is down (or gone). zebra takes its nexthops on it as
+ * uninstalled, and frees those no route uses without a word to the
+ * feeds: the feeds' ids on it (and groups all of whose members are) are
+ * marked, and the periodic tick (rib_nexthop_reap) drops a marked id that
+ * nothing has used for a while and no feed has installed again.
+ */
+void rib_nexthop_link_down(uint32_t ifindex);
+void rib_nexthop_reap(void);
 /* One past the highest nexthop / group index in use (the maps' chunks
  * from there up hold nothing: maps_shrink). */
 void rib_index_tops(uint32_t *nh_top, uint32_t *group_top);

@@ -98,6 +98,8 @@ extern bool quiet_full;
 
 struct nexthop *nh_alloc(enum rib_source src, uint32_t id, bool is_group,
 			 bool need_index);
+/* A feed installed id nh again: no longer one to drop when unused. */
+void nh_installed(struct nexthop *nh);
 void nh_free(struct nexthop *nh);
 /* Drop a reference: implicit ones go with their last user. */
 void nh_put(struct nexthop *nh);
