@@ -29,9 +29,9 @@ from lib.fpmwire import (NHA_GATEWAY, NHA_GROUP, NHA_ID, NHA_OIF, RTA_DST,
                          RTM_DELROUTE, RTM_NEWNEXTHOP, RTM_NEWROUTE,
                          FpmClient, fpm_frame, nla, nlmsg, route_msg,
                          rtmsg)
-from lib.feeds import (SETTLE, fpm, fpm_routes, map_values, map_writes,
-                       nexthops_view, start_fpm, wait_connected,
-                       wait_no_route, wait_route)
+from lib.feeds import (SETTLE, flap_leaves_no_stale_ids, fpm, fpm_routes,
+                       map_values, map_writes, nexthops_view, start_fpm,
+                       wait_connected, wait_no_route, wait_route)
 from lib.frr import ns_wait_tentative
 from lib.lab import (BH_DST, BH_NET, H2_DST, H2_DST6, H2_NET, H2_NET6, PY,
                      h2_loopback, ping, ping_result, ping_stream, wait_for)
@@ -183,6 +183,64 @@ def test_a_static_route_reaches_xdp_and_leaves(lab):
     got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, n, 0.02))
     assert got == n, f"{got}/{n} replies on the kernel route ({dl})"
     assert dl["r1-eth0"]["forwarded"] >= n and dl.f4 == 0, dl
+
+
+# ---- a2. ids zebra frees without telling: gone from fpmd too ---------------
+
+@pytest.mark.frr_releases("bookworm", "forky")
+def test_a2_ids_zebra_frees_unannounced_leave_fpmd(lab):
+    """As the plugin's test_i: a link flap makes the kernel flush the
+    nexthop objects on it and zebra free the unused ones without an FPM
+    delete; fpmd drops them too, and XDP still forwards. Not 10.3: its
+    FPM sends no delete for the connected IPv6 route the flap removes
+    (test_a3), which keeps naming its id."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start_fpm(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET)
+    flap_leaves_no_stale_ids(lab, d, f, "fpm")
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 10, 0.02))
+    assert got == 10 and dl["r1-eth0"]["forwarded"] >= 10 and \
+        dl.f4 == 0, dl
+
+
+# ---- a3. a connected route leaves with its address -------------------------
+
+@pytest.mark.frr_releases("bookworm", "forky")
+def test_a3_connected_route_leaves_with_its_address(lab):
+    """r1's IPv6 address on r1-eth1 removed: the kernel drops the
+    connected /64, zebra sends the delete over FPM and fpmd drops it,
+    else XDP would forward what the kernel answers with "no route".
+    Added back: the route returns, XDP forwards. Not 10.3: its FPM sends
+    no delete for a route zebra took from the kernel (connected, kernel;
+    FRR issue 19637, reported on 10.4; 10.7.1 sends it): the route stays
+    in fpmd until the address returns or zebra reconnects (README, "FRR
+    versions")."""
+    p6 = "2001:db8:102::/64"
+    d, f = start_fpm(lab)
+    lab.warm_kernel_neighbors()
+    wait_route(d, p6)
+    n = 10
+    got, dl = measure(lab, d, lambda: ping(lab.h1, lab.H2_V6, n, 0.02,
+                                           v6=True))
+    assert got == n and dl["r1-eth0"]["forwarded"] >= n, dl
+
+    lab.r1.run(f"ip -6 addr del {lab.R1_V6_1}/64 dev r1-eth1")
+    f.wait_route(p6, v6=True, present=False)
+    wait_no_route(d, p6)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, lab.H2_V6, n, 0.02,
+                                           v6=True))
+    assert got == 0 and dl["r1-eth0"]["forwarded"] == 0, dl
+    assert dl["r1-eth0"]["pass-no-route"] >= n, dl
+
+    lab.r1.run(f"ip -6 addr add {lab.R1_V6_1}/64 dev r1-eth1 nodad")
+    wait_route(d, p6, state=None)
+    lab.warm_kernel_neighbors()
+    wait_route(d, p6)
+    got, dl = measure(lab, d, lambda: ping(lab.h1, lab.H2_V6, n, 0.02,
+                                           v6=True))
+    assert got == n and dl["r1-eth0"]["forwarded"] >= n, dl
 
 
 # ---- b. ECMP over r2 and r3, then one link down -----------------------------

@@ -4,8 +4,11 @@ from a feed, waiting for a route, for zebra's FPM connection and replay
 to settle, for the plugin's replay to complete, and starting fpmd and FRR
 on r1 of an FrrLab (lib/frr.py) in the order each feed wants.
 """
+import re
+import time
+
 from lib.frr import start_frr
-from lib.lab import wait_for
+from lib.lab import H2_NET, wait_for
 
 SETTLE = ("--fpm-settle", "300")                    # ms; default is 3000
 
@@ -124,3 +127,51 @@ def start_plugin(lab, extra=(), ifnames=("r1-eth0", "r1-eth1"), **frr_kw):
     f = start_frr(lab, **frr_kw)
     wait_replayed(d)
     return d, f
+
+
+def feed_ids(d, protocol):
+    """The nexthop and group ids fpmd holds from one feed."""
+    return {nh["id"] for nh in d.show("nexthops").values()
+            if nh.get("source") == protocol}
+
+
+def zebra_nhg_ids(f):
+    """zebra's nexthop group ids (show nexthop-group rib)."""
+    return {int(x) for x in re.findall(r"^ID: (\d+)",
+                                       f.vtysh("show nexthop-group rib"),
+                                       re.M)}
+
+
+def flap_leaves_no_stale_ids(lab, d, f, protocol, flaps=3):
+    """H2_NET routed via h2 on r1-eth1 (forwarding): r1-eth1 down and up
+    `flaps` times. zebra frees the ids the kernel flushed at each down
+    without telling the feed; afterwards fpmd must hold none of them
+    (fpmd/rib/nexthop.c rib_nexthop_link_down). Asserts that zebra did
+    drop some (the case happened), and returns them."""
+    seen = feed_ids(d, protocol)
+    for _ in range(flaps):
+        lab.r1.run("ip link set r1-eth1 down")
+        # Withdrawn (FRR 8.4, and the plugin), or left to the kernel
+        # path on its downed egress (FRR 10's FPM sends no delete for a
+        # route the kernel flushed itself).
+        wait_for(lambda: routes_of(d, protocol).get(H2_NET, {}).get(
+            "state") != "forwarding", timeout=5,
+            what=f"{H2_NET} off the fast path")
+        seen |= feed_ids(d, protocol)
+        lab.r1.run("ip link set r1-eth1 up")
+        lab.warm_kernel_neighbors()
+        wait_route(d, H2_NET, protocol=protocol)
+        seen |= feed_ids(d, protocol)
+    dropped = seen - zebra_nhg_ids(f)
+    assert dropped, (seen, zebra_nhg_ids(f))
+    # Marked at the down, dropped 2 s later at a tick.
+    deadline = time.time() + 10
+    while (stale := feed_ids(d, protocol) - zebra_nhg_ids(f)) and \
+            time.time() < deadline:
+        time.sleep(0.2)
+    assert not stale, ("fpmd still holds ids zebra dropped: " + "; ".join(
+        str(nh) for nh in d.show("nexthops").values()
+        if nh.get("source") == protocol and nh["id"] in stale) +
+        "; used by " + str({p: e for p, e in routes_of(d, protocol).items()
+                            if e.get("nexthopGroupId") in stale}))
+    return dropped
