@@ -267,15 +267,7 @@ def test_i_ids_zebra_frees_unannounced_leave_fpmd(lab, server):
     plugin never hears of them. After three link flaps fpmd holds no id
     zebra no longer has (it kept them, ~1 KiB each, a few per flap: the
     soak's heap growth, issue 27), and the route still forwards by XDP."""
-    h2_loopback(lab, H2_DST + "/24")
-    d, f = start_plugin(lab)
-    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
-    lab.warm_kernel_neighbors()
-    wait_route(d, H2_NET)
-    flap_leaves_no_stale_ids(lab, d, f, "plugin")
-    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 10, 0.02))
-    assert got == 10 and dl["r1-eth0"]["forwarded"] >= 10 and \
-        dl.f4 == 0, dl
+    flap_leaves_no_stale_ids(lab, start_plugin, "plugin")
 
 
 def local_routes(d):

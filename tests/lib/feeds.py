@@ -8,7 +8,8 @@ import re
 import time
 
 from lib.frr import start_frr
-from lib.lab import H2_NET, wait_for
+from lib.lab import H2_DST, H2_NET, h2_loopback, ping, wait_for
+from lib.traffic import measure
 
 SETTLE = ("--fpm-settle", "300")                    # ms; default is 3000
 
@@ -142,21 +143,22 @@ def zebra_nhg_ids(f):
                                        re.M)}
 
 
-def flap_leaves_no_stale_ids(lab, d, f, protocol, flaps=3):
-    """H2_NET routed via h2 on r1-eth1 (forwarding): r1-eth1 down and up
-    `flaps` times. zebra frees the ids the kernel flushed at each down
-    without telling the feed; afterwards fpmd must hold none of them
-    (fpmd/rib/nexthop.c rib_nexthop_link_down). Asserts that zebra did
-    drop some (the case happened), and returns them."""
+def flap_leaves_no_stale_ids(lab, start, protocol, flaps=3):
+    """fpmd and FRR started by start(lab) -> (fpmd, frr), a static route
+    H2_NET via h2 on r1-eth1 forwarding; then r1-eth1 down and up `flaps`
+    times. zebra frees the ids the kernel flushed at each down without
+    telling the feed; afterwards fpmd must hold none of them (fpmd/rib/
+    nexthop.c rib_nexthop_link_down), and XDP forwards the route. Asserts
+    that zebra did drop some (the case happened)."""
+    h2_loopback(lab, H2_DST + "/24")
+    d, f = start(lab)
+    f.configure(f"ip route {H2_NET} {lab.H2_V4}")
+    lab.warm_kernel_neighbors()
+    wait_route(d, H2_NET, protocol=protocol)
     seen = feed_ids(d, protocol)
     for _ in range(flaps):
         lab.r1.run("ip link set r1-eth1 down")
-        # Withdrawn (FRR 8.4, and the plugin), or left to the kernel
-        # path on its downed egress (FRR 10's FPM sends no delete for a
-        # route the kernel flushed itself).
-        wait_for(lambda: routes_of(d, protocol).get(H2_NET, {}).get(
-            "state") != "forwarding", timeout=5,
-            what=f"{H2_NET} off the fast path")
+        wait_no_route(d, H2_NET, protocol=protocol)
         seen |= feed_ids(d, protocol)
         lab.r1.run("ip link set r1-eth1 up")
         lab.warm_kernel_neighbors()
@@ -174,4 +176,6 @@ def flap_leaves_no_stale_ids(lab, d, f, protocol, flaps=3):
         if nh.get("source") == protocol and nh["id"] in stale) +
         "; used by " + str({p: e for p, e in routes_of(d, protocol).items()
                             if e.get("nexthopGroupId") in stale}))
-    return dropped
+    got, dl = measure(lab, d, lambda: ping(lab.h1, H2_DST, 10, 0.02))
+    assert got == 10 and dl["r1-eth0"]["forwarded"] >= 10 and \
+        dl.f4 == 0, dl
