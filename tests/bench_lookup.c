@@ -1142,7 +1142,7 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: bench_lookup [--quick] [--routes FILE] "
+		"usage: bench_lookup [--quick] [--writes] [--routes FILE] "
 		"[--dump ipv4|ipv6:N]\n"
 		"  ns/packet of fpmd's XDP lookup (LPM tries, DIR-24-8, DXR)\n"
 		"  against bpf_fib_lookup(), route write rates, memory and\n"
@@ -1154,6 +1154,8 @@ static void usage(FILE *out)
 		"  --routes FILE  the tables from FILE (\"PREFIX KEY\" lines,\n"
 		"           scripts/route-table.py): its first 10, 10k, 100k\n"
 		"           (1M) routes of each family and all of them\n"
+		"  --writes only the fast tables' fresh write rates and\n"
+		"           adoption (IPv4 1M, IPv6 100k; --quick: 100k, 10k)\n"
 		"  --dump   print the first N (or all) routes of the family's table\n"
 		"           (\"prefix/len gateway[,gateway...]\", several for\n"
 		"           an ECMP group), measure nothing\n");
@@ -1265,7 +1267,7 @@ static struct fpmd_bpf *load_fpmd(enum build b, size_t v4_routes,
  */
 static void write_rates(const struct family *v4, size_t n4,
 			const struct family *v6, size_t n6, double rate[2][2],
-			double adopt_s[2], uint32_t *parts)
+			double adopt_s[2], uint32_t *parts, double *commit_s)
 {
 	struct fpmd_bpf *fw = load_fpmd(B_FAST, v4->n, v6->n, NULL);
 	const struct family *fam[2] = { v4, v6 };
@@ -1283,7 +1285,7 @@ static void write_rates(const struct family *v4, size_t n4,
 		die("fib4_open / fib6_open: %s", strerror(-ret));
 	for (int k = 0; k < 2; k++) {
 		const struct family *f = fam[k];
-		double t = now();
+		double t = now(), tcommit = 0;
 
 		for (size_t i = 0; i < cnt[k]; i++) {
 			__u32 val = route_val(f, i);
@@ -1293,12 +1295,18 @@ static void write_rates(const struct family *v4, size_t n4,
 			if (ret)
 				die("%s write rate: add route %zu: %s", f->name,
 				    i, strerror(-ret));
-			if (!k && (i + 1) % COMMIT_EVERY == 0)
+			if (!k && (i + 1) % COMMIT_EVERY == 0) {
+				double tc = now();
+
 				fast_commit(W_DIR24);
+				tcommit += now() - tc;
+			}
 		}
 		if (!k)
 			fast_commit(W_DIR24);
 		rate[k][0] = cnt[k] / (now() - t);
+		if (!k)
+			*commit_s = tcommit;
 		if (!k)
 			*parts = fib4.parts.live;
 		/* A restarted fpmd: rebuild the store from the maps. The
@@ -1339,6 +1347,25 @@ static void write_rates(const struct family *v4, size_t n4,
 		rate[k][1] = cnt[k] / (now() - t);
 	}
 	fpmd_bpf__destroy(fw);
+}
+
+static void print_write_rates(size_t n4, size_t n6, double wrate[2][2],
+			      const double adopt_s[2], uint32_t fresh_parts,
+			      double commit_s)
+{
+	char nb[16];
+
+	printf("\nFast tables, fresh, the same routes and nexthops (fpmd's "
+	       "writer, one route per call):\n"
+	       "| family | routes | add | delete | adoption (restart) |\n"
+	       "|---|---:|---:|---:|---:|\n"
+	       "| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
+	       fmt_count(n4, nb), wrate[0][0], wrate[0][1], adopt_s[0]);
+	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
+	       fmt_count(n6, nb), wrate[1][0], wrate[1][1], adopt_s[1]);
+	printf("IPv4: %u tbl24 parts after the fresh load (new parts "
+	       "published every %d routes: %.2f s of the load's %.2f s).\n",
+	       fresh_parts, COMMIT_EVERY, commit_s, n4 / wrate[0][0]);
 }
 
 static double mib(unsigned long long b)
@@ -1499,11 +1526,12 @@ int main(int argc, char **argv)
 		{ "dump", required_argument, 0, 'd' },
 		{ "warm", required_argument, 0, 'w' },
 		{ "routes", required_argument, 0, 'r' },
+		{ "writes", no_argument, 0, 'W' },
 		{ 0 },
 	};
 	const char *dump = NULL, *routes = NULL;
 	size_t s4_file[5], s6_file[5];
-	int warm_set = 0;
+	int warm_set = 0, writes_only = 0;
 	static const size_t v4_full[] = { 10, 10000, 100000, 1000000 };
 	static const size_t v6_full[] = { 10, 10000, 100000 };
 	static const size_t v4_quick[] = { 10, 10000, 100000 };
@@ -1540,6 +1568,7 @@ int main(int argc, char **argv)
 	struct result res[16];
 	double fib4_t = 0, fib6_t = 0, fast4_t = 0, fast6_t = 0, dxr4_t = 0, t;
 	double ins[2][2] = { 0 }, wrate[2][2] = { 0 }, adopt_s[2] = { 0 };
+	double commit_s = 0;
 	unsigned long long mem[7] = { 0 }, writes[4] = { 0 };
 	struct {
 		uint64_t ranges, map_bytes, rules_bytes, writes, rebuilds;
@@ -1553,7 +1582,7 @@ int main(int argc, char **argv)
 	struct utsname u;
 	char nb[16];
 
-	while ((c = getopt_long(argc, argv, "qh", longopts, 0)) != -1) {
+	while ((c = getopt_long(argc, argv, "qhW", longopts, 0)) != -1) {
 		switch (c) {
 		case 'q':
 			opt.quick = 1;
@@ -1570,6 +1599,9 @@ int main(int argc, char **argv)
 		case 'w':
 			opt.warm_frames = strtoul(optarg, NULL, 10);
 			warm_set = 1;
+			break;
+		case 'W':
+			writes_only = 1;
 			break;
 		default:
 			usage(stderr);
@@ -1633,6 +1665,13 @@ int main(int argc, char **argv)
 
 	setup_netns(&v4, &v6);
 	progress("namespace set up");
+	if (writes_only) {
+		write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate, adopt_s,
+			    &fresh_parts, &commit_s);
+		print_write_rates(s4[n4 - 1], s6[n6 - 1], wrate, adopt_s,
+				  fresh_parts, commit_s);
+		return 0;
+	}
 	fl = load_fpmd(B_LPM, v4.n, v6.n, NULL);
 	ff = load_fpmd(B_FAST, v4.n, v6.n, NULL);
 	fx = load_fpmd(B_DXR, v4.n, v6.n, ff);
@@ -1784,7 +1823,7 @@ int main(int argc, char **argv)
 		writes[3] = fib6.rebuilds;
 	}
 	write_rates(&v4, s4[n4 - 1], &v6, s6[n6 - 1], wrate, adopt_s,
-		    &fresh_parts);
+		    &fresh_parts, &commit_s);
 	progress("fast-table write rates measured");
 	small_table(&small_mib, &small_adopt, &small_parts);
 	progress("small table measured");
@@ -1861,19 +1900,8 @@ int main(int argc, char **argv)
 	       TG_NEXTHOPS, writes[0], writes[1], writes[2], writes[3],
 	       (unsigned long long)dxr.writes,
 	       (unsigned long long)dxr.rebuilds, COMMIT_EVERY);
-	printf("\nFast tables, fresh, the same routes and nexthops (fpmd's "
-	       "writer, one route per call):\n"
-	       "| family | routes | add | delete | adoption (restart) |\n"
-	       "|---|---:|---:|---:|---:|\n"
-	       "| ipv4 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
-	       fmt_count(s4[n4 - 1], nb), wrate[0][0], wrate[0][1],
-	       adopt_s[0]);
-	printf("| ipv6 | %s | %.0f routes/s | %.0f routes/s | %.2f s |\n",
-	       fmt_count(s6[n6 - 1], nb), wrate[1][0], wrate[1][1],
-	       adopt_s[1]);
-	printf("IPv4: %u tbl24 parts after the fresh load (new parts "
-	       "published every %d routes).\n",
-	       fresh_parts, COMMIT_EVERY);
+	print_write_rates(s4[n4 - 1], s6[n6 - 1], wrate, adopt_s,
+			  fresh_parts, commit_s);
 	printf("\nSmall table (a lab router: 100 IPv4 routes in 10.0.0.0/16, "
 	       "default sizes):\n"
 	       "| family | routes | IPv4 map memory | tbl24 parts | adoption "
