@@ -297,8 +297,33 @@ static int tbl24_copy_one(__u32 j, void *arg)
 	return 0;
 }
 
+static int tbl24_scatter_one(__u32 j, void *arg)
+{
+	struct tbl24_copy *c = arg;
+	__u32 i = 2 * j, part, k;
+	__u64 *w, *v, *dst;
+	void *inner;
+
+	w = bpf_map_lookup_elem(&tbl24_stage, &i);
+	i++;
+	v = bpf_map_lookup_elem(&tbl24_stage, &i);
+	if (!w || !v || *w >= FPMD_TBL24_WORDS)
+		return 1;
+	part = FPMD_TBL24_PART_OF(*w);
+	k = (__u32)*w - part * FPMD_TBL24_PART_WORDS;
+	c->n--;
+	inner = bpf_map_lookup_elem(&tbl24, &part);
+	if (!inner)
+		return 0;
+	dst = bpf_map_lookup_elem(inner, &k);
+	if (dst)
+		*dst = *v; /* one 8-byte store */
+	return 0;
+}
+
 /* fpmd's bulk writer for tbl24 (see fpmd_maps.h); never attached. The
- * words are within one part, looked up once. */
+ * words are within one part, looked up once; or (FPMD_TBL24_SCATTER)
+ * pairs of a word and its value anywhere in tbl24. */
 SEC("xdp")
 int fpmd_tbl24_commit(struct xdp_md *ctx)
 {
@@ -311,6 +336,13 @@ int fpmd_tbl24_commit(struct xdp_md *ctx)
 	if ((void *)(cm + 1) > data_end)
 		return XDP_ABORTED;
 	n = cm->n;
+	if (cm->op == FPMD_TBL24_SCATTER) {
+		if (n > FPMD_TBL24_SCATTER_MAX)
+			return XDP_ABORTED;
+		c.n = n;
+		bpf_loop(n, tbl24_scatter_one, &c, 0);
+		return c.n ? XDP_ABORTED : XDP_PASS;
+	}
 	if (cm->first >= FPMD_TBL24_WORDS || n > FPMD_TBL24_STAGE_WORDS)
 		return XDP_ABORTED;
 	part = FPMD_TBL24_PART_OF(cm->first);

@@ -106,7 +106,8 @@ enum fpmd_fib6_algo {
  * page walk under a hypervisor) on top of the cache miss; a part fits in
  * 32 KiB with the array's header, so it comes from kmalloc, in the
  * kernel's huge-page direct map. fpmd keeps its own copy of the parts and
- * writes the words a change touched: one or two by map updates, more by
+ * writes the words a change touched: one or two gathered with other
+ * changes' (FPMD_TBL24_SCATTER, below), more by
  * copying them into tbl24_stage (mmapable, FPMD_TBL24_STAGE_WORDS) and
  * running the program fpmd_tbl24_commit (BPF_PROG_TEST_RUN, the frame
  * being a struct fpmd_tbl24_commit), which stores them from inside the
@@ -144,7 +145,15 @@ enum {
 	FPMD_TBL24_WRITE = 0,
 	FPMD_TBL24_FILL = 1,
 	FPMD_TBL24_READ = 2,
+	FPMD_TBL24_SCATTER = 3,
 };
+/* FPMD_TBL24_SCATTER: n (word, value) pairs in tbl24_stage (stage[2i] the
+ * tbl24 word, stage[2i + 1] its value; first unused), stored in order
+ * into whichever parts hold them (a word whose part is not in tbl24 is
+ * skipped: the part left, or waits to be published whole). fpmd gathers
+ * the one- and two-word writes of many changes this way: one run, not a
+ * map update per word. */
+#define FPMD_TBL24_SCATTER_MAX (FPMD_TBL24_STAGE_WORDS / 2)
 
 struct fpmd_tbl24_commit {
 	__u32 first;

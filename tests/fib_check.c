@@ -1168,6 +1168,73 @@ static void case_v4_shrink(void)
 	finish();
 }
 
+/* The live tbl24 entry of /24 index i (what the fast path reads now). */
+static uint32_t live24(uint32_t i)
+{
+	uint32_t w = i / 2, p = FPMD_TBL24_PART_OF(w), k;
+	uint64_t v;
+
+	k = w - p * FPMD_TBL24_PART_WORDS;
+	if (!chunks_present(&f4.parts, p) || f4.parts.state[p] != CHUNK_LIVE)
+		fail("live24: part %u of /24 %u not live", p, i);
+	if (bpf_map_lookup_elem(chunks_fd(&f4.parts, p), &k, &v))
+		fail("live24: read part %u: %s", p, strerror(errno));
+	return (uint32_t)(v >> (32 * (i & 1)));
+}
+
+/*
+ * The one- and two-word tbl24 writes are gathered and stored at the
+ * commit (fib4_scatter_flush). A tbl8 group freed meanwhile (its /24's
+ * last /25 deleted) must not be handed out again while the fast path can
+ * still read the pointer to it: with one group, a /25 elsewhere needs it
+ * at once, and by then the live tbl24 no longer points at it. Also: the
+ * gathered words are stored before a part is published whole, and a
+ * table full of gathered words stays exact (one flush per 2000).
+ */
+static void case_v4_gathered(void)
+{
+	uint8_t a[16], b[16];
+	uint32_t ia = 0x0b0001, ib = 0x0b0003;
+	uint64_t stores;
+
+	start(4, 1);
+	v4(a, ia << 8 | 0x80);
+	add(a, 25, random_val());
+	v4(b, ib << 8);
+	add(b, 24, random_val());
+	check_step("a /25 in group 0, a /24 beside it");
+	if (FPMD_RT_TYPE(live24(ia)) != FPMD_RT_TBL8)
+		fail("the /25's /24 does not point at a group");
+	f4.grace_ns = 0;
+	del(a, 25);  /* the pointer's word gathered, group 0 freed */
+	if (!f4.nsc || FPMD_RT_TYPE(live24(ia)) != FPMD_RT_TBL8)
+		fail("the collapse was not gathered (%u words)", f4.nsc);
+	v4(b, ib << 8 | 0x80);
+	add(b, 25, random_val()); /* needs group 0 again */
+	if (FPMD_RT_TYPE(live24(ia)) == FPMD_RT_TBL8)
+		fail("group 0 handed out again while the fast path still "
+		     "points at it from %u", ia);
+	check_step("group 0 reused for the other /24");
+	/* Thousands of /24s in live parts: several flushes before the
+	 * commit, each in order. */
+	for (uint32_t i = 0; i < 5000; i++) {
+		v4(a, (0x0b0100 + i * 3) << 8);
+		add(a, 24, random_val());
+	}
+	check_step("5000 /24s");
+	stores = f4.syscalls;
+	for (uint32_t i = 0; i < 5000; i++) {
+		v4(a, (0x0b0100 + i * 3) << 8);
+		add(a, 24, random_val()); /* replaced: live parts now */
+	}
+	if (f4.syscalls - stores != 5000 / FPMD_TBL24_SCATTER_MAX ||
+	    f4.nsc != 5000 % FPMD_TBL24_SCATTER_MAX)
+		fail("5000 one-word changes: %llu runs, %u words gathered",
+		     (unsigned long long)(f4.syscalls - stores), f4.nsc);
+	check_step("5000 /24s replaced");
+	finish();
+}
+
 /* ---- the chunk module (fpmd/fib/chunks.c) ---- */
 
 static uint64_t now_ns(void)
@@ -1712,11 +1779,12 @@ static const struct fcase {
 	{ "dxr-covering", case_dxr_covering },
 	{ "dxr-adopt", case_dxr_adopt },
 	{ "dxr-adopt-stale", case_dxr_adopt_stale },
-	{ "dxr-default", case_dxr_default },
 	{ "dxr-values-full", case_dxr_values_full },
 	{ "dxr-bulk", case_dxr_bulk },
 	{ "dxr-compact", case_dxr_compact },
 	{ "ipv6-direct", case_v6_direct },
+	{ "dxr-default", case_dxr_default },
+	{ "ipv4-gathered", case_v4_gathered },
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

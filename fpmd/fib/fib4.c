@@ -343,9 +343,13 @@ int fib4_commit(struct fib4 *f, uint32_t max_drops)
 	uint64_t d0 = drops_of(f);
 	int ret;
 
+	/* The gathered words first: a part published below is whole, and
+	 * none of them may land on it after; and the groups they stopped
+	 * pointing at start their grace before mark_drops looks. */
+	ret = fib4_scatter_flush(f);
 	if (max_drops)
 		mark_drops(f);
-	ret = chunks_commit(&f->rulec, 0);
+	ret = ret ? ret : chunks_commit(&f->rulec, 0);
 	if (!ret && f->parts.npending)
 		ret = fib4_publish_parts(f);
 	if (!ret && max_drops && f->parts.ndropping) {

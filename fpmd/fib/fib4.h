@@ -45,6 +45,14 @@ struct fib4 {
 	uint8_t *in_fill;        /* per part: tbl24_fill holds it */
 	uint32_t nfill;
 	uint64_t *stage;         /* tbl24_stage, mapped */
+	/* One- and two-word writes to live parts, gathered as (word,
+	 * value) pairs and stored by one FPMD_TBL24_SCATTER run when full
+	 * or at the commit (fib4_scatter_flush); nsc pairs. */
+	uint64_t *sc;
+	uint32_t nsc;
+	/* Groups freed (g_queue's last ones) whose tbl24 pointer may still
+	 * wait in sc: their grace starts at the flush. */
+	uint32_t g_unflushed;
 	uint32_t dirty_lo, dirty_hi; /* tbl24 words to write (lo > hi: none) */
 	uint32_t chg_lo, chg_hi;     /* parts the change touched */
 	bool adopting;          /* replaying rules_v4: no map writes */
@@ -111,9 +119,13 @@ void fib4_close(struct fib4 *f);
  */
 int fib4_commit(struct fib4 *f, uint32_t max_drops);
 
+/* Store the gathered one- and two-word tbl24 writes now (the commit
+ * does it first). 0 or -errno. */
+int fib4_scatter_flush(struct fib4 *f);
+
 static inline bool fib4_pending(const struct fib4 *f)
 {
-	return f->parts.npending || f->rulec.npending;
+	return f->parts.npending || f->rulec.npending || f->nsc;
 }
 
 /* Does the fast path see what was last written for addr/len (network

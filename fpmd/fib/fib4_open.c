@@ -353,7 +353,8 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 	f->in_fill = calloc(FPMD_TBL24_PARTS, 1);
 	f->dflt = map_mmap(m->tbl24_dflt, dlen);
 	f->stage = map_mmap(m->tbl24_stage, FPMD_TBL24_STAGE_WORDS * 8);
-	if (!f->dflt || !f->stage || !f->fill_keys || !f->in_fill) {
+	f->sc = malloc((size_t)FPMD_TBL24_SCATTER_MAX * 16);
+	if (!f->dflt || !f->stage || !f->fill_keys || !f->in_fill || !f->sc) {
 		ret = -errno;
 		goto fail;
 	}
@@ -423,6 +424,10 @@ void fib4_close(struct fib4 *f)
 	struct hnode *n, *tmp;
 	size_t i;
 
+	/* What a commit would have stored: the next fpmd adopts the maps. */
+	if (f->nsc && f->stage)
+		fib4_scatter_flush(f);
+	free(f->sc);
 	if (f->by_prefix.b) {
 		ht_for_each(&f->by_prefix, n, tmp, i)
 			free(container_of(n, struct fib4_rule, node));

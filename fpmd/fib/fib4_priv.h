@@ -88,6 +88,7 @@ int fib4_publish_parts(struct fib4 *f);
 /* fib4_tbl8.c: tbl8's groups */
 void fib4_group_free(struct fib4 *f, uint32_t g);
 void fib4_groups_release(struct fib4 *f, bool wait);
+void fib4_groups_flushed(struct fib4 *f);
 bool fib4_group_available(const struct fib4 *f, uint32_t prefer);
 int64_t fib4_group_alloc(struct fib4 *f, uint32_t prefer);
 void fib4_paint8(struct fib4 *f, uint32_t g, uint32_t from, uint32_t n,

@@ -43,12 +43,28 @@ void fib4_group_free(struct fib4 *f, uint32_t g)
 	f->g_freed_ns[tail] = mono_ns();
 	f->g_count++;
 	f->groups_used--;
+	f->g_unflushed++;
+}
+
+/* The pointers to the groups freed since the last scatter flush are out
+ * of tbl24 now: their grace starts. */
+void fib4_groups_flushed(struct fib4 *f)
+{
+	uint64_t now = mono_ns();
+
+	for (uint32_t i = f->g_count - f->g_unflushed; i < f->g_count; i++)
+		f->g_freed_ns[(f->g_head + i) % f->ngroups] = now;
+	f->g_unflushed = 0;
 }
 
 /* Freed groups past their grace period become free (state 0). */
 void fib4_groups_release(struct fib4 *f, bool wait)
 {
-	while (f->g_count) {
+	/* Only those whose pointers are out of tbl24 (fib4_groups_flushed):
+	 * waiting for a group, store the gathered words first. */
+	if (wait && f->g_count && f->g_count == f->g_unflushed)
+		fib4_scatter_flush(f);
+	while (f->g_count > f->g_unflushed) {
 		uint64_t age = mono_ns() - f->g_freed_ns[f->g_head];
 		uint32_t g = f->g_queue[f->g_head];
 
