@@ -134,6 +134,7 @@ static uint32_t random_val(void)
 /* ---- the oracle and the table under test, kept in step ---- */
 
 static struct fpmd_lpm_v6 extra_base[4];
+static bool in_resize; /* checking from fib6's resize_hook */
 static int nextra;
 
 static ssize_t live_find(const uint8_t *a, int len)
@@ -292,7 +293,9 @@ static void check_n(const char *step, uint32_t lookups)
 
 		if (ret)
 			fail("%s: fib4_commit: %s", step, strerror(-ret));
-	} else if (rnd() % 2 && fib6_tidy(&f6)) {
+	} else if (rnd() % 2 && !in_resize && fib6_tidy(&f6)) {
+		/* Not from inside a resize (grow_check): a tidy there
+		 * would start another resize, which fpmd never does. */
 		fail("%s: fib6_tidy failed", step);
 	}
 
@@ -818,10 +821,12 @@ static void grow_check(struct fib6 *f, uint32_t n, bool flipped)
 {
 	char step[96];
 
+	in_resize = true;
 	snprintf(step, sizeof(step), "%s %u -> %u slots, %s",
 		 n > f->nslots ? "growing" : "shrinking", f->nslots, n,
 		 flipped ? "after the flip" : "new table built, old in use");
 	check_step(step);
+	in_resize = false;
 }
 
 /*
