@@ -1240,6 +1240,33 @@ static void case_v4_gathered(void)
 	finish();
 }
 
+/*
+ * A covering route deleted under live parts, then a restart: a default
+ * route withdrawn while /24s keep tbl24 parts live. tbl24_dflt keeps the
+ * old default under those parts (read only where no part is), and the
+ * adoption once started its parts from it: the restarted fpmd forwarded
+ * every address no prefix covers by the withdrawn default.
+ */
+static void case_v4_adopt_default_gone(void)
+{
+	uint8_t a[16] = { 0 };
+
+	start(4, 64);
+	add(a, 0, random_val());
+	for (uint32_t i = 0; i < 64; i++) {
+		v4(a, (0x0a0000 + i * 0x40000) << 8); /* a /24 every 1024 */
+		add(a, 24, random_val());
+	}
+	check_step("a default route, 64 /24s under it");
+	memset(a, 0, sizeof(a));
+	del(a, 0);
+	check_step("the default route withdrawn");
+	close_tables();
+	open_tables(64, true);
+	check("after adoption: no default route");
+	finish();
+}
+
 /* ---- the chunk module (fpmd/fib/chunks.c) ---- */
 
 static uint64_t now_ns(void)
@@ -1790,6 +1817,7 @@ static const struct fcase {
 	{ "ipv6-direct", case_v6_direct },
 	{ "dxr-default", case_dxr_default },
 	{ "ipv4-gathered", case_v4_gathered },
+	{ "ipv4-adopt-default-gone", case_v4_adopt_default_gone },
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,

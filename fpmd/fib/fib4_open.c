@@ -404,8 +404,11 @@ int fib4_open(struct fib4 *f, const struct fib4_maps *m, uint32_t ngroups,
 			f->fill_keys[0] = k;
 			pk = &f->fill_keys[0];
 		}
-		for (uint32_t p = 0; p < FPMD_TBL24_PARTS; p++)
-			f->dval[p] = (uint32_t)f->dflt[p];
+		/* The replay paints from "no route" up (dval, dlen 0): the
+		 * live tbl24_dflt is no base, it is stale under every part
+		 * that was live (kept only for uniform ones), and a part the
+		 * replay makes started from it kept its value wherever no
+		 * prefix covers (fib_check ipv4-adopt, other seeds). */
 		ret = adopt(f);
 		if (ret)
 			goto fail;
