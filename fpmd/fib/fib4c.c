@@ -63,7 +63,7 @@ static void vh_rebuild(struct fib4c *f)
 			*vh_slot(f, f->vals[i]) = i + 1;
 }
 
-static void val_write(struct fib4c *f, uint32_t vi, uint32_t v)
+void fib4c_val_write(struct fib4c *f, uint32_t vi, uint32_t v)
 {
 	f->vals[vi] = v;
 	if (!f->adopting || f->vmap[vi] != v) {
@@ -88,7 +88,7 @@ static int64_t val_get(struct fib4c *f, uint32_t v)
 			return -ENOSPC;
 		vi = f->vtop++;
 	}
-	val_write(f, vi, v);
+	fib4c_val_write(f, vi, v);
 	f->vref[vi] = 1;
 	*s = vi + 1;
 	return vi;
@@ -418,37 +418,6 @@ int fib4c_commit(struct fib4c *f)
 
 /* ---- add / delete ---- */
 
-/*
- * The default route paints nothing: the entries no prefix covers carry
- * value index 0, and index 0's value is the default route's (0, the
- * miss, without one). Adding, changing or removing it is one value write,
- * live at once, instead of painting all 16M entries of the private table
- * and rebuilding every /16 at the commit.
- */
-static int default_set(struct fib4c *f, struct fib4c_pfx *p, uint32_t val)
-{
-	int64_t slot = -1;
-
-	if (!p) {
-		if (fib4c_pgrow(f) || f->nrules >= f->nslots)
-			return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
-		if (!f->adopting) {
-			slot = fib4c_slot_get(f);
-			if (slot < 0)
-				return (int)slot;
-		}
-		p = fib4c_pinsert(f, fib4c_pkey(0, 0));
-		p->vi = 0;
-		p->slot = (uint32_t)slot;
-		f->nrules++;
-		f->len_count[0]++;
-	}
-	val_write(f, 0, val);
-	if (!f->adopting)
-		fib4c_record_write(f, p->slot, 0, 0, val);
-	return 0;
-}
-
 int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 {
 	struct fib4c_pfx *p;
@@ -464,7 +433,7 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 	if (p && f->vals[p->vi] == val)
 		return 0;
 	if (!len)
-		return default_set(f, p, val);
+		return fib4c_default_set(f, p, val);
 	if (!f->adopting)
 		reap(f, fib4c_mono_ns());
 	vi = val_get(f, val);
@@ -531,8 +500,8 @@ int fib4c_del(struct fib4c *f, const uint8_t a4[4], uint8_t len)
 	fib4c_pdelete(f, p);
 	f->nrules--;
 	f->len_count[len]--;
-	if (!len) { /* default_set: nothing painted, index 0 the miss */
-		val_write(f, 0, 0);
+	if (!len) { /* fib4c_default_set: nothing painted, index 0 the miss */
+		fib4c_val_write(f, 0, 0);
 		return 0;
 	}
 	/* The default route owns nothing: under it, index 0 and length 0. */

@@ -47,7 +47,12 @@ static inline uint32_t fib4c_blk_range(const uint32_t *r, uint64_t e,
 	return (w & 0xff00) << 16 | (w & 0xff);
 }
 
+/* fib4c.c: index vi's value, live at once */
+void fib4c_val_write(struct fib4c *f, uint32_t vi, uint32_t v);
+
 /* fib4c_tbl.c */
+/* Add or change the default route (p: its entry, or NULL). */
+int fib4c_default_set(struct fib4c *f, struct fib4c_pfx *p, uint32_t val);
 int fib4c_paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
 		int only);
 uint64_t fib4c_pkey(uint32_t a, int len);

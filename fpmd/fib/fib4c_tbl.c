@@ -2,7 +2,8 @@
 /*
  * IPv4 compact table (DXR): fpmd's private DIR-24-8 of value indexes
  * (with the prefix length behind each entry), the prefix store, and the
- * prefixes' slots in rules_v4. See fib4c.h.
+ * prefixes' slots in rules_v4, and the default route (value index 0).
+ * See fib4c.h.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -263,4 +264,35 @@ bool fib4c_published(const struct fib4c *f, const uint8_t a4[4], uint8_t len)
 		if (f->dflag[j] & (FIB4C_STALE | FIB4C_DEFER))
 			return false;
 	return true;
+}
+
+/*
+ * The default route paints nothing: the entries no prefix covers carry
+ * value index 0, and index 0's value is the default route's (0, the
+ * miss, without one). Adding, changing or removing it is one value write,
+ * live at once, instead of painting all 16M entries of the private table
+ * and rebuilding every /16 at the commit.
+ */
+int fib4c_default_set(struct fib4c *f, struct fib4c_pfx *p, uint32_t val)
+{
+	int64_t slot = -1;
+
+	if (!p) {
+		if (fib4c_pgrow(f) || f->nrules >= f->nslots)
+			return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
+		if (!f->adopting) {
+			slot = fib4c_slot_get(f);
+			if (slot < 0)
+				return (int)slot;
+		}
+		p = fib4c_pinsert(f, fib4c_pkey(0, 0));
+		p->vi = 0;
+		p->slot = (uint32_t)slot;
+		f->nrules++;
+		f->len_count[0]++;
+	}
+	fib4c_val_write(f, 0, val);
+	if (!f->adopting)
+		fib4c_record_write(f, p->slot, 0, 0, val);
+	return 0;
 }

@@ -138,17 +138,10 @@ int maps_commit(uint32_t max_drops)
 {
 	if (max_drops && fib6)
 		fib6_tidy(fib6);
-	if (fault_commit()) {
-		/* Only publishing fails: the words gathered for live parts
-		 * are stored as without the fault. */
-		int ret = fib4 ? fib4_scatter_flush(fib4) : 0;
-
-		if (ret)
-			return ret;
-		if ((fib4c && fib4c_pending(fib4c)) ||
-		    (fib4 && fib4_pending(fib4)))
-			return -ENOMEM;
-	}
+	/* The fault fails publishing only: gathered words are stored. */
+	if (fault_commit() && (!fib4 || !fib4_scatter_flush(fib4)) &&
+	    ((fib4c && fib4c_pending(fib4c)) || (fib4 && fib4_pending(fib4))))
+		return -ENOMEM;
 	if (fib4c) {
 		int ret = max_drops ? fib4c_rules_shrink(fib4c) : 0;
 
