@@ -2,8 +2,9 @@
 /*
  * What the kernel announces, applied: neighbors into the RIB; addresses,
  * sysctls (netconf), policy rules and tc into the guards and the local
- * table; links to links.c (and link downs to the RIB's feed ids). Besides rtnetlink, notification sockets for
- * xfrm policies and the nftables ruleset.
+ * table; links to links.c (and link downs to the RIB's feed ids).
+ * Besides rtnetlink, notification sockets for xfrm policies and the
+ * nftables ruleset.
  */
 #include <errno.h>
 #include <string.h>
