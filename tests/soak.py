@@ -290,9 +290,16 @@ class Soak:
         self.t = None
         self.sender = self.sink = None
         self.flapper = None
+        self.monitor = None
         self.mac_b = False
         self.guard_interval = 200
         self.rt_offset = time.time() - time.monotonic()
+
+    def wall(self, t):
+        """Monotonic time t as the wall clock the logs print."""
+        t += self.rt_offset
+        return time.strftime("%H:%M:%S", time.localtime(t)) + \
+            f".{int(t * 1000) % 1000:03d}"
 
     # ---- the lab ------------------------------------------------------------
 
@@ -327,6 +334,10 @@ class Soak:
                 open(path, "a").close()
                 os.chown(path, *_frr_ids())
                 text = f"log file {path} errors"
+                if self.a.debug:
+                    text += "\nlog timestamp precision 6"
+                    if daemon == "zebra" and n.name == "r1":
+                        text += "\ndebug zebra rib\ndebug zebra dplane"
                 return text + "\n" + gen(t, n) if gen else text
             return conf
         def static6(t, n):
@@ -367,6 +378,12 @@ class Soak:
         self.conf_path = os.path.join(self.r1.tmp, "fpmd.json")
         self.write_conf()
         self.start_fpmd()
+        if self.a.debug:
+            # every route and nexthop change r1's kernel sees, with
+            # timestamps (kept with the logs on a failure)
+            self.monitor = self.r1.ns.popen(
+                "exec ip -ts monitor route nexthop >"
+                f"{os.path.join(self.r1.tmp, 'monitor.log')} 2>&1")
         t.start()
         self.bgp_nh = self.h2.iface_to("r1")        # h2-eth1
         self.via_r2 = self.h2.iface_to("r2")        # h2-eth0
@@ -402,7 +419,7 @@ class Soak:
             "behaviour": {"guard-interval": self.guard_interval},
             "logging": {"target": "file",
                         "file": os.path.join(r1.tmp, "fpmd.log"),
-                        "level": "info"}}}
+                        "level": "debug" if self.a.debug else "info"}}}
         with open(self.conf_path + ".tmp", "w") as f:
             json.dump(doc, f, indent=2)
         os.rename(self.conf_path + ".tmp", self.conf_path)
@@ -935,6 +952,7 @@ class Soak:
             f.append(f"{len(self.unexplained)} packets lost outside the "
                      "documented windows (first: " + ", ".join(
                          f"#{k} at +{ts - self.traffic_start:.3f} s "
+                         f"({self.wall(ts)}) "
                          f"{self.dst_kind[k % len(self.dsts)]} in "
                          f"{kinds or 'no window'}"
                          for k, ts, kinds in self.unexplained[:5]) + ")")
@@ -1289,6 +1307,12 @@ def main():
     p.add_argument("--keep-logs", metavar="DIR",
                    help="when a check fails, copy every daemon's log "
                    "(fpmd, FRR, bird) here before the lab is removed")
+    p.add_argument("--debug", action="store_true",
+                   help="r1's zebra (debug zebra rib, dplane) and fpmd "
+                   "at debug level, FRR timestamps in microseconds, r1's "
+                   "kernel routes and nexthops monitored (monitor.log): "
+                   "with --keep-logs, to look into a failure (heavy with "
+                   "BGP flaps: --flap 0)")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
                    "tests/fpmd-nosan of a sanitized build)")
     a = p.parse_args()
@@ -1344,6 +1368,9 @@ def main():
                 proc.wait()
         if s.flapper:
             s.flapper.stop_ev.set()
+        if s.monitor and s.monitor.poll() is None:
+            s.monitor.kill()
+            s.monitor.wait()
         if s.t:
             s.t.cleanup()
 

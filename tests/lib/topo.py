@@ -217,6 +217,18 @@ class Node:
         return f"<{self.name} {self.ns.name}>"
 
 
+def tentative(ns):
+    """ns's interfaces that have a carrier and an IPv6 address still in
+    DAD (a link down keeps its address tentative: not waited for)."""
+    up = set()
+    for line in ns.run("ip -o link show up", check=False).stdout.splitlines():
+        name, flags = line.split(": ")[1].split("@")[0], line.split("<")[1]
+        if "LOWER_UP" in flags.split(">")[0].split(","):
+            up.add(name)
+    out = ns.run("ip -6 -o addr show tentative", check=False).stdout
+    return sorted({ln.split()[1] for ln in out.splitlines()} & up)
+
+
 class Topology(Lab):
     """The built topology; a context manager. nodes: {name: Node}, also
     reachable as t["r1"]. start=False: only namespaces, links and
@@ -376,6 +388,15 @@ class Topology(Lab):
                     f"topology: router {n.name}: zebra plugin {so} not "
                     "built (configure --with-frr-source=DIR)")
             extra = ["-M", f"{so}:{os.path.join(n.tmp, 'plugin.sock')}"]
+        # The link-locals' DAD over first: zebra tells every client of an
+        # address that becomes valid, also a client it has accepted but
+        # not yet sent the interface list it asked for, and that client
+        # logs "INTERFACE_ADDRESS_ADD: Cannot find IF n" at error level
+        # (bgpd did at setup once in a CI soak: FRR 8.4.4 lib/zclient.c,
+        # zebra/redistribute.c). The address itself then comes with the
+        # list; a router booting has its links up long before FRR.
+        wait_for(lambda: not tentative(n.ns), timeout=10,
+                 what=f"{n.name}: IPv6 DAD over on its links that are up")
         f.start_zebra(extra=extra)
         for d in f.daemons:
             if d not in ("mgmtd", "zebra"):
