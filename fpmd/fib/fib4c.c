@@ -451,18 +451,10 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 		mark_range(f, a, len);
 		return ret;
 	}
-	if (fib4c_pgrow(f) || (f->nrules >= f->nslots)) {
+	ret = fib4c_rule_reserve(f, &slot);
+	if (ret) {
 		val_put(f, (uint32_t)vi);
-		return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
-	}
-	if (f->adopting) {
-		slot = -1;
-	} else {
-		slot = fib4c_slot_get(f);
-		if (slot < 0) {
-			val_put(f, (uint32_t)vi);
-			return (int)slot;
-		}
+		return ret;
 	}
 	ret = fib4c_paint(f, a, len, (uint32_t)vi, len + 1, 0);
 	if (ret) {
@@ -471,11 +463,7 @@ int fib4c_add(struct fib4c *f, const uint8_t a4[4], uint8_t len, uint32_t val)
 		val_put(f, (uint32_t)vi);
 		return ret;
 	}
-	p = fib4c_pinsert(f, fib4c_pkey(a, len));
-	p->vi = (uint32_t)vi;
-	p->slot = (uint32_t)slot;
-	f->nrules++;
-	f->len_count[len]++;
+	fib4c_rule_insert(f, a, len, (uint32_t)vi, slot);
 	if (slot >= 0)
 		fib4c_record_write(f, (uint32_t)slot, a, len, val);
 	mark_range(f, a, len);

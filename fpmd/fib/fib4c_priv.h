@@ -53,6 +53,10 @@ void fib4c_val_write(struct fib4c *f, uint32_t vi, uint32_t v);
 /* fib4c_tbl.c */
 /* Add or change the default route (p: its entry, or NULL). */
 int fib4c_default_set(struct fib4c *f, struct fib4c_pfx *p, uint32_t val);
+/* A new rule: room and a record slot first, then the rule itself. */
+int fib4c_rule_reserve(struct fib4c *f, int64_t *slot);
+struct fib4c_pfx *fib4c_rule_insert(struct fib4c *f, uint32_t a, int len,
+				    uint32_t vi, int64_t slot);
 int fib4c_paint(struct fib4c *f, uint32_t a, int len, uint32_t vi, int l1,
 		int only);
 uint64_t fib4c_pkey(uint32_t a, int len);

@@ -275,24 +275,48 @@ bool fib4c_published(const struct fib4c *f, const uint8_t a4[4], uint8_t len)
  */
 int fib4c_default_set(struct fib4c *f, struct fib4c_pfx *p, uint32_t val)
 {
-	int64_t slot = -1;
+	int64_t slot;
+	int ret;
 
 	if (!p) {
-		if (fib4c_pgrow(f) || f->nrules >= f->nslots)
-			return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
-		if (!f->adopting) {
-			slot = fib4c_slot_get(f);
-			if (slot < 0)
-				return (int)slot;
-		}
-		p = fib4c_pinsert(f, fib4c_pkey(0, 0));
-		p->vi = 0;
-		p->slot = (uint32_t)slot;
-		f->nrules++;
-		f->len_count[0]++;
+		ret = fib4c_rule_reserve(f, &slot);
+		if (ret)
+			return ret;
+		p = fib4c_rule_insert(f, 0, 0, 0, slot);
 	}
 	fib4c_val_write(f, 0, val);
 	if (!f->adopting)
 		fib4c_record_write(f, p->slot, 0, 0, val);
 	return 0;
+}
+
+/*
+ * Room for one more rule: 0, with its record slot in *slot (-1 while
+ * adopting: the replayed records are already in place), or -ENOSPC when
+ * the rule table is full, -ENOMEM when the prefix index cannot grow.
+ */
+int fib4c_rule_reserve(struct fib4c *f, int64_t *slot)
+{
+	*slot = -1;
+	if (fib4c_pgrow(f) || f->nrules >= f->nslots)
+		return f->nrules >= f->nslots ? -ENOSPC : -ENOMEM;
+	if (!f->adopting) {
+		*slot = fib4c_slot_get(f);
+		if (*slot < 0)
+			return (int)*slot;
+	}
+	return 0;
+}
+
+/* The new rule a/len, value index vi, in the slot reserved for it. */
+struct fib4c_pfx *fib4c_rule_insert(struct fib4c *f, uint32_t a, int len,
+				    uint32_t vi, int64_t slot)
+{
+	struct fib4c_pfx *p = fib4c_pinsert(f, fib4c_pkey(a, len));
+
+	p->vi = vi;
+	p->slot = (uint32_t)slot;
+	f->nrules++;
+	f->len_count[len]++;
+	return p;
 }
