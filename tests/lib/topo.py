@@ -76,13 +76,15 @@ class Router:
     dplane_fpm_nl, `fpm address 127.0.0.1`). start_fpmd: False builds the
     router with fpmd stopped (Topology.start_fpmd later). asn: the BGP AS
     that bgp() uses for this router and its peers. setup: shell commands
-    run in the namespace once addressed (before any daemon starts)."""
+    run in the namespace once addressed (before any daemon starts).
+    zebra_args: more arguments of zebra's."""
     name: str
     frr: dict = field(default_factory=dict)
     fpmd: bool = True
     feed: str = "plugin"
     start_fpmd: bool = True
     fpmd_args: tuple = ()
+    zebra_args: tuple = ()
     asn: Optional[int] = None
     bird: Conf = None
     setup: tuple = ()
@@ -380,14 +382,14 @@ class Topology(Lab):
         f = FrrDaemons(self, n.ns, confs,
                        fpm=spec.fpmd and spec.feed == "fpm")
         n.frr = f
-        extra = []
+        extra = list(spec.zebra_args)
         if plugin:
             so = f.rel.plugin()
             if not os.path.exists(f.rel.host(so)):
                 raise FileNotFoundError(
                     f"topology: router {n.name}: zebra plugin {so} not "
                     "built (configure --with-frr-source=DIR)")
-            extra = ["-M", f"{so}:{os.path.join(n.tmp, 'plugin.sock')}"]
+            extra += ["-M", f"{so}:{os.path.join(n.tmp, 'plugin.sock')}"]
         # The link-locals' DAD over first: zebra tells every client of an
         # address that becomes valid, also a client it has accepted but
         # not yet sent the interface list it asked for, and that client
