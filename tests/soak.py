@@ -312,7 +312,7 @@ class Soak:
         self.t = None
         self.sender = self.sink = None
         self.flapper = None
-        self.monitor = None
+        self.monitors = []
         self.mac_b = False
         self.guard_interval = 200
         self.rt_offset = time.time() - time.monotonic()
@@ -358,7 +358,7 @@ class Soak:
                 text = f"log file {path} errors"
                 if self.a.debug:
                     text += "\nlog timestamp precision 6"
-                    if daemon == "zebra" and n.name == "r1":
+                    if daemon == "zebra":
                         text += "\ndebug zebra rib\ndebug zebra dplane"
                 return text + "\n" + gen(t, n) if gen else text
             return conf
@@ -401,11 +401,12 @@ class Soak:
         self.write_conf()
         self.start_fpmd()
         if self.a.debug:
-            # every route and nexthop change r1's kernel sees, with
-            # timestamps (kept with the logs on a failure)
-            self.monitor = self.r1.ns.popen(
-                "exec ip -ts monitor route nexthop >"
-                f"{os.path.join(self.r1.tmp, 'monitor.log')} 2>&1")
+            # every route and nexthop change the routers' kernels see,
+            # with timestamps (kept with the logs on a failure)
+            self.monitors = [
+                n.ns.popen("exec ip -ts monitor route nexthop >"
+                           f"{os.path.join(n.tmp, 'monitor.log')} 2>&1")
+                for n in (self.r1, t["r2"], t["r3"])]
         t.start()
         self.bgp_nh = self.h2.iface_to("r1")        # h2-eth1
         self.via_r2 = self.h2.iface_to("r2")        # h2-eth0
@@ -1331,9 +1332,10 @@ def main():
                    help="when a check fails, copy every daemon's log "
                    "(fpmd, FRR, bird) here before the lab is removed")
     p.add_argument("--debug", action="store_true",
-                   help="r1's zebra (debug zebra rib, dplane) and fpmd "
-                   "at debug level, FRR timestamps in microseconds, r1's "
-                   "kernel routes and nexthops monitored (monitor.log): "
+                   help="the routers' zebras (debug zebra rib, dplane) "
+                   "and fpmd at debug level, FRR timestamps in microseconds, the "
+                   "routers' kernel routes and nexthops monitored "
+                   "(monitor.log of each): "
                    "with --keep-logs, to look into a failure (heavy with "
                    "BGP flaps: --flap 0)")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
@@ -1391,9 +1393,10 @@ def main():
                 proc.wait()
         if s.flapper:
             s.flapper.stop_ev.set()
-        if s.monitor and s.monitor.poll() is None:
-            s.monitor.kill()
-            s.monitor.wait()
+        for m in s.monitors:
+            if m.poll() is None:
+                m.kill()
+                m.wait()
         if s.t:
             s.t.cleanup()
 
