@@ -106,6 +106,21 @@ MAY_LOSE = {
 # update as one change either way).
 V6_REPLACE = ("--v6-rr-semantics",)
 
+# A packet fpmd forwarded to r2 or r3 (no fpmd there) that its kernel
+# then dropped for want of a route, counted there at that instant
+# (NoRouteWatch: a rise of Ip6InNoRoutes or IpExt InNoRoutes read within
+# 0.25 s of its send time). FRR's and the kernel's, not fpmd's: a packet
+# fpmd sent the wrong way would still find a route there (r2 and r3
+# route h2's subnets whatever r1 does). Seen: r3's OSPFv3 route to h2's
+# subnet missing for a moment when its SPF ran on the LSAs of a link
+# that came up (doc/soak.md). Only destinations reached through r2 or
+# r3 (destination kind: its family).
+NOROUTE = "downstream-no-route"
+DOWNSTREAM = {"ospf": 4, "ospf6": 6}
+MAY_LOSE[NOROUTE] = ("packets r1 forwarded right that r2's or r3's "
+                     "kernel (no fpmd there) dropped for want of a route, "
+                     "counted there at that instant")
+
 LINK_EVENTS = ("link-backup-down", "link-backup-up", "link-active-down",
                "link-active-up")
 # fpmd log lines at error level that an event explains (regex, event
@@ -246,6 +261,69 @@ def heap_sample(d):
     return {"heap_in_use": d.show("summary").get("heapInUse", 0)}
 
 
+class NoRouteWatch(threading.Thread):
+    """The packets the kernels of routers without fpmd (r2, r3) drop for
+    want of a route (Ip6InNoRoutes, IpExt InNoRoutes), read every PERIOD
+    s through a process parked in each namespace (/proc/PID/net is its
+    namespace's: no process started per reading); each rise kept as
+    (monotonic time of the reading, router, family, count)."""
+
+    PERIOD = 0.05
+
+    def __init__(self, nodes):
+        super().__init__(daemon=True)
+        self.stop_ev = threading.Event()
+        self.rises = []
+        self.parked = {n.name: n.ns.popen("exec sleep 1000000")
+                       for n in nodes}
+        time.sleep(0.2)   # each in its namespace (ip netns exec, exec)
+        self.last = {name: self.read(p.pid)
+                     for name, p in self.parked.items()}
+
+    @staticmethod
+    def read(pid):
+        with open(f"/proc/{pid}/net/snmp6") as f:
+            v6 = next(int(line.split()[1]) for line in f
+                      if line.startswith("Ip6InNoRoutes "))
+        with open(f"/proc/{pid}/net/netstat") as f:
+            rows = [line.split() for line in f if line.startswith("IpExt:")]
+        v4 = int(rows[1][rows[0].index("InNoRoutes")])
+        return {4: v4, 6: v6}
+
+    def run(self):
+        while not self.stop_ev.wait(self.PERIOD):
+            t = time.monotonic()
+            for name, p in self.parked.items():
+                try:
+                    now = self.read(p.pid)
+                except (OSError, StopIteration, ValueError, IndexError):
+                    continue
+                for fam in (4, 6):
+                    if now[fam] > self.last[name][fam]:
+                        self.rises.append((t, name, fam,
+                                           now[fam] - self.last[name][fam]))
+                self.last[name] = now
+
+    def stop(self):
+        self.stop_ev.set()
+        if self.is_alive():
+            self.join(10)
+        for p in self.parked.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+    def take(self, fam, ts, slack=0.25):
+        """One drop of family fam that a reading at most slack s after
+        send time ts (and at most one period before: the reading's own
+        time) saw: True and counted off, or False."""
+        for j, (t, name, f, n) in enumerate(self.rises):
+            if f == fam and n > 0 and ts - self.PERIOD <= t <= ts + slack:
+                self.rises[j] = (t, name, f, n - 1)
+                return True
+        return False
+
+
 class Sampler(threading.Thread):
     """resource_sample(pid) and heap_sample(fpmd) every period s until
     stop_ev: the long-lived fpmd's trend, at every phase of the flap
@@ -313,6 +391,7 @@ class Soak:
         self.sender = self.sink = None
         self.flapper = None
         self.monitors = []
+        self.noroute = None
         self.mac_b = False
         self.guard_interval = 200
         self.rt_offset = time.time() - time.monotonic()
@@ -514,6 +593,8 @@ class Soak:
         line = self.sink.stderr.readline()
         if "ready" not in line:
             raise RuntimeError(f"sink: {line}{self.sink.stderr.read()}")
+        self.noroute = NoRouteWatch([self.t["r2"], self.t["r3"]])
+        self.noroute.start()
         self.base = self.counters()
         to = ",".join(f"[{d}]:{PORT}" if ":" in d else f"{d}:{PORT}"
                       for d in self.dsts)
@@ -533,6 +614,7 @@ class Soak:
             raise RuntimeError(f"sender failed: {err}")
         self.sent = json.loads(out)
         time.sleep(1.0)          # the last packets reach h2
+        self.noroute.stop()
         self.sink.send_signal(signal.SIGTERM)
         out, err = self.sink.communicate(timeout=60)
         if self.sink.returncode != 0:
@@ -884,6 +966,13 @@ class Soak:
         return [(e["start"] - PRE, e["end"] + POST, e["kind"])
                 for e in self.events]
 
+    def downstream(self, k, ts):
+        """Packet k (sent at ts) went to a destination behind r2 or r3
+        and one of their kernels dropped a packet of its family for want
+        of a route just then (NOROUTE)."""
+        fam = DOWNSTREAM.get(self.dst_kind[k % len(self.dsts)])
+        return bool(fam and self.noroute and self.noroute.take(fam, ts))
+
     def analyse(self):
         times = array.array("d")
         with open(self.send_log, "rb") as f:
@@ -905,6 +994,8 @@ class Soak:
                        if x.split()[0] in MAY_LOSE), None)
             if lk:
                 per_kind[lk] = per_kind.get(lk, 0) + 1
+            elif self.downstream(k, ts):
+                per_kind[NOROUTE] = per_kind.get(NOROUTE, 0) + 1
             else:
                 unexplained.append((k, ts, kinds))
         self.lost, self.per_kind, self.unexplained = lost, per_kind, \
@@ -1393,6 +1484,8 @@ def main():
                 proc.wait()
         if s.flapper:
             s.flapper.stop_ev.set()
+        if s.noroute:
+            s.noroute.stop()
         for m in s.monitors:
             if m.poll() is None:
                 m.kill()
