@@ -541,8 +541,16 @@ class Soak:
         return self.r1.fpmd
 
     def route_state(self, prefix):
-        """(state, egress interfaces) of prefix in fpmd on r1."""
-        e = self.fpmd.show("routes", prefix).get(prefix, [])
+        """(state, egress interfaces) of prefix in fpmd on r1; (None,
+        set()) while fpmd has no such route (between zebra's withdrawal
+        and its new route, say)."""
+        r = self.fpmd.ctl("--json", "show", "routes", prefix, check=False)
+        if r.returncode and "no such route" in r.stderr:
+            return None, set()
+        if r.returncode:
+            raise RuntimeError(f"fpmctl show routes {prefix} failed "
+                               f"({r.returncode}): {r.stderr}")
+        e = json.loads(r.stdout).get(prefix, [])
         for x in e:
             if x.get("installed"):
                 ifs = {h.get("interfaceName") for h in x.get("nexthops", [])}
