@@ -12,7 +12,6 @@ import os
 import signal
 import struct
 import subprocess
-import time
 
 from lib.lab import PY, TESTLIB, sh, wait_for
 
