@@ -352,13 +352,13 @@ def summary(d):
     return json.loads(d.ctl("--json", "show", "summary").stdout)
 
 
-def fpm_state(d):
-    return json.loads(d.ctl("--json", "show", "fpm").stdout)
+def feed_state(d, feed="fpm"):
+    return json.loads(d.ctl("--json", "show", feed).stdout)
 
 
 def fpm_routes(d):
     """Routes from FPM: a counter, cheap to read at any table size."""
-    return fpm_state(d)["routes"]
+    return feed_state(d)["routes"]
 
 
 def wait_routes(d, v4, v6, timeout):
@@ -532,10 +532,11 @@ def stalls(lab, n, kind):
         nonlocal feed
         gw4 = gws[0][0]
         feed.close()
-        wait_for_fpm(d, lambda f: not f["connected"], "zebra away")
+        wait_for_feed(d, "fpm", lambda f: not f["connected"], "zebra away")
         feed = FpmFeed(lab.r1.name)
-        wait_for_fpm(d, lambda f: f["replayState"] == "in-progress",
-                     "replay under way")
+        wait_for_feed(d, "fpm",
+                      lambda f: f["replayState"] == "in-progress",
+                      "replay under way")
         at = len(d.logtext())
         done = {}
 
@@ -548,8 +549,8 @@ def stalls(lab, n, kind):
         time.sleep(0.5)  # the replay under way
         events = events_during(lab, gw4)
         th.join()
-        wait_for_fpm(d, lambda f: f["replayState"] == "settled",
-                     "replay settled", timeout=600)
+        wait_for_feed(d, "fpm", lambda f: f["replayState"] == "settled",
+                      "replay settled", timeout=600)
         settled = time.time()
         return (f"(in the maps after: {event_lags(d, at, events)}; "
                 f"replay sent in {done['sent'] - t_send:.1f} s, settled "
@@ -681,9 +682,10 @@ def events_during(lab, gw4):
     ip.stdin.close()
     if ip.wait(10):
         raise RuntimeError(f"ip -batch exited {ip.returncode}")
-    return [(f"via {gw4}: resolved, {mac}", t_mac, "neighbor"),
-            ("iface r1-eth0: ifindex", t_down, "link down", "down"),
-            ("iface r1-eth0: ifindex", t_up, "link up", "up")]
+    # (what fpmd's line holds, how it ends, when, the event's name)
+    return [(f"via {gw4}: resolved, {mac}", "", t_mac, "neighbor"),
+            ("iface r1-eth0: ifindex", "down", t_down, "link down"),
+            ("iface r1-eth0: ifindex", "up", t_up, "link up")]
 
 
 def event_lags(d, at, events):
@@ -691,12 +693,11 @@ def event_lags(d, at, events):
     offset at): "neighbor 23 ms, link down 12 ms, ..." """
     lines = d.logtext()[at:].splitlines()
     out = []
-    for ev in events:
-        text, t, name = ev[:3]
+    for text, end, t, name in events:
         lag = None
         for line in lines:
-            if text in line and (len(ev) < 4 or line.endswith(ev[3])) \
-                    and log_time(line) >= t - 0.001:
+            if text in line and line.endswith(end) and \
+                    log_time(line) >= t - 0.001:
                 lag = log_time(line) - t
                 break
         out.append(f"{name} {'?' if lag is None else f'{lag * 1000:.0f} ms'}")
@@ -704,14 +705,9 @@ def event_lags(d, at, events):
 
 
 def wait_for_feed(d, feed, pred, what, timeout=60):
-    L.wait_for(lambda: pred(json.loads(d.ctl("--json", "show",
-                                              feed).stdout)),
-               timeout=timeout, what=f"{feed}: {what}")
-
-
-def wait_for_fpm(d, pred, what, timeout=60):
-    L.wait_for(lambda: pred(fpm_state(d)), timeout=timeout,
-               what=f"fpm: {what}")
+    """Until pred(`show FEED`) (feed: "fpm" or "plugin")."""
+    L.wait_for(lambda: pred(feed_state(d, feed)), timeout=timeout,
+               what=f"{feed}: {what}")
 
 
 def print_stalls(rows):

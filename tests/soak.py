@@ -177,10 +177,16 @@ def log(msg):
 def kernel_counters(ns):
     """{"Proto:Field": value} of /proc/net/snmp and /proc/net/netstat
     in ns, and {"Field": value} of /proc/net/snmp6 (Ip6InNoRoutes, ...)."""
-    out = {}
     text = ns.run("cat /proc/net/snmp /proc/net/netstat; echo; "
                   "cat /proc/net/snmp6").stdout
     v4, _, v6 = text.partition("\n\n")
+    return parse_counters(v4, v6)
+
+
+def parse_counters(v4, v6):
+    """kernel_counters' dict from the text of snmp/netstat-style files
+    (v4: header and value lines in pairs) and of snmp6 (v6)."""
+    out = {}
     lines = v4.splitlines()
     for names, values in zip(lines[::2], lines[1::2]):
         names, values = names.split(), values.split()
@@ -282,13 +288,10 @@ class NoRouteWatch(threading.Thread):
 
     @staticmethod
     def read(pid):
-        with open(f"/proc/{pid}/net/snmp6") as f:
-            v6 = next(int(line.split()[1]) for line in f
-                      if line.startswith("Ip6InNoRoutes "))
-        with open(f"/proc/{pid}/net/netstat") as f:
-            rows = [line.split() for line in f if line.startswith("IpExt:")]
-        v4 = int(rows[1][rows[0].index("InNoRoutes")])
-        return {4: v4, 6: v6}
+        with open(f"/proc/{pid}/net/netstat") as f4, \
+                open(f"/proc/{pid}/net/snmp6") as f6:
+            c = parse_counters(f4.read(), f6.read())
+        return {4: c["IpExt:InNoRoutes"], 6: c["Ip6InNoRoutes"]}
 
     def run(self):
         while not self.stop_ev.wait(self.PERIOD):
@@ -296,7 +299,7 @@ class NoRouteWatch(threading.Thread):
             for name, p in self.parked.items():
                 try:
                     now = self.read(p.pid)
-                except (OSError, StopIteration, ValueError, IndexError):
+                except (OSError, KeyError, ValueError):
                     continue
                 for fam in (4, 6):
                     if now[fam] > self.last[name][fam]:
@@ -1432,11 +1435,10 @@ def main():
                    "(fpmd, FRR, bird) here before the lab is removed")
     p.add_argument("--debug", action="store_true",
                    help="the routers' zebras (debug zebra rib, dplane) "
-                   "and fpmd at debug level, FRR timestamps in microseconds, the "
-                   "routers' kernel routes and nexthops monitored "
-                   "(monitor.log of each): "
-                   "with --keep-logs, to look into a failure (heavy with "
-                   "BGP flaps: --flap 0)")
+                   "and fpmd at debug level, FRR timestamps in "
+                   "microseconds, the routers' kernel routes and nexthops "
+                   "monitored (monitor.log of each): with --keep-logs, to "
+                   "look into a failure (heavy with BGP flaps: --flap 0)")
     p.add_argument("--fpmd", help="the fpmd binary (default the build's; "
                    "tests/fpmd-nosan of a sanitized build)")
     a = p.parse_args()
