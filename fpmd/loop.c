@@ -219,7 +219,7 @@ int loop_run(bool *keep)
 		}
 		if (ctl_wait >= 0 && (timeout < 0 || ctl_wait < timeout))
 			timeout = ctl_wait;
-		if (status_busy || fpm_backlog())
+		if (status_busy || fpm_backlog() || plugin_status_more())
 			timeout = 0;
 		n = ev_wait(evs, 16, timeout);
 

@@ -30,6 +30,8 @@ void plugin_get_status(struct feed_status *st);
 /* Send zebra the route status changes that wait, while it takes them
  * (the event loop calls it after every batch of events). */
 void plugin_status_flush(void);
+/* Statuses wait that the next turn could send (loop: do not sleep). */
+bool plugin_status_more(void);
 
 /* The RIB's route type (enum rib_rtype) of a protobuf RouteType, the
  * plugin's and fpmctl's; -EINVAL ("unknown route type") otherwise. */

@@ -25,6 +25,7 @@ static int status_id = -1; /* our bit of the RIB's route status hook */
  */
 #define PLUGIN_STATUS_HIGH (256u << 10)
 #define PLUGIN_STATUS_BATCH 4096
+#define PLUGIN_STATUS_NS 4000000ull /* and at most this long a turn */
 
 static struct {
 	struct prefix *p;
@@ -116,6 +117,7 @@ void plugin_status_queue_clear(void)
 /* Move queued statuses to the replies while zebra takes them. */
 void plugin_status_queue_flush(void)
 {
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + PLUGIN_STATUS_NS;
 	int n = 0;
 
 	while (sq.len && plugin.conn_fd >= 0 &&
@@ -131,7 +133,8 @@ void plugin_status_queue_flush(void)
 		    !r->e[SRC_PLUGIN].present)
 			continue;
 		status_send_route(&p);
-		if (++n >= PLUGIN_STATUS_BATCH)
+		if (++n >= PLUGIN_STATUS_BATCH ||
+		    (!(n % 256) && now_ns(CLOCK_MONOTONIC) >= end))
 			break;
 	}
 	if (!sq.len)
@@ -147,6 +150,12 @@ void plugin_status_subscribe(void)
 bool plugin_status_waiting(void)
 {
 	return sq.len;
+}
+
+bool plugin_status_more(void)
+{
+	return sq.len && plugin.conn_fd >= 0 &&
+	       plugin_out_pending() < PLUGIN_STATUS_HIGH;
 }
 
 /* After the Ack of an install: zebra has a new route entry to mark. */

@@ -52,9 +52,10 @@ static uint64_t mono_ns(void)
 static void *worker(void *arg)
 {
 	struct reap_job **mine = arg;
+	id_t tid = (id_t)syscall(SYS_gettid);
 
 	/* Linux: a thread's own nice value (PRIO_PROCESS with its tid). */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), REAPER_NICE);
+	setpriority(PRIO_PROCESS, tid, REAPER_NICE);
 	pthread_mutex_lock(&mu);
 	for (;;) {
 		struct reap_job *j;
@@ -75,8 +76,13 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&mu);
 
 		if (j->fn) {
+			/* At the loop's nice value: fn may hold a lock the
+			 * loop waits for (malloc's), and free(j) takes the
+			 * loop's arena. */
+			setpriority(PRIO_PROCESS, tid, 0);
 			j->fn(j->arg);
 			free(j);
+			setpriority(PRIO_PROCESS, tid, REAPER_NICE);
 			pthread_mutex_lock(&mu);
 			*mine = NULL;
 			st.running--;

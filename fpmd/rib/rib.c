@@ -139,8 +139,16 @@ const char *rib_rtype_name(enum rib_rtype t)
  * high-water mark for good. rib_trim() gives it back, the route tables'
  * bucket arrays included, once they have shrunk by RIB_TRIM_ROUTES
  * entries since their largest.
+ *
+ * The heap itself goes back in steps while routes go: malloc_trim()
+ * holds the main arena's lock, which the loop's own malloc and free
+ * take, for as long as it walks the free chunks and the kernel unmaps
+ * their pages (~0.1 s after a million routes went at once: the loop
+ * waited that long in its next malloc). Trimming after every
+ * RIB_TRIM_STEP routes deleted keeps each walk short.
  */
 #define RIB_TRIM_ROUTES 10000
+#define RIB_TRIM_STEP 32768
 static size_t rib_high;
 
 /* A table grew: remember its largest size (rib_trim). */
@@ -153,36 +161,76 @@ void note_size(void)
 }
 
 #ifdef __GLIBC__
+/* One trim at a time; how long the last one held the heap (us). */
+static bool trim_busy;
+static uint64_t trim_us;
+
 static void trim_heap(void *arg)
 {
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 	(void)arg;
 	malloc_trim(0);
+	__atomic_store_n(&trim_us, (now_ns(CLOCK_MONOTONIC) - t0) / 1000,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&trim_busy, false, __ATOMIC_RELEASE);
+}
+
+/* Start the trim asked for (trim_wanted) unless one is under way. */
+static bool trim_wanted;
+
+static void heap_trim_poll(void)
+{
+	static uint64_t logged;
+	uint64_t us = __atomic_load_n(&trim_us, __ATOMIC_RELAXED);
+
+	if (us != logged && us >= 5000)
+		log_debug("rib: the last heap trim held malloc for %llu ms",
+			  (unsigned long long)us / 1000);
+	logged = us;
+	if (!trim_wanted || __atomic_load_n(&trim_busy, __ATOMIC_ACQUIRE))
+		return;
+	trim_wanted = false;
+	trim_busy = true;
+	/* In a thread: the walk is the thread's, only the lock is shared. */
+	if (reaper_call(trim_heap, NULL))
+		trim_heap(NULL);
+}
+#else
+static bool trim_wanted;
+
+static void heap_trim_poll(void)
+{
+	trim_wanted = false;
 }
 #endif
 
 void rib_trim(void)
 {
-	static size_t last = SIZE_MAX;
+	static size_t last = SIZE_MAX, trimmed;
 	size_t n = rib_routes.count + rib_other.count, was = last;
 
 	last = n;
-	/* Once the table stops shrinking: each rehash and heap trim in the
-	 * middle of a mass delete would hold the loop for nothing. */
-	if (rib_high < n + RIB_TRIM_ROUTES || n < was)
-		return;
-	log_debug("rib: %zu routes, %zu at most before: returning freed "
-		  "memory to the system",
-		  n, rib_high);
-	ht_shrink(&rib_routes, 1024);
-	ht_shrink(&rib_other, 64);
-	maps_fib_trim();
-#ifdef __GLIBC__
-	/* Walking a heap a million routes left takes ~0.1-0.4 s: in a
-	 * thread (the arenas have their own locks). */
-	if (reaper_call(trim_heap, NULL))
-		trim_heap(NULL);
-#endif
-	rib_high = n;
+	if (n > trimmed)
+		trimmed = n;
+	if (n < was && trimmed >= n + RIB_TRIM_STEP) {
+		/* While the table shrinks: the heap, a step at a time. */
+		trim_wanted = true;
+		trimmed = n;
+	} else if (rib_high >= n + RIB_TRIM_ROUTES && n >= was) {
+		/* Once the table stops shrinking: each rehash in the middle
+		 * of a mass delete would hold the loop for nothing. */
+		log_debug("rib: %zu routes, %zu at most before: returning "
+			  "freed memory to the system",
+			  n, rib_high);
+		ht_shrink(&rib_routes, 1024);
+		ht_shrink(&rib_other, 64);
+		maps_fib_trim();
+		trim_wanted = true;
+		trimmed = n;
+		rib_high = n;
+	}
+	heap_trim_poll();
 }
 
 void rib_nexthop_walk(void (*fn)(const struct nexthop *nh, void *arg),

@@ -122,8 +122,12 @@ const char *route_entry_state(const struct route *r, int src)
 
 #define STATUS_MAX_SUBS 8
 /* Routes per slice of the scan: a few ms (a route's state and status
- * cost up to ~1 us at 1M routes), the loop stays responsive. */
+ * cost up to ~1 us at 1M routes), the loop stays responsive; and never
+ * longer than STATUS_SLICE_NS (the subscribers' callbacks, cache misses
+ * of a large table), the clock read every STATUS_CLOCK_EVERY routes. */
 #define STATUS_SLICE 8000
+#define STATUS_SLICE_NS 4000000ull
+#define STATUS_CLOCK_EVERY 512
 
 static struct {
 	rib_status_fn fn;
@@ -300,7 +304,8 @@ void status_check(struct route *r)
 
 bool rib_status_run(void)
 {
-	size_t n = 0;
+	size_t n = 0, next_clock = STATUS_CLOCK_EVERY;
+	uint64_t end;
 
 	/* Without subscribers too: the state tally follows the scan. */
 	if (!st_scan.running) {
@@ -321,11 +326,17 @@ bool rib_status_run(void)
 			st_scan.gen++;
 	}
 	st_scan_gen = st_scan.gen;
+	end = now_ns(CLOCK_MONOTONIC) + STATUS_SLICE_NS;
 	while (st_scan.bucket < st_scan.nbuckets && n < STATUS_SLICE) {
 		struct hnode *hn = rib_routes.b[st_scan.bucket++];
 
 		for (; hn; hn = hn->next, n++)
 			status_check(container_of(hn, struct route, node));
+		if (n >= next_clock) {
+			if (now_ns(CLOCK_MONOTONIC) >= end)
+				break;
+			next_clock = n + STATUS_CLOCK_EVERY;
+		}
 	}
 	st_scan_gen = 0;
 	if (st_scan.bucket >= st_scan.nbuckets)
