@@ -377,7 +377,8 @@ int loop_run(bool *keep)
 		/* Route status changes, a slice at a time, then to zebra. */
 		commit_maps(0);
 		step_end(&st, "commit");
-		status_busy = rib_status_run();
+		status_busy = rib_sweep_run();
+		status_busy |= rib_status_run();
 		plugin_status_flush();
 		fpm_status_flush();
 		status_update();

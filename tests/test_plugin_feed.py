@@ -73,6 +73,84 @@ def test_plugin_replay_is_exact_and_acked(lab):
     c.close()
 
 
+def test_plugin_large_sweep_runs_in_slices(lab):
+    """A replay that leaves 39,990 stale routes: fpmd answers ReplayDone
+    at once and removes them over several loop turns (4 ms each: a
+    million-route sweep held the loop for seconds), then shows how many
+    went. The 10 the replay refreshed stay and forward."""
+    d = lab.fpmd(extra=("--no-fpm",))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+    n = 40000
+
+    def pfx(i):
+        return f"10.{64 + i // 256}.{i % 256}.0"
+
+    c.send(replay_begin(1))
+    for k in range(0, n, 500):
+        c.send(*[route(i + 1, pfx(i), 24, "172.16.102.1", idx)
+                 for i in range(k, k + 500)])
+        assert all(a[1] == 0 for a in acks(c, 500))
+    c.send(replay_end(1, n))
+    assert c.recv().HasField("replay_done")
+    wait_for(lambda: d.show("plugin")["replayRefreshed"] == n, timeout=30,
+             what="the first replay's count")
+
+    c.send(replay_begin(2), *[route(n + i + 1, pfx(i), 24, "172.16.102.1",
+                                    idx) for i in range(10)],
+           replay_end(2, 10))
+    assert all(a[1] == 0 for a in acks(c, 10))
+    assert c.recv().HasField("replay_done")
+    wait_for(lambda: d.show("plugin")["replaySwept"] == n - 10, timeout=60,
+             what="the stale routes swept")
+    st = d.show("plugin")
+    assert st["replayRefreshed"] == 10 and st["replayState"] == "complete", \
+        st
+    log = d.logtext()
+    assert "removing the stale routes in slices" in log, log[-2000:]
+    assert f"{n - 10} stale routes removed (in slices" in log, log[-2000:]
+    assert plugin_routes(d) == {f"{pfx(i)}/24" for i in range(10)}
+    summ = d.show("summary")
+    assert summ["mapErrors"] == 0, summ
+    c.close()
+
+
+def test_plugin_hold_expiry_removes_everything_in_slices(lab):
+    """zebra's plugin goes away with 40,000 routes and does not come back
+    within fpm/hold-time (1 s here): every one of its routes and nexthops
+    goes, over several loop turns, and the log says how many. The last
+    replay's numbers stay as they were."""
+    d = lab.fpmd(extra=("--no-fpm", "--fpm-hold", "1"))
+    idx = lab.r1.ifindex("r1-eth1")
+    c = Client(d)
+    c.send(hello())
+    c.recv()
+    n = 40000
+    c.send(replay_begin(1), nexthop(1, 7, "172.16.102.1", idx))
+    assert acks(c, 1)[0][1] == 0
+    for k in range(0, n, 500):
+        c.send(*[route(i + 2, f"10.{64 + i // 256}.{i % 256}.0", 24, nhg=7)
+                 for i in range(k, k + 500)])
+        assert all(a[1] == 0 for a in acks(c, 500))
+    c.send(replay_end(1, n))
+    assert c.recv().HasField("replay_done")
+    before = d.show("plugin")
+    c.close()
+    wait_for(lambda: f"its {n} routes removed" in d.logtext(), timeout=30,
+             what="the hold to run out")
+    wait_for(lambda: f"plugin: {n} routes removed (in slices, after the "
+             "hold)" in d.logtext(), timeout=60, what="the sweep's end")
+    assert not plugin_routes(d)
+    assert not [k for k, v in d.show("nexthops").items()
+                if isinstance(v, dict) and v.get("source") == "plugin"]
+    st = d.show("plugin")
+    assert (st["replaySwept"], st["replayRefreshed"]) == \
+        (before["replaySwept"], before["replayRefreshed"]), (before, st)
+    assert d.show("summary")["mapErrors"] == 0
+
+
 # fpmd's read buffer for the plugin socket (wire_fill: 8 KiB while
 # messages are small) and its reads per wakeup (plugin_io).
 READ_BUF = 8192

@@ -15,6 +15,8 @@ struct feed_status {
 	char last_error[256];
 	const char *replay_state; /* none, in-progress, settled/complete, held */
 	uint64_t replay_refreshed, replay_swept;
+	int sweep_src;		  /* the sweep under way (feed/replay.c) */
+	bool sweep_background;	  /* it went on after its first slice */
 	uint64_t first_message_ns, last_message_ns, last_map_write_ns;
 	uint64_t hold_remaining_ms;
 	uint64_t refused; /* connections refused: peer's user not allowed */

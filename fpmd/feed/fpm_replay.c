@@ -153,7 +153,6 @@ int fpm_timer_fd(void)
 void fpm_timer(void)
 {
 	uint64_t exp, now = now_ns(CLOCK_MONOTONIC);
-	uint32_t swept;
 
 	if (read(fpm.timer_fd, &exp, sizeof(exp)) < 0 && errno != EAGAIN)
 		return;
@@ -178,10 +177,14 @@ void fpm_timer(void)
 			return;
 		}
 		settle_deadline_ns = 0;
-		swept = feed_replay_sweep(&fpm.st, SRC_FPM, fpm.gen, "settled");
-		log_info("fpm: replay settled: %llu routes refreshed, %u stale "
-			 "removed",
-			 (unsigned long long)fpm.st.replay_refreshed, swept);
+		if (feed_replay_sweep(&fpm.st, SRC_FPM, fpm.gen, "settled"))
+			log_info("fpm: replay settled: %llu routes refreshed, "
+				 "%llu stale removed",
+				 (unsigned long long)fpm.st.replay_refreshed,
+				 (unsigned long long)fpm.st.replay_swept);
+		else
+			log_info("fpm: replay settled: removing the stale "
+				 "routes in slices");
 		return;
 	}
 	if (hold_deadline_ns && fpm.conn_fd < 0) {
@@ -196,6 +199,6 @@ void fpm_timer(void)
 			return;
 		}
 		hold_deadline_ns = 0;
-		feed_hold_expired(&fpm.st, SRC_FPM, "fpm");
+		feed_hold_expired(&fpm.st, SRC_FPM, fpm.gen, "fpm");
 	}
 }

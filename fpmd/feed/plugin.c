@@ -185,7 +185,7 @@ void plugin_timer(void)
 	    now_ns(CLOCK_MONOTONIC) < hold_deadline_ns)
 		return;
 	hold_deadline_ns = 0;
-	feed_hold_expired(&st, SRC_PLUGIN, "plugin");
+	feed_hold_expired(&st, SRC_PLUGIN, plugin.gen, "plugin");
 }
 
 static void ack(uint64_t seq, int ret, const char *err)
@@ -210,7 +210,6 @@ static int handle(const uint8_t *buf, size_t len)
 	Fpmd__Hello hello = FPMD__HELLO__INIT;
 	Fpmd__PluginMsg *m = fpmd__plugin_msg__unpack(NULL, len, buf);
 	const char *err = NULL;
-	uint32_t swept;
 	int ret = 0;
 
 	if (!m) {
@@ -259,13 +258,19 @@ static int handle(const uint8_t *buf, size_t len)
 				 (unsigned long long)replay_id);
 			break;
 		}
-		swept = feed_replay_sweep(&st, SRC_PLUGIN, plugin.gen,
-					  "complete");
-		log_info("plugin: replay %llu complete: %llu routes sent, %llu "
-			 "held, %u stale removed",
-			 (unsigned long long)replay_id,
-			 (unsigned long long)m->replay_end->routes,
-			 (unsigned long long)st.replay_refreshed, swept);
+		if (feed_replay_sweep(&st, SRC_PLUGIN, plugin.gen,
+				      "complete"))
+			log_info("plugin: replay %llu complete: %llu routes "
+				 "sent, %llu held, %llu stale removed",
+				 (unsigned long long)replay_id,
+				 (unsigned long long)m->replay_end->routes,
+				 (unsigned long long)st.replay_refreshed,
+				 (unsigned long long)st.replay_swept);
+		else
+			log_info("plugin: replay %llu complete: %llu routes "
+				 "sent; removing the stale routes in slices",
+				 (unsigned long long)replay_id,
+				 (unsigned long long)m->replay_end->routes);
 		out.msg_case = FPMD__FPMD_MSG__MSG_REPLAY_DONE;
 		out.replay_done = m->replay_end;
 		plugin_send_msg(&out);

@@ -7,15 +7,48 @@
 #include "common/util.h"
 #include "feed/replay.h"
 
-uint32_t feed_replay_sweep(struct feed_status *st, enum rib_source src,
-			   uint32_t gen, const char *state)
+/* A replay's sweep is over: what it removed, what the feed holds now. */
+static void replay_swept(void *arg, uint32_t swept)
 {
-	uint32_t swept = rib_sweep(src, gen);
+	struct feed_status *st = arg;
 
 	st->replay_swept = swept;
-	st->replay_refreshed = rib_count(src);
+	st->replay_refreshed = rib_count(st->sweep_src);
+	if (st->sweep_background)
+		log_info("%s: %u stale routes removed (in slices, after the "
+			 "replay)",
+			 rib_source_name(st->sweep_src), swept);
+}
+
+/* A hold's sweep is over (the replay's numbers stay). */
+static void hold_swept(void *arg, uint32_t swept)
+{
+	struct feed_status *st = arg;
+
+	if (st->sweep_background)
+		log_info("%s: %u routes removed (in slices, after the hold)",
+			 rib_source_name(st->sweep_src), swept);
+}
+
+/* Start the sweep; true when it is over already. */
+static bool sweep(struct feed_status *st, enum rib_source src,
+		  uint32_t before, rib_sweep_done_fn done)
+{
+	bool now;
+
+	st->sweep_src = src;
+	st->sweep_background = false;
+	now = rib_sweep(src, before, done, st);
+	st->sweep_background = !now;
+	return now;
+}
+
+bool feed_replay_sweep(struct feed_status *st, enum rib_source src,
+		       uint32_t gen, const char *state)
+{
 	st->replay_state = state;
-	return swept;
+	st->replay_swept = 0;
+	return sweep(st, src, gen, replay_swept);
 }
 
 uint64_t feed_hold_start(struct feed_status *st)
@@ -27,14 +60,17 @@ uint64_t feed_hold_start(struct feed_status *st)
 }
 
 void feed_hold_expired(struct feed_status *st, enum rib_source src,
-		       const char *feed)
+		       uint32_t gen, const char *feed)
 {
-	uint32_t swept = rib_sweep(src, 0);
+	uint32_t n = rib_count(src);
 
 	st->replay_state = "none";
 	log_warn("%s: zebra did not come back within %us: its %u routes "
 		 "removed",
-		 feed, cfg.fpm_hold_s, swept);
+		 feed, cfg.fpm_hold_s, n);
+	/* Everything up to the feed's current generation: its next
+	 * connection's routes (gen + 1) are not swept. */
+	sweep(st, src, gen + 1, hold_swept);
 }
 
 void feed_get_status(const struct feed_status *st, uint64_t hold_deadline_ns,

@@ -13,16 +13,18 @@
 #include "rib/rib.h"
 
 /* The replay of generation gen is complete: remove the routes of src it
- * did not refresh, and show it (replay_state = state). Returns how many
- * were removed. */
-uint32_t feed_replay_sweep(struct feed_status *st, enum rib_source src,
-			   uint32_t gen, const char *state);
+ * did not refresh, and show it (replay_state = state). True when that
+ * is done already (st->replay_swept says how many went); else it goes
+ * on in slices (rib_sweep_run), st updated and a line logged at the
+ * end. */
+bool feed_replay_sweep(struct feed_status *st, enum rib_source src,
+		       uint32_t gen, const char *state);
 /* zebra is gone: its routes keep forwarding for fpm/hold-time. Returns
  * the CLOCK_MONOTONIC deadline. */
 uint64_t feed_hold_start(struct feed_status *st);
 /* The hold ran out and zebra did not come back: its routes go. */
 void feed_hold_expired(struct feed_status *st, enum rib_source src,
-		       const char *feed);
+		       uint32_t gen, const char *feed);
 /* st as fpmctl shows it: with the time left of a hold (deadline, while
  * disconnected). */
 void feed_get_status(const struct feed_status *st, uint64_t hold_deadline_ns,

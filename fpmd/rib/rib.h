@@ -251,9 +251,17 @@ void rib_iface_changed(uint32_t ifindex);
  * nexthops through the old ifindex (routes by hand name the interface)
  * now go through the new one. */
 void rib_iface_renumber(const char *name, uint32_t old, uint32_t new_ifindex);
-/* Remove what src gave that was not refreshed in generation gen (or
- * everything, with gen 0). Returns the number of routes removed. */
-uint32_t rib_sweep(enum rib_source src, uint32_t gen);
+/* Remove what src gave in generations before `before` (a replay's own:
+ * what it did not refresh; the feed's next: everything so far), then
+ * done(arg, routes removed). A slice now (true: all done, done called),
+ * the rest in rib_sweep_run's; a new sweep of src takes over one under
+ * way (its done is not called). */
+typedef void (*rib_sweep_done_fn)(void *arg, uint32_t swept);
+bool rib_sweep(enum rib_source src, uint32_t before, rib_sweep_done_fn done,
+	       void *arg);
+/* A slice of the sweeps under way (the loop, each turn); true while one
+ * is left. */
+bool rib_sweep_run(void);
 /* Routes waiting for a nexthop id their feed never sent. */
 uint32_t rib_pending_routes(void);
 /* Routes of src present now. */

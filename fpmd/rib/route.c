@@ -360,32 +360,71 @@ void route_retry_pending(enum rib_source src, uint32_t id)
 	}
 }
 
-uint32_t rib_sweep(enum rib_source src, uint32_t gen)
+/*
+ * A sweep walks the route table a slice at a time: removing a feed's
+ * million routes when its hold runs out takes seconds, a full table's
+ * walk alone ~60-90 ms. Per source a cursor over the buckets; a resize
+ * in between starts the walk again (what went stays gone). Entries of
+ * generation `before` or later came since and stay; the other tables
+ * and the nexthops are swept once the routes are (in-use nexthops stay).
+ */
+#define SWEEP_SLICE_NS 4000000ull
+#define SWEEP_CLOCK_EVERY 256
+
+static struct sweep {
+	bool on;
+	uint32_t before, swept;
+	size_t bucket, nbuckets;
+	rib_sweep_done_fn done;
+	void *arg;
+} sweeps[SRC_MAX];
+
+/* The routes of s's source, until end (CLOCK_MONOTONIC); true when the
+ * walk is over. */
+static bool sweep_routes(enum rib_source src, uint64_t end)
 {
+	struct sweep *s = &sweeps[src];
+	size_t n = 0;
+
+	if (s->nbuckets != rib_routes.nbuckets) {
+		s->bucket = 0;
+		s->nbuckets = rib_routes.nbuckets;
+	}
+	while (s->bucket < s->nbuckets) {
+		struct hnode *hn = rib_routes.b[s->bucket++], *next;
+
+		for (; hn; hn = next, n++) {
+			struct route *r = container_of(hn, struct route, node);
+			const char *err;
+
+			next = hn->next;
+			if (r->e[src].present && r->e[src].gen < s->before &&
+			    !rib_route_del(src, &r->p, &err))
+				s->swept++;
+		}
+		if (n >= SWEEP_CLOCK_EVERY) {
+			if (now_ns(CLOCK_MONOTONIC) >= end)
+				return false;
+			n = 0;
+		}
+	}
+	return true;
+}
+
+/* The walk is over: the other tables, the nexthops, and say so. */
+static void sweep_finish(enum rib_source src)
+{
+	struct sweep *s = &sweeps[src];
 	struct hnode *n, *tmp;
-	uint32_t swept = 0;
 	size_t i;
 
-	/* Every entry of src refreshed by this generation: none to sweep. */
-	if (gen && gen == fresh_gen[src] && nfresh[src] == nroutes[src])
-		goto other;
-	ht_for_each(&rib_routes, n, tmp, i)
-	{
-		struct route *r = container_of(n, struct route, node);
-		const char *err;
-
-		if (r->e[src].present && (!gen || r->e[src].gen != gen) &&
-		    !rib_route_del(src, &r->p, &err))
-			swept++;
-	}
-other:
 	ht_for_each(&rib_other, n, tmp, i)
 	{
 		struct other_route *o = container_of(n, struct other_route,
 						     node);
 
 		/* Like the main table: what the replay refreshed stays. */
-		if (o->src == src && (!gen || o->gen != gen)) {
+		if (o->src == src && o->gen < s->before) {
 			ht_remove(&rib_other, &o->node);
 			free(o);
 		}
@@ -400,11 +439,52 @@ other:
 			const char *err;
 
 			if (nh->src == src && nh->is_group == !pass &&
-			    (!gen || nh->gen != gen) && !nh->refcnt)
+			    nh->gen < s->before && !nh->refcnt)
 				rib_nexthop_del(src, nh->id, &err);
 		}
 	}
-	return swept;
+	s->on = false;
+	if (s->done)
+		s->done(s->arg, s->swept);
+}
+
+bool rib_sweep(enum rib_source src, uint32_t before, rib_sweep_done_fn done,
+	       void *arg)
+{
+	struct sweep *s = &sweeps[src];
+
+	/* One under way gives way to this one: it removes as much. */
+	if (s->on && s->before > before)
+		before = s->before;
+	*s = (struct sweep){ .on = true, .before = before, .done = done,
+			     .arg = arg, .nbuckets = rib_routes.nbuckets };
+	/* Every entry of src refreshed by generation before: no route to
+	 * sweep. */
+	if (before == fresh_gen[src] && nfresh[src] == nroutes[src]) {
+		sweep_finish(src);
+		return true;
+	}
+	if (!sweep_routes(src, now_ns(CLOCK_MONOTONIC) + SWEEP_SLICE_NS))
+		return false;
+	sweep_finish(src);
+	return true;
+}
+
+bool rib_sweep_run(void)
+{
+	uint64_t end = now_ns(CLOCK_MONOTONIC) + SWEEP_SLICE_NS;
+	bool busy = false;
+
+	for (int src = 0; src < SRC_MAX; src++) {
+		if (!sweeps[src].on)
+			continue;
+		if (busy || !sweep_routes(src, end)) {
+			busy = true;
+			continue;
+		}
+		sweep_finish(src);
+	}
+	return busy;
 }
 
 uint32_t rib_count(enum rib_source src)

@@ -75,7 +75,9 @@ void fuzz_reset(enum rib_source src)
 		return;
 	for (int s = 0; s < SRC_MAX; s++)
 		if (src == SRC_MAX || s == (int)src)
-			rib_sweep((enum rib_source)s, 0);
+			rib_sweep((enum rib_source)s, UINT32_MAX, NULL, NULL);
+	while (rib_sweep_run())
+		;
 	/* With every route withdrawn, nothing may still hold a nexthop: one
 	 * left over is a slot a long-running fpmd never gets back. */
 	if (rib_routes.count || rib_nh_by_id.count || rib_nh_by_key.count ||

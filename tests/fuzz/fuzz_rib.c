@@ -210,7 +210,11 @@ static void op_sweep(struct in *in)
 {
 	uint8_t b = take(in);
 
-	rib_sweep(source(b), b >> 2 & 3);
+	/* Generations before 0-3 (a replay of that generation); to the
+	 * end, as the loop's turns would. */
+	rib_sweep(source(b), b >> 2 & 3, NULL, NULL);
+	while (rib_sweep_run())
+		;
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
