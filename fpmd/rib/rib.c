@@ -191,7 +191,7 @@ static void heap_trim_poll(void)
 	if (!trim_wanted || __atomic_load_n(&trim_busy, __ATOMIC_ACQUIRE))
 		return;
 	trim_wanted = false;
-	trim_busy = true;
+	__atomic_store_n(&trim_busy, true, __ATOMIC_RELAXED);
 	/* In a thread: the walk is the thread's, only the lock is shared. */
 	if (reaper_call(trim_heap, NULL))
 		trim_heap(NULL);
