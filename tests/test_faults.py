@@ -345,12 +345,16 @@ def test_route_flood_rss_back_to_baseline(lab):
 
     def settled_rss():
         """RSS once fpmd's periodic trim has run (guard-interval 200 ms):
-        at most bound, or what it is after 10 s."""
+        at most bound, or what it is after 10 s; and once no chunk is
+        still being dropped (a drop's bookkeeping is heap until the
+        reaper's job comes back: a busy machine reads it mid-way)."""
         try:
             wait_for(lambda: rss_kib(d.proc.pid) <= bound, timeout=10,
                      interval=0.2)
         except AssertionError:
             pass
+        wait_for(lambda: d.show("summary")["mapChunksDropping"] == 0,
+                 timeout=30, interval=0.2, what="the chunks' drops")
         return rss_kib(d.proc.pid)
 
     def round_trip(r):
@@ -375,12 +379,17 @@ def test_route_flood_rss_back_to_baseline(lab):
                   + (f", RSS {peak} KiB with them" if cmd == "add" else ""))
         assert fpm(d)["errors"] == 0 and d.proc.poll() is None
 
+    heaps = []  # heap in use after each round but the last
     try:
         round_trip(0)
         first = settled_rss()
         heap1 = d.show("summary")
+        heaps.append(heap1["heapInUse"])
         for r in range(1, ROUNDS):
             round_trip(r)
+            if r < ROUNDS - 1:
+                settled_rss()
+                heaps.append(d.show("summary")["heapInUse"])
         after = settled_rss()
     finally:
         flood.close()
@@ -391,12 +400,13 @@ def test_route_flood_rss_back_to_baseline(lab):
           f"use {heap0['heapInUse'] >> 10} -> {heap1['heapInUse'] >> 10} "
           f"after round 0 -> {heap['heapInUse'] >> 10} KiB; fpmd's own "
           f"RSS figure {heap['resident'] >> 10} KiB")
-    # fpmd's own count of its heap says the same: the rounds after the
-    # first keep nothing (a leak grows with every round; 64 KiB of
-    # slack), and the first's high-water marks (lists sized for 200k
-    # routes) stay under 1 MiB; its RSS figure is /proc's.
-    assert heap["heapInUse"] <= heap1["heapInUse"] + (64 << 10), \
-        (heap1, heap)
+    # fpmd's own count of its heap says the same: the last round keeps
+    # nothing the earlier ones did not (a leak grows with every round;
+    # 64 KiB of slack; lists sized by how much work waited at once reach
+    # their largest in round 0 or 1, as the machine's timing has it),
+    # and those high-water marks (lists sized for 200k routes) stay
+    # under 1 MiB; its RSS figure is /proc's.
+    assert heap["heapInUse"] <= max(heaps) + (64 << 10), (heaps, heap)
     assert heap["heapInUse"] <= heap0["heapInUse"] + (1 << 20), \
         (heap0, heap)
     assert abs(heap["resident"] / 1024 - after) <= 0.1 * after, \
