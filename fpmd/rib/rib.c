@@ -140,15 +140,17 @@ const char *rib_rtype_name(enum rib_rtype t)
  * bucket arrays included, once they have shrunk by RIB_TRIM_ROUTES
  * entries since their largest.
  *
- * The heap itself goes back in steps while routes go: malloc_trim()
- * holds the main arena's lock, which the loop's own malloc and free
- * take, for as long as it walks the free chunks and the kernel unmaps
- * their pages (~0.1 s after a million routes went at once: the loop
- * waited that long in its next malloc). Trimming after every
- * RIB_TRIM_STEP routes deleted keeps each walk short.
+ * malloc_trim() runs in a reaper thread, but it holds the main arena's
+ * lock, which the loop's own malloc and free take, for as long as it
+ * walks every free chunk and the kernel unmaps their pages: after a
+ * million routes went, the loop waited 20-100 ms in its next malloc
+ * (bpftrace: a futex on main_arena). Trimming in steps while routes go
+ * was tried: each step walks all the free chunks again (10-40 ms each)
+ * and meets the loop's busiest mallocs, worse than one trim at the end.
+ * The way out is an allocator of fpmd's own for the per-route objects
+ * (pages given back as they empty), not a better-timed trim.
  */
 #define RIB_TRIM_ROUTES 10000
-#define RIB_TRIM_STEP 32768
 static size_t rib_high;
 
 /* A table grew: remember its largest size (rib_trim). */
@@ -207,19 +209,13 @@ static void heap_trim_poll(void)
 
 void rib_trim(void)
 {
-	static size_t last = SIZE_MAX, trimmed;
+	static size_t last = SIZE_MAX;
 	size_t n = rib_routes.count + rib_other.count, was = last;
 
 	last = n;
-	if (n > trimmed)
-		trimmed = n;
-	if (n < was && trimmed >= n + RIB_TRIM_STEP) {
-		/* While the table shrinks: the heap, a step at a time. */
-		trim_wanted = true;
-		trimmed = n;
-	} else if (rib_high >= n + RIB_TRIM_ROUTES && n >= was) {
-		/* Once the table stops shrinking: each rehash in the middle
-		 * of a mass delete would hold the loop for nothing. */
+	/* Once the table stops shrinking: each rehash and heap trim in the
+	 * middle of a mass delete would hold the loop for nothing. */
+	if (rib_high >= n + RIB_TRIM_ROUTES && n >= was) {
 		log_debug("rib: %zu routes, %zu at most before: returning "
 			  "freed memory to the system",
 			  n, rib_high);
@@ -227,7 +223,6 @@ void rib_trim(void)
 		ht_shrink(&rib_other, 64);
 		maps_fib_trim();
 		trim_wanted = true;
-		trimmed = n;
 		rib_high = n;
 	}
 	heap_trim_poll();
