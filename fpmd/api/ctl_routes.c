@@ -120,6 +120,10 @@ static int cmp_key(const void *a, const void *b)
  */
 #define ROUTES_INLINE 20000
 #define BUILD_SLICE 10000
+/* And at most this long a turn (a large table's buckets miss the
+ * caches), the clock read every BUILD_CLOCK_EVERY routes. */
+#define BUILD_SLICE_NS 4000000ull
+#define BUILD_CLOCK_EVERY 512
 
 struct route_build {
 	struct route_key *keys;
@@ -186,7 +190,11 @@ static long keys_of(struct route_build *b, struct hnode *n,
 static int collect(struct route_build *b, size_t max,
 		   const struct prefix *want)
 {
-	size_t seen = 0;
+	/* Sliced (max is not SIZE_MAX): by the clock too. */
+	uint64_t end = max == SIZE_MAX ? UINT64_MAX
+				       : now_ns(CLOCK_MONOTONIC) +
+					     BUILD_SLICE_NS;
+	size_t seen = 0, next_clock = BUILD_CLOCK_EVERY;
 
 	while (b->table < 2) {
 		const struct htable *t = b->table ? &rib_other : &rib_routes;
@@ -203,6 +211,11 @@ static int collect(struct route_build *b, size_t max,
 			if (k < 0)
 				return -ENOMEM;
 			seen += (size_t)k;
+			if (seen >= next_clock) {
+				if (now_ns(CLOCK_MONOTONIC) >= end)
+					max = seen; /* this turn is over */
+				next_clock = seen + BUILD_CLOCK_EVERY;
+			}
 		}
 		if (b->bucket < b->nbuckets)
 			return 0;
