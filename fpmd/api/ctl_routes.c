@@ -191,10 +191,9 @@ static int collect(struct route_build *b, size_t max,
 		   const struct prefix *want)
 {
 	/* Sliced (max is not SIZE_MAX): by the clock too. */
-	uint64_t end = max == SIZE_MAX ? UINT64_MAX
-				       : now_ns(CLOCK_MONOTONIC) +
-					     BUILD_SLICE_NS;
-	size_t seen = 0, next_clock = BUILD_CLOCK_EVERY;
+	bool sliced = max != SIZE_MAX;
+	struct slice sl = slice_start(BUILD_SLICE_NS, BUILD_CLOCK_EVERY);
+	size_t seen = 0;
 
 	while (b->table < 2) {
 		const struct htable *t = b->table ? &rib_other : &rib_routes;
@@ -211,11 +210,8 @@ static int collect(struct route_build *b, size_t max,
 			if (k < 0)
 				return -ENOMEM;
 			seen += (size_t)k;
-			if (seen >= next_clock) {
-				if (now_ns(CLOCK_MONOTONIC) >= end)
-					max = seen; /* this turn is over */
-				next_clock = seen + BUILD_CLOCK_EVERY;
-			}
+			if (sliced && slice_over(&sl, seen))
+				max = seen; /* this turn is over */
 		}
 		if (b->bucket < b->nbuckets)
 			return 0;

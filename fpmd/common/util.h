@@ -46,6 +46,29 @@ int unix_listen(const char *path, const char *owner, const char *group,
 bool unix_dir_unsafe(const char *path);
 /* clock_gettime(clk) in ns. */
 uint64_t now_ns(clockid_t clk);
+/*
+ * A loop turn's share of a long job, bounded by time as well as by count:
+ * slice_over(&s, done) reads the clock once every `every` items done
+ * (CLOCK_MONOTONIC) and says when the turn's ns are spent.
+ */
+struct slice {
+	uint64_t end;
+	size_t next, every;
+};
+
+static inline struct slice slice_start(uint64_t ns, size_t every)
+{
+	return (struct slice){ .end = now_ns(CLOCK_MONOTONIC) + ns,
+			       .next = every, .every = every };
+}
+
+static inline bool slice_over(struct slice *s, size_t done)
+{
+	if (done < s->next)
+		return false;
+	s->next = done + s->every;
+	return now_ns(CLOCK_MONOTONIC) >= s->end;
+}
 /* Append to the string in buf (len bytes in all), truncating. */
 void appendf(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -117,11 +117,10 @@ void plugin_status_queue_clear(void)
 /* Move queued statuses to the replies while zebra takes them. */
 void plugin_status_queue_flush(void)
 {
-	uint64_t end = now_ns(CLOCK_MONOTONIC) + PLUGIN_STATUS_NS;
-	int n = 0;
+	struct slice sl = slice_start(PLUGIN_STATUS_NS, 256);
+	size_t n = 0;
 
-	while (sq.len && plugin.conn_fd >= 0 &&
-	       plugin_out_pending() < PLUGIN_STATUS_HIGH) {
+	while (plugin_status_more()) {
 		struct prefix p = sq.p[sq.head];
 		struct route *r;
 
@@ -133,8 +132,7 @@ void plugin_status_queue_flush(void)
 		    !r->e[SRC_PLUGIN].present)
 			continue;
 		status_send_route(&p);
-		if (++n >= PLUGIN_STATUS_BATCH ||
-		    (!(n % 256) && now_ns(CLOCK_MONOTONIC) >= end))
+		if (++n >= PLUGIN_STATUS_BATCH || slice_over(&sl, n))
 			break;
 	}
 	if (!sq.len)

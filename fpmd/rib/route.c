@@ -379,13 +379,14 @@ static struct sweep {
 	void *arg;
 } sweeps[SRC_MAX];
 
-/* The routes of s's source, until end (CLOCK_MONOTONIC); true when the
- * walk is over. */
-static bool sweep_routes(enum rib_source src, uint64_t end)
+/* The routes of s's source, within slice sl; true when the walk is
+ * over. */
+static bool sweep_routes(enum rib_source src, struct slice *sl)
 {
 	struct sweep *s = &sweeps[src];
 	size_t n = 0;
 
+	sl->next = sl->every; /* n counts this source's routes */
 	if (s->nbuckets != rib_routes.nbuckets) {
 		s->bucket = 0;
 		s->nbuckets = rib_routes.nbuckets;
@@ -402,11 +403,8 @@ static bool sweep_routes(enum rib_source src, uint64_t end)
 			    !rib_route_del(src, &r->p, &err))
 				s->swept++;
 		}
-		if (n >= SWEEP_CLOCK_EVERY) {
-			if (now_ns(CLOCK_MONOTONIC) >= end)
-				return false;
-			n = 0;
-		}
+		if (slice_over(sl, n))
+			return false;
 	}
 	return true;
 }
@@ -452,6 +450,7 @@ bool rib_sweep(enum rib_source src, uint32_t before, rib_sweep_done_fn done,
 	       void *arg)
 {
 	struct sweep *s = &sweeps[src];
+	struct slice sl;
 
 	/* One under way gives way to this one: it removes as much. */
 	if (s->on && s->before > before)
@@ -464,7 +463,8 @@ bool rib_sweep(enum rib_source src, uint32_t before, rib_sweep_done_fn done,
 		sweep_finish(src);
 		return true;
 	}
-	if (!sweep_routes(src, now_ns(CLOCK_MONOTONIC) + SWEEP_SLICE_NS))
+	sl = slice_start(SWEEP_SLICE_NS, SWEEP_CLOCK_EVERY);
+	if (!sweep_routes(src, &sl))
 		return false;
 	sweep_finish(src);
 	return true;
@@ -472,13 +472,13 @@ bool rib_sweep(enum rib_source src, uint32_t before, rib_sweep_done_fn done,
 
 bool rib_sweep_run(void)
 {
-	uint64_t end = now_ns(CLOCK_MONOTONIC) + SWEEP_SLICE_NS;
+	struct slice sl = slice_start(SWEEP_SLICE_NS, SWEEP_CLOCK_EVERY);
 	bool busy = false;
 
 	for (int src = 0; src < SRC_MAX; src++) {
 		if (!sweeps[src].on)
 			continue;
-		if (busy || !sweep_routes(src, end)) {
+		if (busy || !sweep_routes(src, &sl)) {
 			busy = true;
 			continue;
 		}

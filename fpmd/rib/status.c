@@ -304,8 +304,8 @@ void status_check(struct route *r)
 
 bool rib_status_run(void)
 {
-	size_t n = 0, next_clock = STATUS_CLOCK_EVERY;
-	uint64_t end;
+	struct slice sl;
+	size_t n = 0;
 
 	/* Without subscribers too: the state tally follows the scan. */
 	if (!st_scan.running) {
@@ -326,17 +326,14 @@ bool rib_status_run(void)
 			st_scan.gen++;
 	}
 	st_scan_gen = st_scan.gen;
-	end = now_ns(CLOCK_MONOTONIC) + STATUS_SLICE_NS;
+	sl = slice_start(STATUS_SLICE_NS, STATUS_CLOCK_EVERY);
 	while (st_scan.bucket < st_scan.nbuckets && n < STATUS_SLICE) {
 		struct hnode *hn = rib_routes.b[st_scan.bucket++];
 
 		for (; hn; hn = hn->next, n++)
 			status_check(container_of(hn, struct route, node));
-		if (n >= next_clock) {
-			if (now_ns(CLOCK_MONOTONIC) >= end)
-				break;
-			next_clock = n + STATUS_CLOCK_EVERY;
-		}
+		if (slice_over(&sl, n))
+			break;
 	}
 	st_scan_gen = 0;
 	if (st_scan.bucket >= st_scan.nbuckets)
