@@ -232,8 +232,8 @@ static const struct metric_family families[] = {
 	{ "fpmd_loop_iterations_slow_total", "counter",
 	  "Event loop iterations longer than 20 ms.", .write = loop_slow },
 	{ "fpmd_heap_in_use_bytes", "gauge",
-	  "fpmd's C heap: bytes allocated and not freed (0 where the "
-	  "allocator does not say).",
+	  "fpmd's C heap: bytes allocated and not freed, malloc's and the "
+	  "per-route object caches' (0 where malloc does not say).",
 	  .write = heap },
 	{ "fpmd_resident_bytes", "gauge",
 	  "fpmd's resident memory (RSS): heap, program, libraries, stacks; "

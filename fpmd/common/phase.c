@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/phase.h"
+#include "common/slab.h"
 #include "common/util.h"
 
 static uint64_t mono_us(void)
@@ -38,8 +39,12 @@ static const char *phase_stop_after;
 uint64_t mem_heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
+	struct slab_totals st;
 
-	return mi.uordblks + mi.hblkhd;
+	if (!mi.uordblks && !mi.hblkhd)
+		return 0; /* the allocator does not say: no half figure */
+	slab_stats(&st);
+	return mi.uordblks + mi.hblkhd + st.in_use;
 }
 
 uint64_t mem_resident(void)

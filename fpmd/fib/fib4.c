@@ -22,6 +22,9 @@
 
 #include "fib/fib4_priv.h"
 
+struct slab_cache fib4_rule_cache =
+	SLAB_CACHE_INIT("IPv4 table rules", struct fib4_rule);
+
 /* ---- the prefixes, by prefix ---- */
 
 static uint32_t rule_hash(uint32_t addr, uint8_t len)
@@ -148,7 +151,7 @@ static void record_write(struct fib4 *f, const struct fib4_rule *r)
 struct fib4_rule *fib4_rule_new(struct fib4 *f, uint32_t addr, uint8_t len,
 				uint32_t val, uint32_t slot)
 {
-	struct fib4_rule *r = calloc(1, sizeof(*r));
+	struct fib4_rule *r = slab_alloc(&fib4_rule_cache);
 
 	if (!r)
 		return NULL;
@@ -271,7 +274,7 @@ int fib4_del(struct fib4 *f, const uint8_t a[4], uint8_t len)
 	paint_del(f, addr, len, p ? p->val : 0, p ? p->len : 0);
 	__atomic_store_n(&rec_of(f, r->slot)->flags, 0, __ATOMIC_RELEASE);
 	slot_put(f, r->slot);
-	free(r);
+	slab_free(&fib4_rule_cache, r);
 	return fib4_flush24(f);
 }
 

@@ -433,7 +433,8 @@ void fib4_close(struct fib4 *f)
 	free(f->sc);
 	if (f->by_prefix.b) {
 		ht_for_each(&f->by_prefix, n, tmp, i)
-			free(container_of(n, struct fib4_rule, node));
+			slab_free(&fib4_rule_cache,
+				  container_of(n, struct fib4_rule, node));
 		ht_free(&f->by_prefix);
 	}
 	if (f->part) {

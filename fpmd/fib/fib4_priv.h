@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/slab.h"
 #include "fib/fib4.h"
 
 struct fib4_rule {
@@ -20,6 +21,9 @@ struct fib4_rule {
 	uint32_t slot; /* in rules_v4 */
 	uint8_t len;
 };
+
+/* Every table's rules (fib4.c): one per route, common/slab.h. */
+extern struct slab_cache fib4_rule_cache;
 
 #define PE FIB4_PART_ENTRIES
 

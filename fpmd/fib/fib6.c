@@ -30,6 +30,9 @@
 
 #include "fib/fib6_priv.h"
 
+struct slab_cache fib6_node_cache =
+	SLAB_CACHE_INIT("IPv6 table nodes", struct fib6_node);
+
 #define GRACE_NS_DEFAULT 1000000ull
 
 static void mask_addr(const uint8_t *a, uint8_t len, uint8_t *out)
@@ -73,13 +76,13 @@ static struct fib6_node *node_get(struct fib6 *f, const uint8_t *a,
 
 	if (x)
 		return x;
-	x = calloc(1, sizeof(*x));
+	x = slab_alloc(&fib6_node_cache);
 	if (!x)
 		return NULL;
 	memcpy(x->addr, a, 16);
 	x->len = len;
 	if (fib6_cb_insert(&f->tree, x)) {
-		free(x);
+		slab_free(&fib6_node_cache, x);
 		return NULL;
 	}
 	ht_insert(&f->nodes, &x->node, node_hash(a, len));
@@ -90,7 +93,7 @@ static void node_free(struct fib6 *f, struct fib6_node *x)
 {
 	fib6_cb_remove(&f->tree, x);
 	ht_remove(&f->nodes, &x->node);
-	free(x);
+	slab_free(&fib6_node_cache, x);
 }
 
 uint32_t fib6_best(const struct fib6 *f, const uint8_t *a, int maxlen,
@@ -540,7 +543,8 @@ void fib6_close(struct fib6 *f)
 	fib6_cb_free(f->tree);
 	if (f->nodes.b) {
 		ht_for_each(&f->nodes, n, tmp, i)
-			free(container_of(n, struct fib6_node, node));
+			slab_free(&fib6_node_cache,
+				  container_of(n, struct fib6_node, node));
 		ht_free(&f->nodes);
 	}
 	/* The chunks stay in slots_v6 (pinned) for the next fpmd. */

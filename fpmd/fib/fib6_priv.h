@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/slab.h"
 #include "fib/fib6.h"
 
 struct fib6_node {
@@ -27,6 +28,9 @@ struct fib6_node {
 	uint32_t slot;                   /* in slots_v6, when in_map */
 	uint32_t nslot;                  /* in the table being grown */
 };
+
+/* Every table's nodes (fib6.c): one or two per route, common/slab.h. */
+extern struct slab_cache fib6_node_cache;
 
 struct node_list {
 	struct fib6_node **v;

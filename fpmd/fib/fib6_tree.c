@@ -18,6 +18,10 @@ struct cb_inode {
 	uint8_t otherbits;
 };
 
+/* One branch per node but the first (common/slab.h). */
+static struct slab_cache cb_inode_cache =
+	SLAB_CACHE_INIT("IPv6 tree branches", struct cb_inode);
+
 static bool cb_internal(const void *p)
 {
 	return (uintptr_t)p & 1;
@@ -68,7 +72,7 @@ int fib6_cb_insert(void **root, struct fib6_node *x)
 	newotherbits = (newotherbits & ~(newotherbits >> 1)) ^ 255;
 	newdir = cb_dir(&(struct cb_inode){ .otherbits = (uint8_t)newotherbits },
 			cb_key(p, newbyte));
-	n = malloc(sizeof(*n));
+	n = slab_alloc(&cb_inode_cache);
 	if (!n)
 		return -ENOMEM;
 	n->byte = (uint16_t)newbyte;
@@ -114,7 +118,7 @@ void fib6_cb_remove(void **root, struct fib6_node *x)
 		return;
 	}
 	*whereq = q->child[1 - dir];
-	free(q);
+	slab_free(&cb_inode_cache, q);
 }
 
 void fib6_cb_free(void *p)
@@ -124,7 +128,7 @@ void fib6_cb_free(void *p)
 
 		fib6_cb_free(q->child[0]);
 		fib6_cb_free(q->child[1]);
-		free(q);
+		slab_free(&cb_inode_cache, q);
 	}
 }
 

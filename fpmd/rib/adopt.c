@@ -167,7 +167,7 @@ int rib_adopt(uint32_t max_nexthops, uint32_t max_groups)
 			src = FPMD_RT_SRC(val);
 			if (src >= SRC_MAX)
 				src = SRC_STATIC;
-			r = calloc(1, sizeof(*r));
+			r = slab_alloc(&route_cache);
 			if (!r)
 				break;
 			r->p = p;

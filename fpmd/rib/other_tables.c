@@ -41,7 +41,7 @@ void rib_other_add(enum rib_source src, const struct prefix *p, uint32_t table,
 		o->proto = proto;
 		return;
 	}
-	o = calloc(1, sizeof(*o));
+	o = slab_alloc(&other_cache);
 	if (!o)
 		return;
 	o->gen = gen;
@@ -66,6 +66,6 @@ void rib_other_del(enum rib_source src, const struct prefix *p,
 
 	if (o) {
 		ht_remove(&rib_other, &o->node);
-		free(o);
+		slab_free(&other_cache, o);
 	}
 }

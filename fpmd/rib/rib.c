@@ -27,6 +27,9 @@
 struct htable rib_routes, rib_nh_by_id, rib_nh_by_key, rib_grp_by_key,
 	rib_neigh, rib_other;
 struct rib_stats rib_stats;
+struct slab_cache route_cache = SLAB_CACHE_INIT("routes", struct route),
+		  other_cache = SLAB_CACHE_INIT("other tables' routes",
+						struct other_route);
 
 int rib_init(uint32_t max_nexthops, uint32_t max_groups)
 {
@@ -46,9 +49,10 @@ void rib_free(void)
 	size_t i;
 
 	ht_for_each(&rib_routes, n, tmp, i)
-		free(container_of(n, struct route, node));
+		slab_free(&route_cache, container_of(n, struct route, node));
 	ht_for_each(&rib_other, n, tmp, i)
-		free(container_of(n, struct other_route, node));
+		slab_free(&other_cache,
+			  container_of(n, struct other_route, node));
 	ht_for_each(&rib_neigh, n, tmp, i)
 		free(container_of(n, struct neighbor, node));
 	/* Explicit groups and a feed's ids are only in by_id, implicit
@@ -134,21 +138,21 @@ const char *rib_rtype_name(enum rib_rtype t)
 /* ---- sizes --------------------------------------------------------------- */
 
 /*
- * malloc keeps what the tables free for their next growth: after a mass
- * delete (a feed lost, a flood undone) fpmd would hold its tables'
- * high-water mark for good. rib_trim() gives it back, the route tables'
- * bucket arrays included, once they have shrunk by RIB_TRIM_ROUTES
- * entries since their largest.
+ * After a mass delete (a feed lost, a flood undone) fpmd gives back what
+ * its tables held at their largest: the per-route objects' slabs go as
+ * they empty (common/slab.h), the hash tables' bucket arrays shrink here
+ * once the tables have shrunk by RIB_TRIM_ROUTES entries since their
+ * largest (malloc maps arrays that size on their own, main.c, so freeing
+ * one unmaps it).
  *
- * malloc_trim() runs in a reaper thread, but it holds the main arena's
- * lock, which the loop's own malloc and free take, for as long as it
- * walks every free chunk and the kernel unmaps their pages: after a
- * million routes went, the loop waited 20-100 ms in its next malloc
- * (bpftrace: a futex on main_arena). Trimming in steps while routes go
- * was tried: each step walks all the free chunks again (10-40 ms each)
- * and meets the loop's busiest mallocs, worse than one trim at the end.
- * The way out is an allocator of fpmd's own for the per-route objects
- * (pages given back as they empty), not a better-timed trim.
+ * Then malloc_trim(), in a reaper thread, for what the rest of fpmd left
+ * free in the heap (a flood of 200k routes leaves ~1 MiB of it: decode
+ * and status lists). It holds the main arena's lock, which the loop's
+ * own malloc and free take, for as long as it walks every free chunk:
+ * when the routes themselves were malloc'd, a million free chunks after
+ * a million routes went, the loop waited 20-100 ms in its next malloc
+ * (bpftrace: a futex on main_arena), and trimming in steps was worse.
+ * With the routes in slabs the walk is short.
  */
 #define RIB_TRIM_ROUTES 10000
 static size_t rib_high;

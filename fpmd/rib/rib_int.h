@@ -11,7 +11,11 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/slab.h"
 #include "rib/rib.h"
+
+/* The routes of both tables, one object each (rib.c; common/slab.h). */
+extern struct slab_cache route_cache, other_cache;
 
 /* ---- pool.c: dense map slots -------------------------------------------- */
 

@@ -129,7 +129,7 @@ static bool route_program_map(struct route *r)
 		status_gone(r);
 		route_count(r, true);
 		ht_remove(&rib_routes, &r->node);
-		free(r);
+		slab_free(&route_cache, r);
 		return false;
 	}
 	r->selected = (int8_t)sel;
@@ -230,7 +230,7 @@ int rib_route_add(const struct rib_route_req *rq, const char **err)
 	ne.nh = nh;
 	r = rib_route_find(&m);
 	if (!r) {
-		r = calloc(1, sizeof(*r));
+		r = slab_alloc(&route_cache);
 		if (!r) {
 			nh_put(nh);
 			*err = "out of memory";
@@ -424,7 +424,7 @@ static void sweep_finish(enum rib_source src)
 		/* Like the main table: what the replay refreshed stays. */
 		if (o->src == src && o->gen < s->before) {
 			ht_remove(&rib_other, &o->node);
-			free(o);
+			slab_free(&other_cache, o);
 		}
 	}
 	/* Groups before their members; in-use ones stay (a route of
