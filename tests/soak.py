@@ -121,6 +121,21 @@ MAY_LOSE[NOROUTE] = ("packets r1 forwarded right that r2's or r3's "
                      "kernel (no fpmd there) dropped for want of a route, "
                      "counted there at that instant")
 
+# A packet r1's own kernel dropped for want of a route (the same
+# counters on r1, read the same way): FRR had no route to its
+# destination then, so fpmd passed it up (pass-no-route) as it must, and
+# the kernel, the reference, dropped it. fpmd cannot hide a loss of its
+# own here: a packet it should have forwarded has a route in r1's kernel,
+# which forwards it when fpmd passes it up. Seen: r1's ospf6d (FRR 8.4.4)
+# starved of the CPU (hello "TX high latency" of 8 s) withdrew its
+# intra-area routes 3 s into a link-active-up and announced them again
+# 0.89 s later (zebra "Redist del ... new re 0x0", `ip monitor`
+# "Deleted" then the same route): 178 OSPFv3 packets (doc/soak.md).
+R1NOROUTE = "r1-no-route"
+MAY_LOSE[R1NOROUTE] = ("packets r1's kernel dropped for want of a route "
+                       "(FRR had none: fpmd passed them up), counted "
+                       "there at that instant")
+
 LINK_EVENTS = ("link-backup-down", "link-backup-up", "link-active-down",
                "link-active-up")
 # fpmd log lines at error level that an event explains (regex, event
@@ -268,8 +283,8 @@ def heap_sample(d):
 
 
 class NoRouteWatch(threading.Thread):
-    """The packets the kernels of routers without fpmd (r2, r3) drop for
-    want of a route (Ip6InNoRoutes, IpExt InNoRoutes), read every PERIOD
+    """The packets the routers' kernels (r1's behind fpmd, r2's and r3's
+    without it) drop for want of a route (Ip6InNoRoutes, IpExt InNoRoutes), read every PERIOD
     s through a process parked in each namespace (/proc/PID/net is its
     namespace's: no process started per reading); each rise kept as
     (monotonic time of the reading, router, family, count)."""
@@ -316,12 +331,13 @@ class NoRouteWatch(threading.Thread):
                 p.kill()
                 p.wait()
 
-    def take(self, fam, ts, slack=0.25):
-        """One drop of family fam that a reading at most slack s after
-        send time ts (and at most one period before: the reading's own
-        time) saw: True and counted off, or False."""
+    def take(self, fam, ts, routers, slack=0.25):
+        """One drop of family fam on one of routers that a reading at
+        most slack s after send time ts (and at most one period before:
+        the reading's own time) saw: True and counted off, or False."""
         for j, (t, name, f, n) in enumerate(self.rises):
-            if f == fam and n > 0 and ts - self.PERIOD <= t <= ts + slack:
+            if f == fam and n > 0 and name in routers and \
+                    ts - self.PERIOD <= t <= ts + slack:
                 self.rises[j] = (t, name, f, n - 1)
                 return True
         return False
@@ -604,7 +620,7 @@ class Soak:
         line = self.sink.stderr.readline()
         if "ready" not in line:
             raise RuntimeError(f"sink: {line}{self.sink.stderr.read()}")
-        self.noroute = NoRouteWatch([self.t["r2"], self.t["r3"]])
+        self.noroute = NoRouteWatch([self.r1, self.t["r2"], self.t["r3"]])
         self.noroute.start()
         self.base = self.counters()
         to = ",".join(f"[{d}]:{PORT}" if ":" in d else f"{d}:{PORT}"
@@ -982,7 +998,14 @@ class Soak:
         and one of their kernels dropped a packet of its family for want
         of a route just then (NOROUTE)."""
         fam = DOWNSTREAM.get(self.dst_kind[k % len(self.dsts)])
-        return bool(fam and self.noroute and self.noroute.take(fam, ts))
+        return bool(fam and self.noroute and
+                    self.noroute.take(fam, ts, ("r2", "r3")))
+
+    def r1_no_route(self, k, ts):
+        """Packet k (sent at ts) is of a family whose packets r1's own
+        kernel dropped for want of a route just then (R1NOROUTE)."""
+        fam = 6 if ":" in self.dsts[k % len(self.dsts)] else 4
+        return bool(self.noroute and self.noroute.take(fam, ts, ("r1",)))
 
     def analyse(self):
         times = array.array("d")
@@ -1007,6 +1030,8 @@ class Soak:
                 per_kind[lk] = per_kind.get(lk, 0) + 1
             elif self.downstream(k, ts):
                 per_kind[NOROUTE] = per_kind.get(NOROUTE, 0) + 1
+            elif self.r1_no_route(k, ts):
+                per_kind[R1NOROUTE] = per_kind.get(R1NOROUTE, 0) + 1
             else:
                 unexplained.append((k, ts, kinds))
         self.lost, self.per_kind, self.unexplained = lost, per_kind, \
