@@ -257,7 +257,12 @@ static int cmd_send(int argc, char **argv)
 {
 	struct trafficgen_bpf *skel;
 	struct ifinfo gen;
-	uint8_t dmac[ETH_ALEN], src[16], frame[128];
+	uint8_t dmac[ETH_ALEN], src[16];
+	/* The frame 2 bytes into a 4-aligned buffer, so that its IP
+	 * header (after 14 bytes of Ethernet) is 4-aligned as struct iphdr
+	 * wants (UBSan's alignment check, in the test build). */
+	_Alignas(4) uint8_t buf[2 + 128];
+	uint8_t *frame = buf + 2;
 	int af, fd;
 	size_t n, len, bytes;
 	struct dst *d;
