@@ -5,10 +5,10 @@
  * masking its address; the header sits at the slab's start. Objects are
  * handed out from the slab's free list, then from the part never used
  * yet, which is zero already (a new slab costs no walk and a fresh
- * object no memset). Slabs with room are on their
- * cache's partial list, most recently freed into first; full ones are on
- * no list; an empty one is kept (SLAB_KEEP, all its pages but the
- * header's returned with MADV_DONTNEED) or unmapped.
+ * object no memset). Slabs with room are on their cache's partial list,
+ * most recently freed into first; full ones are on no list; an empty
+ * one is kept (SLAB_KEEP, all its pages but the header's returned with
+ * MADV_DONTNEED) or unmapped.
  */
 #include <errno.h>
 #include <stdint.h>
