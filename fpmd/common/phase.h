@@ -21,8 +21,9 @@ void phase_ready(bool adopted);
  * fpmd's memory: the heap in use, bytes malloc'd and not yet freed
  * (glibc's mallinfo2; 0 where the allocator does not say, as under
  * ASan) and the per-route objects in use (common/slab.h), and the
- * resident set, the process's RSS (/proc/self/statm; 0 if unreadable). A long-running fpmd whose RSS grows while its heap in
- * use does not is fragmenting; heap in use growing is memory kept.
+ * resident set, the process's RSS (/proc/self/statm; 0 if unreadable).
+ * A long-running fpmd whose RSS grows while its heap in use does not is
+ * fragmenting; heap in use growing is memory kept.
  */
 uint64_t mem_heap_in_use(void);
 uint64_t mem_resident(void);

@@ -40,9 +40,9 @@
 struct slab {
 	struct slab *prev, *next; /* on the partial or empty list */
 	struct slab_cache *cache;
-	void *free;               /* freed objects, linked through them */
-	uint32_t used;            /* objects handed out */
-	uint32_t fresh;           /* objects [fresh, per_slab) never handed out */
+	void *free;	/* freed objects, linked through them */
+	uint32_t used;	/* objects handed out */
+	uint32_t fresh; /* objects [fresh, per_slab) never handed out */
 };
 
 #define SLAB_HDR ((sizeof(struct slab) + 15) & ~(size_t)15)

@@ -28,19 +28,22 @@ struct slab;
 
 struct slab_cache {
 	const char *name;
-	size_t size;          /* object size as asked */
+	size_t size; /* object size as asked */
 	/* Set by the first allocation. */
-	size_t osize;         /* rounded to 16 */
+	size_t osize; /* rounded to 16 */
 	uint32_t per_slab;
 	struct slab *partial; /* slabs with a free object and a used one */
 	struct slab *empty;   /* kept for the next growth, SLAB_KEEP at most */
 	uint32_t nempty;
-	uint64_t objects;     /* handed out, not freed */
-	uint64_t slabs;       /* mapped */
+	uint64_t objects;	 /* handed out, not freed */
+	uint64_t slabs;		 /* mapped */
 	struct slab_cache *next; /* all caches that allocated: slab_stats */
 };
 
-#define SLAB_CACHE_INIT(label, type) { .name = (label), .size = sizeof(type) }
+#define SLAB_CACHE_INIT(label, type)                                           \
+	{                                                                      \
+		.name = (label), .size = sizeof(type)                          \
+	}
 #define SLAB_SIZE ((size_t)64 << 10)
 #define SLAB_KEEP 2
 
