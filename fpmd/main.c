@@ -157,7 +157,7 @@ int main(int argc, char **argv)
 	 * freed since, in one go: tens to hundreds of ms of a loop
 	 * iteration at a million routes (issue 27). */
 	mallopt(M_MXFAST, 0);
-	/* Arrays from 256 KiB up (hash buckets, table lists) mapped on
+	/* Arrays from 128 KiB up (hash buckets, table lists) mapped on
 	 * their own, always: glibc's default raises this threshold to the
 	 * size of the last mapped block freed (up to 32 MiB), after which a
 	 * shrunk table's arrays would be heap that only malloc_trim gives

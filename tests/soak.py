@@ -284,9 +284,10 @@ def heap_sample(d):
 
 class NoRouteWatch(threading.Thread):
     """The packets the routers' kernels (r1's behind fpmd, r2's and r3's
-    without it) drop for want of a route (Ip6InNoRoutes, IpExt InNoRoutes), read every PERIOD
-    s through a process parked in each namespace (/proc/PID/net is its
-    namespace's: no process started per reading); each rise kept as
+    without it) drop for want of a route (Ip6InNoRoutes, IpExt
+    InNoRoutes), read every PERIOD s through a process parked in each
+    namespace (/proc/PID/net is its namespace's: no process started per
+    reading); each rise kept as
     (monotonic time of the reading, router, family, count)."""
 
     PERIOD = 0.05

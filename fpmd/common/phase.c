@@ -39,12 +39,10 @@ static const char *phase_stop_after;
 uint64_t mem_heap_in_use(void)
 {
 	struct mallinfo2 mi = mallinfo2();
-	struct slab_totals st;
 
 	if (!mi.uordblks && !mi.hblkhd)
 		return 0; /* the allocator does not say: no half figure */
-	slab_stats(&st);
-	return mi.uordblks + mi.hblkhd + st.in_use;
+	return mi.uordblks + mi.hblkhd + slab_in_use();
 }
 
 uint64_t mem_resident(void)

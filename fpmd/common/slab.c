@@ -104,16 +104,14 @@ static struct slab *slab_map(struct slab_cache *c)
 #endif
 	s->cache = c;
 	POISON((char *)s + SLAB_HDR, SLAB_SIZE - SLAB_HDR);
-	c->slabs++;
 	return s;
 }
 
-static void slab_unmap(struct slab_cache *c, struct slab *s)
+static void slab_unmap(struct slab *s)
 {
 	/* The addresses may be mapped again by anyone: no poison left. */
 	UNPOISON(s, SLAB_SIZE);
 	munmap(s, SLAB_SIZE);
-	c->slabs--;
 }
 
 static void cache_setup(struct slab_cache *c)
@@ -194,17 +192,15 @@ void slab_free(struct slab_cache *c, void *p)
 		madvise((char *)s + SLAB_PAGE, SLAB_SIZE - SLAB_PAGE,
 			MADV_DONTNEED);
 	} else {
-		slab_unmap(c, s);
+		slab_unmap(s);
 	}
 }
 
-void slab_stats(struct slab_totals *t)
+uint64_t slab_in_use(void)
 {
-	memset(t, 0, sizeof(*t));
-	for (const struct slab_cache *c = caches; c; c = c->next) {
-		t->slabs += c->slabs;
-		t->mapped += c->slabs * SLAB_SIZE;
-		t->objects += c->objects;
-		t->in_use += c->objects * c->osize;
-	}
+	uint64_t n = 0;
+
+	for (const struct slab_cache *c = caches; c; c = c->next)
+		n += c->objects * c->osize;
+	return n;
 }

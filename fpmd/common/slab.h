@@ -36,8 +36,7 @@ struct slab_cache {
 	struct slab *empty;   /* kept for the next growth, SLAB_KEEP at most */
 	uint32_t nempty;
 	uint64_t objects;	 /* handed out, not freed */
-	uint64_t slabs;		 /* mapped */
-	struct slab_cache *next; /* all caches that allocated: slab_stats */
+	struct slab_cache *next; /* all caches that allocated: slab_in_use */
 };
 
 #define SLAB_CACHE_INIT(label, type)                                           \
@@ -52,10 +51,7 @@ void *slab_alloc(struct slab_cache *c);
 /* Back to its cache (NULL: nothing); the slab goes when it empties. */
 void slab_free(struct slab_cache *c, void *p);
 
-/* Every cache's mapped bytes and objects in use, summed. */
-struct slab_totals {
-	uint64_t mapped, in_use, objects, slabs;
-};
-void slab_stats(struct slab_totals *t);
+/* The bytes of every cache's objects in use. */
+uint64_t slab_in_use(void);
 
 #endif
